@@ -1,0 +1,76 @@
+#pragma once
+/// \file
+/// Expected failures as values. Every layer reports outcomes that depend on input (not found, precondition
+/// failed, invalid argument, ...) as an `error` carrying an `errc`; infrastructure failures throw. The S3 and
+/// REST boundaries map each `errc` to a protocol code and HTTP status in exactly one table each.
+
+#include <string>
+#include <string_view>
+
+namespace depot {
+
+enum class errc {
+    // generic
+    invalid_argument,
+    not_found,
+    already_exists,
+    conflict,
+    precondition_failed,
+    not_modified,
+    access_denied,
+    unavailable, ///< retriable: the blob store or the database is temporarily unreachable
+    io_error,
+    too_large,
+    not_implemented,
+    internal,
+    // buckets and objects
+    no_such_bucket,
+    no_such_key,
+    no_such_upload,
+    no_such_version,
+    bucket_already_exists,       ///< owned by someone else
+    bucket_already_owned_by_you, ///< owned by the caller
+    bucket_not_empty,
+    invalid_bucket_name,
+    invalid_object_name, ///< S3: KeyTooLongError / InvalidArgument
+    invalid_range,
+    bad_digest,
+    invalid_digest,
+    malformed_xml,
+    entity_too_small,
+    entity_too_large,
+    invalid_part,
+    invalid_part_order,
+    invalid_request,
+    method_not_allowed,
+    missing_content_length,
+    incomplete_body,
+    invalid_storage_class,
+    // authentication
+    invalid_access_key_id,
+    signature_does_not_match,
+    request_time_too_skewed,
+    expired_presigned_request,
+    authorization_header_malformed,
+    authorization_query_parameters_error,
+    content_sha256_mismatch,
+    missing_security_header,
+};
+
+/// A failure with a human-readable message for the client. Messages never contain secrets.
+struct error {
+    errc code = errc::internal;
+    std::string message;
+    /// Optional S3 argument name (reported as ArgumentName in S3 errors), e.g. "x-amz-date".
+    std::string argument;
+};
+
+inline error make_error(errc code, std::string message = {}, std::string argument = {})
+{
+    return error{code, std::move(message), std::move(argument)};
+}
+
+/// A stable snake_case name for logs and tests.
+std::string_view to_string(errc code) noexcept;
+
+} // namespace depot
