@@ -16,7 +16,7 @@ template <class T>
 class [[nodiscard]] result {
 public:
     result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
-    result(error err) : v_(std::in_place_index<1>, std::move(err)) {}
+    result(depot::error err) : v_(std::in_place_index<1>, std::move(err)) {}
 
     bool has_value() const noexcept { return v_.index() == 0; }
     explicit operator bool() const noexcept { return has_value(); }
@@ -61,7 +61,7 @@ template <>
 class [[nodiscard]] result<void> {
 public:
     result() = default;
-    result(error err) : err_(std::move(err)), ok_(false) {}
+    result(depot::error err) : err_(std::move(err)), ok_(false) {}
 
     bool has_value() const noexcept { return ok_; }
     explicit operator bool() const noexcept { return ok_; }
