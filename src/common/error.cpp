@@ -47,6 +47,10 @@ std::string_view to_string(errc code) noexcept
     case errc::authorization_query_parameters_error: return "authorization_query_parameters_error";
     case errc::content_sha256_mismatch: return "content_sha256_mismatch";
     case errc::missing_security_header: return "missing_security_header";
+    case errc::key_too_long: return "key_too_long";
+    case errc::metadata_too_large: return "metadata_too_large";
+    case errc::invalid_tag: return "invalid_tag";
+    case errc::invalid_location_constraint: return "invalid_location_constraint";
     }
     return "unknown";
 }

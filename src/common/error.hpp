@@ -55,6 +55,11 @@ enum class errc {
     authorization_query_parameters_error,
     content_sha256_mismatch,
     missing_security_header,
+    // S3 protocol details
+    key_too_long,                ///< object key longer than 1024 bytes (S3: KeyTooLongError)
+    metadata_too_large,          ///< x-amz-meta-* headers above 2 KiB (S3: MetadataTooLarge)
+    invalid_tag,                 ///< a tag set breaking S3's tagging rules (S3: InvalidTag)
+    invalid_location_constraint, ///< CreateBucketConfiguration names an unknown region
 };
 
 /// A failure with a human-readable message for the client. Messages never contain secrets.
