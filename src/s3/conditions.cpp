@@ -1,0 +1,115 @@
+#include "s3/conditions.hpp"
+
+#include "s3/etag.hpp"
+#include "s3/http_date.hpp"
+
+#include <chrono>
+
+namespace depot::s3 {
+
+namespace {
+
+std::string_view trim(std::string_view s) noexcept
+{
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+        s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+        s.remove_suffix(1);
+    return s;
+}
+
+/// Last-Modified as the client saw it: HTTP dates have whole seconds.
+time_point to_seconds(time_point t)
+{
+    return std::chrono::floor<std::chrono::seconds>(t);
+}
+
+/// The common evaluation; `none_match_failure` is what a matching If-None-Match or a failed
+/// If-Modified-Since answers (304 for reads, 412 for copy sources).
+condition_result evaluate(const read_conditions& c, std::string_view etag, time_point last_modified,
+                          condition_result none_match_failure)
+{
+    const auto modified = to_seconds(last_modified);
+    if (c.if_match) {
+        if (!etag_list_matches(*c.if_match, etag, false))
+            return condition_result::precondition_failed;
+    } else if (c.if_unmodified_since) {
+        if (auto since = parse_http_date(*c.if_unmodified_since); since && modified > *since)
+            return condition_result::precondition_failed;
+    }
+    if (c.if_none_match) {
+        if (etag_list_matches(*c.if_none_match, etag, true))
+            return none_match_failure;
+    } else if (c.if_modified_since) {
+        if (auto since = parse_http_date(*c.if_modified_since); since && modified <= *since)
+            return none_match_failure;
+    }
+    return condition_result::proceed;
+}
+
+} // namespace
+
+bool etag_list_matches(std::string_view header, std::string_view etag, bool weak)
+{
+    header = trim(header);
+    if (header == "*")
+        return true;
+    std::size_t start = 0;
+    for (;;) {
+        const auto comma = header.find(',', start);
+        const auto element =
+            trim(header.substr(start, comma == std::string_view::npos ? comma : comma - start));
+        if (!element.empty() && (weak || !element.starts_with("W/")) && unquote_etag(element) == etag)
+            return true;
+        if (comma == std::string_view::npos)
+            return false;
+        start = comma + 1;
+    }
+}
+
+condition_result evaluate_read_conditions(const read_conditions& conditions, std::string_view etag,
+                                          time_point last_modified)
+{
+    return evaluate(conditions, etag, last_modified, condition_result::not_modified);
+}
+
+condition_result evaluate_copy_source_conditions(const read_conditions& conditions, std::string_view etag,
+                                                 time_point last_modified)
+{
+    return evaluate(conditions, etag, last_modified, condition_result::precondition_failed);
+}
+
+result<void> to_result(condition_result outcome)
+{
+    switch (outcome) {
+    case condition_result::proceed:
+        return ok();
+    case condition_result::not_modified:
+        return make_error(errc::not_modified);
+    case condition_result::precondition_failed:
+        return make_error(errc::precondition_failed);
+    }
+    return ok();
+}
+
+result<void> evaluate_write_conditions(const write_conditions& conditions,
+                                       std::optional<std::string_view> current_etag)
+{
+    if (conditions.if_none_match) {
+        if (trim(*conditions.if_none_match) != "*" || conditions.if_match)
+            return make_error(errc::not_implemented,
+                              "A header you provided implies functionality that is not implemented");
+        if (current_etag)
+            return make_error(errc::precondition_failed);
+        return ok();
+    }
+    if (conditions.if_match) {
+        if (!current_etag)
+            return make_error(errc::no_such_key);
+        if (!etag_list_matches(*conditions.if_match, *current_etag, false))
+            return make_error(errc::precondition_failed);
+    }
+    return ok();
+}
+
+} // namespace depot::s3
