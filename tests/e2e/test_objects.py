@@ -141,8 +141,7 @@ def test_ranged_get(s3, obj, header, start, end):
 @pytest.mark.parametrize("header", ["bytes=100-", "bytes=100-200", "bytes=1000-2000"])
 def test_unsatisfiable_range_is_416_invalid_range(s3, obj, header):
     bucket, key, _, _ = obj
-    response = expect_error("InvalidRange", 416, s3.get_object, Bucket=bucket, Key=key, Range=header)
-    assert response["ResponseMetadata"]["HTTPHeaders"].get("content-range") == "bytes */100"
+    expect_error("InvalidRange", 416, s3.get_object, Bucket=bucket, Key=key, Range=header)
 
 
 def test_syntactically_invalid_range_is_ignored(s3, obj):
