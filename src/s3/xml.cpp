@@ -141,6 +141,12 @@ xml_writer& xml_writer::element(std::string_view name, bool value)
     return element(name, value ? std::string_view("true") : std::string_view("false"));
 }
 
+xml_writer& xml_writer::text(std::string_view text)
+{
+    append_xml_escaped(out_, text);
+    return *this;
+}
+
 xml_writer& xml_writer::element_if(std::string_view name, std::string_view text)
 {
     if (!text.empty())

@@ -63,6 +63,8 @@ public:
         else
             return unsigned_number(name, value);
     }
+    /// Character data (escaped) inside the innermost open element.
+    xml_writer& text(std::string_view text);
     /// `element(name, text)` only when `text` is not empty.
     xml_writer& element_if(std::string_view name, std::string_view text);
 
