@@ -1,5 +1,6 @@
 #include "s3/http_date.hpp"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 
@@ -43,13 +44,18 @@ civil to_civil(time_point t)
                  .millis = static_cast<unsigned>(hms.subseconds().count())};
 }
 
-/// The time of a UTC calendar date; nullopt for impossible fields (Feb 30, 25:00, a leap second).
+/// The time of a UTC calendar date; nullopt for impossible fields (Feb 30, 25:00, a leap second). The
+/// clock counts nanoseconds in 64 bits (years 1678..2261), so later or earlier dates are clamped to one
+/// second inside its range rather than overflowing; the margin leaves room for a sub-second fraction.
 std::optional<time_point> from_civil(int y, unsigned mo, unsigned d, unsigned h, unsigned mi, unsigned s)
 {
     const year_month_day ymd{year{y}, month{mo}, day{d}};
     if (!ymd.ok() || h > 23 || mi > 59 || s > 59)
         return std::nullopt;
-    return time_point(sys_days(ymd)) + hours(h) + minutes(mi) + seconds(s);
+    const seconds since_epoch = sys_days(ymd).time_since_epoch() + hours(h) + minutes(mi) + seconds(s);
+    const seconds lowest = ceil<seconds>(time_point::min().time_since_epoch()) + seconds(1);
+    const seconds highest = floor<seconds>(time_point::max().time_since_epoch()) - seconds(1);
+    return time_point(duration_cast<time_point::duration>(std::clamp(since_epoch, lowest, highest)));
 }
 
 void put_digits(std::string& out, unsigned value, int width)

@@ -2,7 +2,8 @@
 /// \file
 /// The timestamp formats of the S3 wire: HTTP dates (RFC 7231 section 7.1.1.1) in Last-Modified, Date and
 /// the conditional headers; ISO 8601 with milliseconds in XML bodies; the ISO 8601 basic form of
-/// x-amz-date. Pure calendar arithmetic in UTC: no locale, no TZ environment, no timegm.
+/// x-amz-date. Pure calendar arithmetic in UTC: no locale, no TZ environment, no timegm. Parsed dates
+/// outside what `time_point` can hold (about 1678..2261) are clamped to its range.
 
 #include "s3/types.hpp"
 
@@ -13,7 +14,6 @@
 namespace depot::s3 {
 
 /// IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT"; sub-second precision is truncated.
-/// Precondition: the year is within 0..9999.
 std::string format_http_date(time_point t);
 
 /// Parses the three HTTP date forms a recipient must accept: IMF-fixdate, RFC 850

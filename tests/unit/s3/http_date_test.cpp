@@ -87,3 +87,15 @@ TEST_CASE("amz dates use the ISO 8601 basic form")
     CHECK_FALSE(parse_amz_date("20130230T000000Z"));
     CHECK_FALSE(parse_amz_date("2013-05-24T000000Z"));
 }
+
+TEST_CASE("dates beyond the clock's range are clamped instead of overflowing")
+{
+    const auto far = parse_http_date("Fri, 31 Dec 9999 23:59:59 GMT");
+    REQUIRE(far);
+    CHECK(*far > at(2200, 1, 1, 0, 0, 0));
+    CHECK(*far < time_point::max());
+    const auto early = parse_iso8601("0001-01-01T00:00:00.999999999Z");
+    REQUIRE(early);
+    CHECK(*early < at(1700, 1, 1, 0, 0, 0));
+    CHECK(parse_amz_date("99991231T235959Z").has_value());
+}
