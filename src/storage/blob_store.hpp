@@ -12,17 +12,20 @@
 ///   `errc::unavailable`; other I/O failures are `errc::io_error`. Bugs and allocation failures throw.
 /// - Methods may be called from any executor; the awaiting coroutine resumes on its own executor. No method
 ///   blocks the calling thread. Implementations are thread-safe.
+/// - A writer whose write() or commit() failed is unusable: later write()/commit() calls fail again, abort()
+///   still discards it. Calling write() or commit() after a successful commit() or after abort() is a bug and
+///   throws std::logic_error.
 
 #include "common/result.hpp"
 
 #include <boost/asio/awaitable.hpp>
-
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace depot::storage {
@@ -32,7 +35,8 @@ namespace asio = boost::asio;
 using blob_id = std::string;
 
 /// Writes one new blob. Not thread-safe: one coroutine uses a writer at a time.
-class blob_writer {
+class blob_writer
+{
 public:
     virtual ~blob_writer() = default;
     /// The id the blob will have once committed.
@@ -48,29 +52,34 @@ public:
 };
 
 /// Streams a byte range of a committed blob.
-class blob_reader {
+class blob_reader
+{
 public:
     virtual ~blob_reader() = default;
     /// Reads up to `buf.size()` bytes; returns 0 once the range is exhausted.
     virtual asio::awaitable<result<std::size_t>> read_some(std::span<std::byte> buf) = 0;
 };
 
-struct blob_info {
+struct blob_info
+{
     std::uint64_t size = 0;
     std::chrono::system_clock::time_point modified;
 };
 
-struct blob_listing_entry {
+struct blob_listing_entry
+{
     blob_id id;
     blob_info info;
 };
 
-struct write_options {
+struct write_options
+{
     /// Expected total size when known (lets a store preallocate or choose a striping); 0 = unknown.
     std::uint64_t size_hint = 0;
 };
 
-class blob_store {
+class blob_store
+{
 public:
     virtual ~blob_store() = default;
 
@@ -79,9 +88,11 @@ public:
 
     /// Opens `[offset, offset + length)` of a committed blob; `length` is clamped to the blob's end.
     /// not_found if the blob does not exist; invalid_range if offset > size.
-    virtual asio::awaitable<result<std::unique_ptr<blob_reader>>> open(const blob_id& id, std::uint64_t offset,
-                                                                       std::uint64_t length) = 0;
+    virtual asio::awaitable<result<std::unique_ptr<blob_reader>>>
+    open(const blob_id& id, std::uint64_t offset, std::uint64_t length) = 0;
 
+    /// Size and last modification (the commit, for stores that can tell) of a committed blob. not_found if
+    /// the blob does not exist.
     virtual asio::awaitable<result<blob_info>> stat(const blob_id& id) = 0;
 
     /// Removes a committed blob. not_found if absent.
@@ -92,15 +103,26 @@ public:
                                                                           std::size_t limit) = 0;
 
     /// Removes leftovers of writers that never committed and were last touched before `older_than`.
-    /// Returns how many were removed.
-    virtual asio::awaitable<result<std::size_t>> remove_incomplete(std::chrono::system_clock::time_point older_than) = 0;
+    /// Returns how many were removed. A still-living writer whose leftovers were removed can no longer
+    /// commit: its commit() fails (io_error). Committed blobs are never touched.
+    virtual asio::awaitable<result<std::size_t>>
+    remove_incomplete(std::chrono::system_clock::time_point older_than) = 0;
 
     /// A short name for logs and metrics ("memory", "localfs", "rados").
     virtual std::string_view kind() const noexcept = 0;
 };
 
-/// Reads a whole range into memory (for tests and small blobs).
+/// Reads a whole range into memory (for tests and small blobs). Errors are those of `open()` and
+/// `read_some()`.
 asio::awaitable<result<std::string>> read_all(blob_store& store, const blob_id& id, std::uint64_t offset = 0,
                                               std::uint64_t length = UINT64_MAX);
+
+/// A fresh random id: 32 lower-case hex characters from 16 cryptographically random bytes. Thread-safe.
+blob_id make_random_blob_id();
+
+/// True if `id` has the shape the contract allows for store-generated ids: 1 to 64 characters of [0-9a-z].
+/// Stores answer not_found for anything else without touching their backend (so an id can never name a
+/// path outside a store's directory, for instance).
+bool is_valid_blob_id(std::string_view id) noexcept;
 
 } // namespace depot::storage
