@@ -3,7 +3,7 @@
 /// and depotctl; shares the canonicalization code with the server side so both agree by construction, and
 /// is checked against AWS's published examples independently.
 
-#include "auth/amz_time.hpp"
+#include "common/http_date.hpp"
 #include "auth/sigv4.hpp"
 #include "auth/sigv4_detail.hpp"
 #include "common/uri.hpp"

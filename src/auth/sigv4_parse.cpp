@@ -2,7 +2,7 @@
 /// `parse`: extracting SigV4 authentication data from the Authorization header or a presigned query.
 /// Error codes and messages follow what S3 answers for the same mistakes.
 
-#include "auth/amz_time.hpp"
+#include "common/http_date.hpp"
 #include "auth/sigv4.hpp"
 #include "auth/sigv4_detail.hpp"
 #include "common/uri.hpp"

@@ -1,7 +1,7 @@
 #include "s3/conditions.hpp"
 
 #include "s3/etag.hpp"
-#include "s3/http_date.hpp"
+#include "common/http_date.hpp"
 
 #include <chrono>
 

@@ -2,7 +2,7 @@
 
 #include "common/uri.hpp"
 #include "s3/etag.hpp"
-#include "s3/http_date.hpp"
+#include "common/http_date.hpp"
 #include "s3/xml.hpp"
 
 namespace depot::s3 {

@@ -1,4 +1,4 @@
-#include "auth/amz_time.hpp"
+#include "common/http_date.hpp"
 #include "auth/aws_chunked.hpp"
 #include "common/hash.hpp"
 

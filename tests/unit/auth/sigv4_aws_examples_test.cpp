@@ -1,7 +1,7 @@
 // AWS's published S3 SigV4 examples, checked step by step: canonical request, string to sign, signature.
 // Sources: "Signature Calculations for the Authorization Header: Transferring Payload in a Single Chunk"
 // (sig-v4-header-based-auth) and "Authenticating Requests: Using Query Parameters" (sigv4-query-string-auth).
-#include "auth/amz_time.hpp"
+#include "common/http_date.hpp"
 #include "auth/sigv4.hpp"
 
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-#include "auth/amz_time.hpp"
+#include "common/http_date.hpp"
 #include "auth/sigv4.hpp"
 
 #include <algorithm>

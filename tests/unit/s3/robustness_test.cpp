@@ -2,7 +2,7 @@
 // deterministic pseudo-random inputs built from the characters their grammars care about, under the
 // sanitizer build, and checks the invariants that must hold for any input.
 #include "s3/conditions.hpp"
-#include "s3/http_date.hpp"
+#include "common/http_date.hpp"
 #include "s3/listing.hpp"
 #include "s3/names.hpp"
 #include "s3/range.hpp"
@@ -13,6 +13,7 @@
 #include <pugixml.hpp>
 #include <random>
 
+using namespace depot;
 using namespace depot::s3;
 
 namespace {

@@ -1,8 +1,8 @@
-#include "s3/http_date.hpp"
+#include "common/http_date.hpp"
 
 #include <doctest/doctest.h>
 
-using namespace depot::s3;
+using namespace depot;
 using std::chrono::day, std::chrono::hours, std::chrono::microseconds, std::chrono::milliseconds;
 using std::chrono::minutes, std::chrono::month, std::chrono::nanoseconds, std::chrono::seconds;
 using std::chrono::sys_days, std::chrono::year;

@@ -1,10 +1,10 @@
-#include "s3/http_date.hpp"
+#include "common/http_date.hpp"
 
 #include <algorithm>
 #include <array>
 #include <chrono>
 
-namespace depot::s3 {
+namespace depot {
 
 namespace {
 
@@ -292,4 +292,4 @@ std::optional<time_point> parse_amz_date(std::string_view text)
     return std::nullopt;
 }
 
-} // namespace depot::s3
+} // namespace depot

@@ -5,13 +5,14 @@
 /// x-amz-date. Pure calendar arithmetic in UTC: no locale, no TZ environment, no timegm. Parsed dates
 /// outside what `time_point` can hold (about 1678..2261) are clamped to its range.
 
-#include "s3/types.hpp"
-
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
 
-namespace depot::s3 {
+namespace depot {
+
+using time_point = std::chrono::system_clock::time_point;
 
 /// IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT"; sub-second precision is truncated.
 std::string format_http_date(time_point t);
@@ -34,4 +35,4 @@ std::string format_amz_date(time_point t);
 /// Parses exactly "YYYYMMDDTHHMMSSZ". nullopt on any other shape or an impossible date.
 std::optional<time_point> parse_amz_date(std::string_view text);
 
-} // namespace depot::s3
+} // namespace depot
