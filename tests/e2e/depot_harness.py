@@ -236,6 +236,7 @@ class Snapshot:
     tables: dict[str, int]
     object_rows: int
     listings: dict[str, object] = field(default_factory=dict)
+    buckets: tuple = ()  # what snapshot() was given, so that assert_unchanged lists the same way
 
 
 class Depot:
@@ -503,11 +504,11 @@ class Depot:
             name, user = (b, "alice") if isinstance(b, str) else b
             listings[name] = self.listing(name, user)
         listings["<buckets>"] = sorted(b["Name"] for b in self.client("alice").list_buckets()["Buckets"])
-        return Snapshot(self.blob_files(), self.db.table_counts(), self.db.object_rows(), listings)
+        return Snapshot(self.blob_files(), self.db.table_counts(), self.db.object_rows(), listings, buckets)
 
     def assert_unchanged(self, before: Snapshot, *buckets: str | tuple[str, str]) -> None:
         if not buckets:
-            buckets = tuple(k for k in before.listings if k != "<buckets>")
+            buckets = before.buckets
         after = self.snapshot(*buckets)
         assert after.object_rows == before.object_rows, "object rows changed"
         changed = {t: (before.tables.get(t), n) for t, n in after.tables.items() if before.tables.get(t) != n}
@@ -515,7 +516,9 @@ class Depot:
         assert after.blobs == before.blobs, (
             f"blob files changed: added {sorted(after.blobs - before.blobs)}, "
             f"removed {sorted(before.blobs - after.blobs)}")
-        assert after.listings == before.listings, "listings changed"
+        changed = {name: (before.listings.get(name), listing) for name, listing in after.listings.items()
+                   if before.listings.get(name) != listing}
+        assert not changed, f"listings changed (name: (before, after)): {changed}"
 
 
 def _is_temporary(name: str) -> bool:
