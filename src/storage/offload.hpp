@@ -69,6 +69,11 @@ struct blocking_initiation
 /// which stay alive while the caller is suspended. Not cancellable: once posted, `f` runs to completion.
 /// The awaiting coroutine's execution context counts as busy until the result is delivered, so
 /// `io_context::run()` does not return early.
+///
+/// GCC 12 caveat: a closure (or aggregate) temporary with non-trivially-destructible members created inside a
+/// co_await expression is destroyed twice. Pass such a function as a named variable:
+/// `auto f = [path = std::string(...)] {...}; co_await run_blocking(pool, std::move(f));`. Reference
+/// captures (`[&]`, `[this]`) are trivially destructible and safe inline.
 template <class F>
 requires std::move_constructible<F> && std::invocable<F&> &&(!std::is_reference_v<std::invoke_result_t<F&>>)
     asio::awaitable<std::invoke_result_t<F&>> run_blocking(asio::thread_pool& pool, F f)

@@ -2,12 +2,12 @@
 #include "storage/blob_store.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
-
 #include <filesystem>
 
 namespace depot::storage {
 
-struct localfs_options {
+struct localfs_options
+{
     /// Root directory; created if missing.
     std::filesystem::path root;
     /// Threads for blocking filesystem calls (never run on I/O threads).
