@@ -1,0 +1,95 @@
+#include "registry/bucket_repository.hpp"
+
+#include "registry/sql_util.hpp"
+
+namespace depot::registry {
+namespace {
+
+constexpr const char* bucket_columns =
+    "b.id, b.name, b.owner_id, u.display_name, b.region, b.versioning, " DEPOT_MS("b.created_at");
+
+bucket bucket_from(const pg::row& r)
+{
+    return bucket{.id = r.i64(0),
+                  .name = r.str(1),
+                  .owner_id = r.str(2),
+                  .owner_display_name = r.str(3),
+                  .region = r.str(4),
+                  .versioning = r.str(5),
+                  .created_at = from_millis(r.i64(6))};
+}
+
+} // namespace
+
+asio::awaitable<result<bucket>> bucket_repository::create(std::string_view name, std::string_view owner_id,
+                                                          std::string_view region)
+{
+    auto conn = co_await pool_.acquire();
+    try {
+        auto rs = co_await sql(*conn,
+                               std::string("WITH b AS (INSERT INTO buckets (name, owner_id, region) "
+                                           "VALUES ($1, $2, $3) RETURNING *) SELECT ") +
+                                   bucket_columns + " FROM b JOIN users u ON u.id = b.owner_id",
+                               name, owner_id, region);
+        co_return bucket_from(rs[0]);
+    } catch (const pg::error& e) {
+        if (!e.is_unique_violation())
+            throw;
+    }
+    auto rs = co_await sql(*conn, "SELECT owner_id FROM buckets WHERE name = $1", name);
+    if (!rs.empty() && rs[0].text(0) == owner_id)
+        co_return make_error(
+            errc::bucket_already_owned_by_you,
+            "Your previous request to create the named bucket succeeded and you already own it.");
+    co_return make_error(
+        errc::bucket_already_exists,
+        "The requested bucket name is not available. Please select a different name and try again.");
+}
+
+asio::awaitable<result<bucket>> bucket_repository::get(std::string_view name)
+{
+    auto conn = co_await pool_.acquire();
+    auto rs = co_await sql(*conn,
+                           std::string("SELECT ") + bucket_columns +
+                               " FROM buckets b JOIN users u ON u.id = b.owner_id WHERE b.name = $1",
+                           name);
+    if (rs.empty())
+        co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
+    co_return bucket_from(rs[0]);
+}
+
+asio::awaitable<std::vector<bucket>> bucket_repository::list_owned(std::string_view owner_id)
+{
+    auto conn = co_await pool_.acquire();
+    auto rs = co_await sql(*conn,
+                           std::string("SELECT ") + bucket_columns +
+                               " FROM buckets b JOIN users u ON u.id = b.owner_id WHERE b.owner_id = $1 "
+                               "ORDER BY b.name",
+                           owner_id);
+    std::vector<bucket> out;
+    for (auto r : rs)
+        out.push_back(bucket_from(r));
+    co_return out;
+}
+
+asio::awaitable<result<void>> bucket_repository::remove(std::string_view name)
+{
+    auto conn = co_await pool_.acquire();
+    // One statement: the emptiness check and the delete see the same snapshot, and the row lock taken by
+    // DELETE makes a concurrent PutObject (which reads the bucket FOR SHARE) wait or fail cleanly.
+    auto rs = co_await sql(*conn,
+                           "WITH target AS (SELECT id FROM buckets WHERE name = $1 FOR UPDATE), "
+                           "busy AS (SELECT 1 FROM object_versions o, target t WHERE o.bucket_id = t.id "
+                           "LIMIT 1), "
+                           "del AS (DELETE FROM buckets b USING target t WHERE b.id = t.id "
+                           "AND NOT EXISTS (SELECT 1 FROM busy) RETURNING b.id) "
+                           "SELECT (SELECT count(*) FROM target), (SELECT count(*) FROM del)",
+                           name);
+    if (rs[0].i64(0) == 0)
+        co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
+    if (rs[0].i64(1) == 0)
+        co_return make_error(errc::bucket_not_empty, "The bucket you tried to delete is not empty");
+    co_return ok();
+}
+
+} // namespace depot::registry

@@ -1,0 +1,35 @@
+#pragma once
+/// \file
+/// Buckets: creation, lookup, listing and deletion.
+
+#include "common/result.hpp"
+#include "registry/pg/pg.hpp"
+#include "registry/types.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <vector>
+
+namespace depot::registry {
+
+namespace asio = boost::asio;
+
+class bucket_repository
+{
+public:
+    explicit bucket_repository(pg::pool& pool) : pool_(pool) {}
+
+    /// bucket_already_owned_by_you / bucket_already_exists when the name is taken.
+    asio::awaitable<result<bucket>> create(std::string_view name, std::string_view owner_id,
+                                           std::string_view region);
+    /// no_such_bucket when absent.
+    asio::awaitable<result<bucket>> get(std::string_view name);
+    /// Buckets owned by `owner_id`, by name.
+    asio::awaitable<std::vector<bucket>> list_owned(std::string_view owner_id);
+    /// no_such_bucket, or bucket_not_empty while any object version remains.
+    asio::awaitable<result<void>> remove(std::string_view name);
+
+private:
+    pg::pool& pool_;
+};
+
+} // namespace depot::registry

@@ -1,0 +1,169 @@
+#include "registry/identity_repository.hpp"
+
+#include "common/hash.hpp"
+#include "common/secret_box.hpp"
+#include "registry/sql_util.hpp"
+
+namespace depot::registry {
+namespace {
+
+user user_from(const pg::row& r)
+{
+    return user{.id = r.str(0),
+                .display_name = r.str(1),
+                .email = r.str(2),
+                .is_admin = r.boolean(3),
+                .created_at = from_millis(r.i64(4))};
+}
+
+constexpr const char* user_columns =
+    "id, display_name, coalesce(email, ''), is_admin, " DEPOT_MS("created_at");
+
+/// Random string over `alphabet` using rejection-free modulo on a 256-symbol draw (alphabet sizes here are
+/// 32 and 64, which divide 256, so there is no bias).
+std::string random_string(std::string_view alphabet, std::size_t n)
+{
+    auto raw = random_bytes(n);
+    std::string out(n, '\0');
+    for (std::size_t i = 0; i < n; ++i)
+        out[i] = alphabet[static_cast<unsigned char>(raw[i]) % alphabet.size()];
+    return out;
+}
+
+} // namespace
+
+asio::awaitable<result<user>> identity_repository::create_user(user u)
+{
+    const std::string& display_name = u.display_name.empty() ? u.id : u.display_name;
+    auto conn = co_await pool_.acquire();
+    try {
+        auto rs = co_await sql(*conn,
+                               std::string("INSERT INTO users (id, display_name, email, is_admin) "
+                                           "VALUES ($1, $2, nullif($3, ''), $4) RETURNING ") +
+                                   user_columns,
+                               u.id, display_name, u.email, u.is_admin);
+        co_return user_from(rs[0]);
+    } catch (const pg::error& e) {
+        if (e.is_unique_violation())
+            co_return make_error(errc::already_exists, "user '" + u.id + "' already exists");
+        if (e.sqlstate() == "23514")
+            co_return make_error(errc::invalid_argument,
+                                 "user id must be 1-128 characters of letters, digits and ._@-");
+        throw;
+    }
+}
+
+asio::awaitable<result<user>> identity_repository::get_user(std::string_view id)
+{
+    auto conn = co_await pool_.acquire();
+    auto rs = co_await sql(*conn, std::string("SELECT ") + user_columns + " FROM users WHERE id = $1", id);
+    if (rs.empty())
+        co_return make_error(errc::not_found, "no such user");
+    co_return user_from(rs[0]);
+}
+
+asio::awaitable<std::vector<user>> identity_repository::list_users()
+{
+    auto conn = co_await pool_.acquire();
+    auto rs = co_await sql(*conn, std::string("SELECT ") + user_columns + " FROM users ORDER BY id");
+    std::vector<user> out;
+    for (auto r : rs)
+        out.push_back(user_from(r));
+    co_return out;
+}
+
+asio::awaitable<std::int64_t> identity_repository::count_users()
+{
+    auto conn = co_await pool_.acquire();
+    auto rs = co_await sql(*conn, "SELECT count(*) FROM users");
+    co_return rs[0].i64(0);
+}
+
+asio::awaitable<result<access_key>>
+identity_repository::create_key(std::string_view user_id, std::string access_key_id, std::string secret)
+{
+    if (access_key_id.empty())
+        access_key_id = "DK" + random_string("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 18);
+    if (secret.empty())
+        secret = random_string("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", 40);
+    if (secret.size() < 8 || secret.size() > 128)
+        co_return make_error(errc::invalid_argument, "secret must be 8-128 characters");
+    // The key id is associated data: a sealed secret copied onto another key's row does not open.
+    auto sealed = secret_box::seal(server_key_, secret, access_key_id);
+    auto conn = co_await pool_.acquire();
+    try {
+        auto rs = co_await sql(*conn,
+                               "INSERT INTO access_keys (access_key_id, user_id, secret_sealed) "
+                               "SELECT $1, id, $3 FROM users WHERE id = $2 "
+                               "RETURNING " DEPOT_MS("created_at"),
+                               access_key_id, user_id, pg::bytes(sealed));
+        if (rs.empty())
+            co_return make_error(errc::not_found, "no such user");
+        co_return access_key{.access_key_id = access_key_id,
+                             .user_id = std::string(user_id),
+                             .secret = secret,
+                             .created_at = from_millis(rs[0].i64(0))};
+    } catch (const pg::error& e) {
+        if (e.is_unique_violation())
+            co_return make_error(errc::already_exists, "access key id already exists");
+        if (e.sqlstate() == "23514")
+            co_return make_error(errc::invalid_argument, "access key id must be 3-128 letters and digits");
+        throw;
+    }
+}
+
+asio::awaitable<result<access_key>> identity_repository::find_active_key(std::string_view access_key_id)
+{
+    auto conn = co_await pool_.acquire();
+    auto rs = co_await sql(
+        *conn,
+        "SELECT k.user_id, u.display_name, k.secret_sealed, " DEPOT_MS("k.created_at") ", " DEPOT_MS(
+            "k.expires_at") " FROM access_keys k JOIN users u ON u.id = k.user_id "
+                            "WHERE k.access_key_id = $1 AND k.revoked_at IS NULL "
+                            "AND (k.expires_at IS NULL OR k.expires_at > now())",
+        access_key_id);
+    if (rs.empty())
+        co_return make_error(errc::not_found, "no such access key");
+    auto r = rs[0];
+    auto secret = secret_box::open(server_key_, r.bytea(2), access_key_id);
+    if (!secret)
+        throw std::runtime_error("cannot unseal the secret of an access key: wrong server key?");
+    co_return access_key{.access_key_id = std::string(access_key_id),
+                         .user_id = r.str(0),
+                         .user_display_name = r.str(1),
+                         .secret = std::move(*secret),
+                         .created_at = from_millis(r.i64(3)),
+                         .expires_at = opt_time(r, 4)};
+}
+
+asio::awaitable<std::vector<access_key>> identity_repository::list_keys(std::string_view user_id)
+{
+    auto conn = co_await pool_.acquire();
+    auto rs =
+        co_await sql(*conn,
+                     "SELECT access_key_id, " DEPOT_MS("created_at") ", " DEPOT_MS(
+                         "expires_at") ", " DEPOT_MS("revoked_at") " FROM access_keys WHERE user_id = $1 "
+                                                                   "ORDER BY created_at, access_key_id",
+                     user_id);
+    std::vector<access_key> out;
+    for (auto r : rs)
+        out.push_back(access_key{.access_key_id = r.str(0),
+                                 .user_id = std::string(user_id),
+                                 .created_at = from_millis(r.i64(1)),
+                                 .expires_at = opt_time(r, 2),
+                                 .revoked_at = opt_time(r, 3)});
+    co_return out;
+}
+
+asio::awaitable<result<void>> identity_repository::revoke_key(std::string_view access_key_id)
+{
+    auto conn = co_await pool_.acquire();
+    auto rs = co_await sql(
+        *conn, "UPDATE access_keys SET revoked_at = now() WHERE access_key_id = $1 AND revoked_at IS NULL",
+        access_key_id);
+    if (rs.affected() == 0)
+        co_return make_error(errc::not_found, "no such active access key");
+    co_return ok();
+}
+
+} // namespace depot::registry

@@ -1,0 +1,49 @@
+#pragma once
+/// \file
+/// Users and their S3 access keys. Secrets are sealed with the server key before they reach the database
+/// and unsealed only when a request is verified.
+
+#include "common/result.hpp"
+#include "registry/pg/pg.hpp"
+#include "registry/types.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <string>
+#include <vector>
+
+namespace depot::registry {
+
+namespace asio = boost::asio;
+
+class identity_repository
+{
+public:
+    /// `server_key`: 32 raw bytes used to seal/unseal secrets. The pool must outlive the repository.
+    identity_repository(pg::pool& pool, std::string server_key)
+        : pool_(pool), server_key_(std::move(server_key))
+    {}
+
+    /// already_exists if the id is taken; invalid_argument for an id the schema refuses.
+    asio::awaitable<result<user>> create_user(user u);
+    asio::awaitable<result<user>> get_user(std::string_view id);
+    asio::awaitable<std::vector<user>> list_users();
+
+    /// Creates a key for `user_id`. Generates the id (20 upper-case alphanumerics, AWS style) and secret
+    /// (40 base64-ish chars) unless given. not_found for an unknown user, already_exists for a taken id.
+    asio::awaitable<result<access_key>> create_key(std::string_view user_id, std::string access_key_id = {},
+                                                   std::string secret = {});
+    /// Finds an active (not revoked, not expired) key with its unsealed secret. not_found otherwise.
+    asio::awaitable<result<access_key>> find_active_key(std::string_view access_key_id);
+    /// Keys of a user without secrets.
+    asio::awaitable<std::vector<access_key>> list_keys(std::string_view user_id);
+    /// not_found if no such active key.
+    asio::awaitable<result<void>> revoke_key(std::string_view access_key_id);
+    /// Number of users (0 on a fresh installation).
+    asio::awaitable<std::int64_t> count_users();
+
+private:
+    pg::pool& pool_;
+    std::string server_key_;
+};
+
+} // namespace depot::registry

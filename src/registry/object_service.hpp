@@ -1,0 +1,131 @@
+#pragma once
+/// \file
+/// Objects: the only code that touches both the registry and the blob store.
+///
+/// Write protocol ("data first, metadata last"): bytes stream into a new blob while MD5 and SHA-256 are
+/// computed; the declared digests and length are checked; then one SQL transaction publishes the object
+/// (content row with dedup on (sha256, size), version row, segments, release of the version it replaces).
+/// A failure before the commit aborts the blob writer, so a rejected request leaves no blob and no row; a
+/// crash leaves at most an uncommitted or unreferenced blob for the collector. Blobs whose last reference
+/// is dropped are removed after the commit.
+
+#include "common/result.hpp"
+#include "registry/byte_source.hpp"
+#include "registry/pg/pg.hpp"
+#include "registry/types.hpp"
+#include "storage/blob_store.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace depot::registry {
+
+namespace asio = boost::asio;
+
+struct put_object_request
+{
+    const bucket* target = nullptr;
+    std::string key;
+    std::string owner_id;
+    object_headers headers;
+    /// Declared length (Content-Length or x-amz-decoded-content-length); the body must match it exactly.
+    std::optional<std::uint64_t> content_length;
+    /// Raw digests the client asserted (Content-MD5, a signed x-amz-content-sha256); empty = none.
+    std::string expected_md5;
+    std::string expected_sha256;
+    /// Upper bound for the object size (EntityTooLarge beyond it).
+    std::uint64_t max_size = 5ull << 30;
+    byte_source* body = nullptr;
+};
+
+struct copy_object_request
+{
+    const bucket* source_bucket = nullptr;
+    std::string source_key;
+    const bucket* target = nullptr;
+    std::string key;
+    std::string owner_id;
+    /// Replaces the source's headers and metadata when set (x-amz-metadata-directive: REPLACE).
+    std::optional<object_headers> replace_headers;
+    /// Checked against the source version inside the transaction (copy-source conditionals are evaluated
+    /// by the caller on this version before it asks for the copy).
+    std::int64_t expected_source_row = 0;
+};
+
+struct listing_entry
+{
+    std::string key;
+    std::uint64_t size = 0;
+    std::string etag;
+    time_point last_modified;
+    std::string owner_id;
+    std::string owner_display_name;
+};
+
+struct list_request
+{
+    std::int64_t bucket_id = 0;
+    std::string prefix;
+    std::string delimiter;
+    /// Exclusive lower bound (marker / start-after / decoded continuation token); empty = from the start.
+    std::string after;
+    std::size_t max_keys = 1000;
+};
+
+struct list_page
+{
+    std::vector<listing_entry> contents;
+    std::vector<std::string> common_prefixes;
+    bool truncated = false;
+    /// The last key or common prefix returned; where the next page starts (exclusive).
+    std::string last;
+};
+
+/// An object version with its segments, ready to be read.
+struct object_handle
+{
+    object_version version;
+    std::vector<segment> segments;
+};
+
+class object_service
+{
+public:
+    /// Both must outlive the service.
+    object_service(pg::pool& pool, storage::blob_store& store) : pool_(pool), store_(store) {}
+
+    /// Streams the body into a blob and publishes it as the key's current version.
+    /// Errors: bad_digest (Content-MD5), content_sha256_mismatch, incomplete_body (length mismatch),
+    /// entity_too_large, no_such_bucket (bucket deleted meanwhile), storage errors.
+    asio::awaitable<result<object_version>> put_object(put_object_request request);
+
+    /// The current version of a key with its segments; no_such_key when absent or a delete marker.
+    asio::awaitable<result<object_handle>> open_object(std::int64_t bucket_id, std::string_view key);
+
+    /// A byte source over `[offset, offset + length)` of an opened object. The handle must outlive it.
+    std::unique_ptr<byte_source> read(const object_handle& handle, std::uint64_t offset,
+                                      std::uint64_t length);
+
+    /// Publishes a new version of the target that references the source's segments (no bytes move).
+    /// Errors: no_such_key when the source changed or vanished since it was opened (precondition_failed
+    /// would be wrong: the caller re-opens and retries or reports NoSuchKey).
+    asio::awaitable<result<object_version>> copy_object(copy_object_request request);
+
+    /// Deletes the current version of a key. Deleting a missing key succeeds (S3 semantics).
+    asio::awaitable<result<void>> delete_object(std::int64_t bucket_id, std::string_view key);
+
+    /// One page of current keys in UTF-8 byte order, folding keys into common prefixes at `delimiter`.
+    asio::awaitable<result<list_page>> list(list_request request);
+
+private:
+    /// Removes blobs whose last reference was dropped by a committed transaction (best effort, logged).
+    asio::awaitable<void> remove_blobs(std::vector<std::string> store_ids);
+
+    pg::pool& pool_;
+    storage::blob_store& store_;
+};
+
+} // namespace depot::registry

@@ -1,0 +1,40 @@
+#pragma once
+/// \file
+/// Small conversions shared by repositories. Timestamps travel as epoch milliseconds
+/// (`(extract(epoch from col) * 1000)::bigint`), which is S3's precision.
+
+#include "registry/pg/pg.hpp"
+#include "registry/types.hpp"
+
+#include <optional>
+
+namespace depot::registry {
+
+/// Runs a parameterized statement: `co_await sql(c, "SELECT $1", a)`. Not a coroutine itself, so the
+/// parameter vector is built outside the caller's coroutine frame (GCC 12 miscompiles braced initializer
+/// lists inside co_await expressions: "array used as initializer").
+template <class... Args>
+boost::asio::awaitable<pg::result_set> sql(pg::connection& c, std::string_view statement, const Args&... args)
+{
+    std::vector<pg::param> params;
+    params.reserve(sizeof...(Args));
+    (params.emplace_back(args), ...);
+    return c.query(statement, std::move(params));
+}
+
+inline time_point from_millis(std::int64_t ms)
+{
+    return time_point(std::chrono::milliseconds(ms));
+}
+
+inline std::optional<time_point> opt_time(const pg::row& r, int col)
+{
+    if (r.is_null(col))
+        return std::nullopt;
+    return from_millis(r.i64(col));
+}
+
+/// SQL expression yielding epoch milliseconds of a timestamptz column.
+#define DEPOT_MS(col) "(extract(epoch from " col ") * 1000)::bigint"
+
+} // namespace depot::registry

@@ -1,0 +1,42 @@
+#pragma once
+/// \file
+/// Runs a unit of work in one SQL transaction, retried on the conflicts PostgreSQL reports for races
+/// (unique violation between two inserters, serialization failure, deadlock).
+
+#include "common/result.hpp"
+#include "registry/pg/pg.hpp"
+
+#include <type_traits>
+
+namespace depot::registry {
+
+template <class T>
+struct awaitable_value;
+template <class T>
+struct awaitable_value<boost::asio::awaitable<T>>
+{
+    using type = T;
+};
+
+/// `fn(pg::connection&)` returns `awaitable<result<T>>`. On a value the transaction commits, on an error it
+/// rolls back and the error is returned. pg::error with a retriable SQLSTATE restarts the whole unit up to
+/// `attempts` times; any other exception propagates (the pool rolls back the abandoned transaction).
+template <class F>
+auto transact(pg::pool& pool, F fn, int attempts = 4)
+    -> boost::asio::awaitable<typename awaitable_value<std::invoke_result_t<F&, pg::connection&>>::type>
+{
+    for (int attempt = 1;; ++attempt) {
+        auto conn = co_await pool.acquire();
+        try {
+            co_await conn->execute("BEGIN");
+            auto r = co_await fn(*conn);
+            co_await conn->execute(r ? "COMMIT" : "ROLLBACK");
+            co_return r;
+        } catch (const pg::error& e) {
+            if (attempt >= attempts || !(e.is_unique_violation() || e.is_serialization_failure()))
+                throw;
+        }
+    }
+}
+
+} // namespace depot::registry

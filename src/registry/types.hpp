@@ -1,0 +1,86 @@
+#pragma once
+/// \file
+/// Plain records of the registry. No behaviour; repositories fill them from rows.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace depot::registry {
+
+using time_point = std::chrono::system_clock::time_point;
+
+struct user
+{
+    std::string id;
+    std::string display_name;
+    std::string email;
+    bool is_admin = false;
+    time_point created_at;
+};
+
+struct access_key
+{
+    std::string access_key_id;
+    std::string user_id;
+    std::string user_display_name;
+    std::string secret; ///< plain secret, unsealed with the server key; never logged
+    time_point created_at;
+    std::optional<time_point> expires_at;
+    std::optional<time_point> revoked_at;
+};
+
+struct bucket
+{
+    std::int64_t id = 0;
+    std::string name;
+    std::string owner_id;
+    std::string owner_display_name;
+    std::string region;
+    std::string versioning; ///< "unversioned", "enabled" or "suspended"
+    time_point created_at;
+};
+
+/// Standard HTTP headers S3 stores with an object and returns on GET/HEAD.
+struct object_headers
+{
+    std::optional<std::string> content_type;
+    std::optional<std::string> content_encoding;
+    std::optional<std::string> content_disposition;
+    std::optional<std::string> content_language;
+    std::optional<std::string> cache_control;
+    std::optional<std::string> expires;
+    /// x-amz-meta-* with the prefix removed, names lower-cased, in order.
+    std::vector<std::pair<std::string, std::string>> user_metadata;
+};
+
+/// A piece of an object: `length` bytes of blob `store_id` starting at `offset`.
+struct segment
+{
+    std::int64_t blob_row = 0;
+    std::string store_id;
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+};
+
+struct object_version
+{
+    std::int64_t row_id = 0;
+    std::int64_t bucket_id = 0;
+    std::string key;
+    std::string version_id;
+    bool is_delete_marker = false;
+    std::uint64_t size = 0;
+    std::string etag;   ///< without quotes
+    std::string sha256; ///< raw 32 bytes, or empty when unknown
+    std::string owner_id;
+    std::string owner_display_name;
+    time_point last_modified;
+    object_headers headers;
+    std::optional<int> parts_count;
+};
+
+} // namespace depot::registry
