@@ -17,11 +17,21 @@ void append_escaped(std::string& out, std::string_view s)
     out.push_back('"');
     for (unsigned char c : s) {
         switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
+        case '"':
+            out += "\\\"";
+            break;
+        case '\\':
+            out += "\\\\";
+            break;
+        case '\n':
+            out += "\\n";
+            break;
+        case '\r':
+            out += "\\r";
+            break;
+        case '\t':
+            out += "\\t";
+            break;
         default:
             if (c < 0x20) {
                 char buf[8];
@@ -38,10 +48,14 @@ void append_escaped(std::string& out, std::string_view s)
 std::string_view level_name(level l)
 {
     switch (l) {
-    case level::debug: return "debug";
-    case level::info: return "info";
-    case level::warn: return "warn";
-    case level::error: return "error";
+    case level::debug:
+        return "debug";
+    case level::info:
+        return "info";
+    case level::warn:
+        return "warn";
+    case level::error:
+        return "error";
     }
     return "info";
 }
@@ -63,8 +77,14 @@ bool parse_level(std::string_view text, level& out)
     return true;
 }
 
-void set_level(level l) { current_level.store(l, std::memory_order_relaxed); }
-level get_level() { return current_level.load(std::memory_order_relaxed); }
+void set_level(level l)
+{
+    current_level.store(l, std::memory_order_relaxed);
+}
+level get_level()
+{
+    return current_level.load(std::memory_order_relaxed);
+}
 
 void write(level l, std::string_view msg, std::initializer_list<field> fields)
 {
@@ -76,7 +96,7 @@ void write(level l, std::string_view msg, std::initializer_list<field> fields)
         std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
     std::tm tm{};
     gmtime_r(&secs, &tm);
-    char ts[40];
+    char ts[64];
     std::snprintf(ts, sizeof ts, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900, tm.tm_mon + 1,
                   tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(micros));
     std::string line;
@@ -92,11 +112,21 @@ void write(level l, std::string_view msg, std::initializer_list<field> fields)
         append_escaped(line, key);
         line.push_back(':');
         switch (v.kind) {
-        case value::string_kind: append_escaped(line, v.s); break;
-        case value::int_kind: line += std::to_string(v.i); break;
-        case value::uint_kind: line += std::to_string(v.u); break;
-        case value::double_kind: line += std::to_string(v.d); break;
-        case value::bool_kind: line += v.b ? "true" : "false"; break;
+        case value::string_kind:
+            append_escaped(line, v.s);
+            break;
+        case value::int_kind:
+            line += std::to_string(v.i);
+            break;
+        case value::uint_kind:
+            line += std::to_string(v.u);
+            break;
+        case value::double_kind:
+            line += std::to_string(v.d);
+            break;
+        case value::bool_kind:
+            line += v.b ? "true" : "false";
+            break;
         }
     }
     line += "}\n";

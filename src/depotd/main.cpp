@@ -1,1 +1,31 @@
-int main() { return 0; }
+// depotd: the Depot server. See `depotd --help`.
+#include "common/log.hpp"
+#include "server/options.hpp"
+#include "server/server.hpp"
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+int main(int argc, char** argv)
+{
+    std::vector<std::string> args(argv + 1, argv + argc);
+    bool help = false;
+    auto opts = depot::server::parse_options(args, help);
+    if (help) {
+        std::fputs(depot::server::options_help().c_str(), stdout);
+        return 0;
+    }
+    if (!opts) {
+        std::fprintf(stderr, "depotd: %s\n", opts.error().message.c_str());
+        return 2;
+    }
+    try {
+        depot::server::run(*opts);
+    } catch (const std::exception& e) {
+        depot::log::error("depotd cannot start", {{"error", e.what()}});
+        return 1;
+    }
+    return 0;
+}

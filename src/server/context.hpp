@@ -1,0 +1,105 @@
+#pragma once
+/// \file
+/// What a request handler sees and returns. A handler gets a `request_context` (parsed request, the caller,
+/// a lazily read body) and returns `result<response>`; an error becomes an S3 XML error (or problem+json for
+/// the REST API) at one place, the session.
+
+#include "common/result.hpp"
+#include "registry/byte_source.hpp"
+#include "registry/types.hpp"
+
+#include <any>
+#include <boost/beast/http/fields.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/status.hpp>
+#include <boost/beast/http/verb.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace depot::server {
+
+namespace http = boost::beast::http;
+
+struct services;
+
+/// The authenticated principal of a request.
+struct caller
+{
+    std::string user_id;
+    std::string display_name;
+    std::string access_key_id;
+    bool is_admin = false;
+};
+
+/// How the request body is protected, as declared by the signature.
+struct payload_check
+{
+    /// Raw SHA-256 the body must have (a signed x-amz-content-sha256); empty = unsigned payload.
+    std::string sha256;
+};
+
+struct request_context
+{
+    const http::request_header<>* header = nullptr;
+    std::string request_id;
+    std::string remote; ///< client address
+    std::string bucket; ///< decoded; empty for service-level requests
+    std::string key;    ///< decoded; empty for bucket-level requests
+    std::vector<std::pair<std::string, std::string>> query;
+    caller who;
+    payload_check payload;
+    /// The body, read on demand; the first read sends "100 Continue" when the client asked for it.
+    registry::byte_source* body = nullptr;
+    /// Owns a decoding wrapper around the raw body (aws-chunked), when `body` points to one.
+    std::unique_ptr<registry::byte_source> body_decoder;
+    /// Declared body length, if any: Content-Length, or x-amz-decoded-content-length for aws-chunked.
+    std::optional<std::uint64_t> content_length;
+    services* svc = nullptr;
+
+    /// The value of a query parameter, if present.
+    std::optional<std::string_view> param(std::string_view name) const
+    {
+        for (const auto& [n, v] : query)
+            if (n == name)
+                return std::string_view(v);
+        return std::nullopt;
+    }
+    bool has_param(std::string_view name) const { return param(name).has_value(); }
+    /// A request header's value, if present.
+    std::optional<std::string_view> get(std::string_view name) const
+    {
+        auto it = header->find(name);
+        if (it == header->end())
+            return std::nullopt;
+        return std::string_view(it->value().data(), it->value().size());
+    }
+};
+
+/// A response. Small bodies are `body`; object data is `stream` of exactly `stream_length` bytes.
+struct response
+{
+    http::status status = http::status::ok;
+    http::fields headers;
+    std::string body;
+    std::unique_ptr<registry::byte_source> stream;
+    std::uint64_t stream_length = 0;
+    /// Keeps whatever `stream` reads from alive until the response is written.
+    std::shared_ptr<void> keep;
+    /// HEAD: headers as for GET (including Content-Length) but no body bytes.
+    bool head_only = false;
+};
+
+inline response xml_response(std::string xml, http::status status = http::status::ok)
+{
+    response r;
+    r.status = status;
+    r.headers.set(http::field::content_type, "application/xml");
+    r.body = std::move(xml);
+    return r;
+}
+
+} // namespace depot::server

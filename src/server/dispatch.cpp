@@ -1,0 +1,225 @@
+// Request dispatch: addressing (path-style and virtual-hosted-style), authentication, the S3 route table,
+// and the single place where errors and exceptions become S3 error responses.
+#include "common/log.hpp"
+#include "common/uri.hpp"
+#include "registry/pg/pg.hpp"
+#include "server/authenticate.hpp"
+#include "server/errors.hpp"
+#include "server/s3/operations.hpp"
+#include "server/services.hpp"
+#include "server/session.hpp"
+
+#include <array>
+#include <chrono>
+
+namespace depot::server {
+namespace {
+
+enum class scope
+{
+    service,
+    bucket,
+    object
+};
+
+struct route
+{
+    http::verb method;
+    scope where;
+    std::string_view subresource; ///< "" = plain request; else a query parameter (or pseudo "copy")
+    std::string_view name;        ///< AWS action name, for logs and metrics
+    s3op::handler fn;             ///< nullptr = NotImplemented
+};
+
+// Query parameters that select a different operation on the same path. A request naming one that has no
+// route gets NotImplemented rather than being silently treated as the plain operation.
+constexpr std::array<std::string_view, 27> subresources = {"accelerate",  "acl",
+                                                           "analytics",   "attributes",
+                                                           "cors",        "delete",
+                                                           "encryption",  "intelligent-tiering",
+                                                           "inventory",   "legal-hold",
+                                                           "lifecycle",   "list-type",
+                                                           "location",    "logging",
+                                                           "metrics",     "notification",
+                                                           "object-lock", "ownershipControls",
+                                                           "policy",      "publicAccessBlock",
+                                                           "replication", "requestPayment",
+                                                           "restore",     "retention",
+                                                           "tagging",     "uploads",
+                                                           "versioning"};
+
+constexpr std::array<route, 26> routes = {{
+    {http::verb::get, scope::service, "", "ListBuckets", s3op::list_buckets},
+    {http::verb::put, scope::bucket, "", "CreateBucket", s3op::create_bucket},
+    {http::verb::head, scope::bucket, "", "HeadBucket", s3op::head_bucket},
+    {http::verb::delete_, scope::bucket, "", "DeleteBucket", s3op::delete_bucket},
+    {http::verb::get, scope::bucket, "location", "GetBucketLocation", s3op::get_bucket_location},
+    {http::verb::get, scope::bucket, "versioning", "GetBucketVersioning", s3op::get_bucket_versioning},
+    {http::verb::put, scope::bucket, "versioning", "PutBucketVersioning", nullptr},
+    {http::verb::get, scope::bucket, "acl", "GetBucketAcl", s3op::get_bucket_acl},
+    {http::verb::get, scope::bucket, "list-type", "ListObjectsV2", s3op::list_objects_v2},
+    {http::verb::get, scope::bucket, "", "ListObjects", s3op::list_objects},
+    {http::verb::get, scope::bucket, "versions", "ListObjectVersions", nullptr},
+    {http::verb::get, scope::bucket, "uploads", "ListMultipartUploads", nullptr},
+    {http::verb::post, scope::bucket, "delete", "DeleteObjects", s3op::delete_objects},
+    {http::verb::put, scope::object, "", "PutObject", s3op::put_object},
+    {http::verb::put, scope::object, "copy", "CopyObject", s3op::copy_object},
+    {http::verb::get, scope::object, "", "GetObject", s3op::get_object},
+    {http::verb::head, scope::object, "", "HeadObject", s3op::head_object},
+    {http::verb::delete_, scope::object, "", "DeleteObject", s3op::delete_object},
+    {http::verb::get, scope::object, "acl", "GetObjectAcl", s3op::get_object_acl},
+    {http::verb::get, scope::object, "attributes", "GetObjectAttributes", nullptr},
+    {http::verb::post, scope::object, "uploads", "CreateMultipartUpload", nullptr},
+    {http::verb::put, scope::object, "uploadId", "UploadPart", nullptr},
+    {http::verb::post, scope::object, "uploadId", "CompleteMultipartUpload", nullptr},
+    {http::verb::delete_, scope::object, "uploadId", "AbortMultipartUpload", nullptr},
+    {http::verb::get, scope::object, "uploadId", "ListParts", nullptr},
+    {http::verb::get, scope::object, "tagging", "GetObjectTagging", nullptr},
+}};
+
+/// Splits the request into bucket and key: virtual-hosted style when Host is BUCKET.<domain>, else path
+/// style.
+result<void> resolve_address(request_context& ctx, std::string_view path)
+{
+    auto decoded = uri_decode(path);
+    if (!decoded)
+        return make_error(errc::invalid_argument, "The request path has an invalid percent-encoding");
+    std::string_view p = *decoded;
+    if (p.empty() || p.front() != '/')
+        return make_error(errc::invalid_request, "The request path must start with '/'");
+    p.remove_prefix(1);
+
+    const auto& domain = ctx.svc->opts.domain;
+    if (!domain.empty()) {
+        auto host = ctx.get("host").value_or("");
+        if (auto colon = host.rfind(':');
+            colon != std::string_view::npos && host.find(']') == std::string_view::npos)
+            host = host.substr(0, colon);
+        if (host.size() > domain.size() + 1 && host.ends_with(domain) &&
+            host[host.size() - domain.size() - 1] == '.') {
+            ctx.bucket = std::string(host.substr(0, host.size() - domain.size() - 1));
+            ctx.key = std::string(p);
+            return ok();
+        }
+    }
+    auto slash = p.find('/');
+    ctx.bucket = std::string(p.substr(0, slash));
+    if (slash != std::string_view::npos)
+        ctx.key = std::string(p.substr(slash + 1));
+    return ok();
+}
+
+const route* find_route(const request_context& ctx, scope where, std::string_view& unimplemented)
+{
+    std::string_view sub;
+    if (where == scope::object && ctx.header->method() == http::verb::put && ctx.get("x-amz-copy-source"))
+        sub = "copy";
+    if (where == scope::object && ctx.has_param("uploadId"))
+        sub = "uploadId";
+    for (auto s : subresources)
+        if (sub.empty() && ctx.has_param(s))
+            sub = s;
+    for (const auto& r : routes)
+        if (r.method == ctx.header->method() && r.where == where && r.subresource == sub)
+            return &r;
+    unimplemented = sub;
+    return nullptr;
+}
+
+asio::awaitable<result<response>> run_s3(request_context& ctx, std::string_view& operation)
+{
+    auto target = ctx.header->target();
+    std::string_view raw(target.data(), target.size());
+    auto qmark = raw.find('?');
+    if (qmark != std::string_view::npos) {
+        auto q = parse_query(raw.substr(qmark + 1));
+        if (!q)
+            co_return make_error(errc::invalid_argument, "The query string has an invalid percent-encoding");
+        ctx.query = std::move(*q);
+    }
+    auto addressed = resolve_address(ctx, raw.substr(0, qmark));
+    if (!addressed)
+        co_return std::move(addressed).error();
+
+    const scope where = ctx.bucket.empty() ? scope::service : ctx.key.empty() ? scope::bucket : scope::object;
+    std::string_view unimplemented;
+    const route* r = find_route(ctx, where, unimplemented);
+    operation = r ? r->name : std::string_view("Unknown");
+
+    // Authenticate before anything else, including before the body is read.
+    auto authed = co_await authenticate(ctx);
+    if (!authed)
+        co_return std::move(authed).error();
+    if (!*authed)
+        co_return make_error(errc::access_denied, "Access Denied");
+
+    if (!r) {
+        if (!unimplemented.empty())
+            co_return make_error(
+                errc::not_implemented,
+                "A header or query you provided implies functionality that is not implemented");
+        co_return make_error(errc::method_not_allowed,
+                             "The specified method is not allowed against this resource.");
+    }
+    if (!r->fn)
+        co_return make_error(errc::not_implemented, std::string(r->name) + " is not implemented yet");
+    co_return co_await r->fn(ctx);
+}
+
+} // namespace
+
+asio::awaitable<response> dispatch(request_context& ctx)
+{
+    const auto started = std::chrono::steady_clock::now();
+    auto target = ctx.header->target();
+    std::string_view raw(target.data(), target.size());
+    std::string_view resource = raw.substr(0, raw.find('?'));
+    std::string_view operation = "Unknown";
+
+    if ((ctx.header->method() == http::verb::get || ctx.header->method() == http::verb::head) &&
+        (raw == "/healthz" || raw == "/readyz") &&
+        ctx.header->find(http::field::authorization) == ctx.header->end()) {
+        response res;
+        res.headers.set(http::field::content_type, "text/plain");
+        res.body = "ok\n";
+        res.head_only = ctx.header->method() == http::verb::head;
+        co_return res;
+    }
+
+    std::optional<error> failure;
+    std::optional<response> res;
+    try {
+        auto r = co_await run_s3(ctx, operation);
+        if (r)
+            res = std::move(*r);
+        else
+            failure = std::move(r).error();
+    } catch (const pg::error& e) {
+        log::error("database failure",
+                   {{"request_id", ctx.request_id}, {"error", e.what()}, {"sqlstate", e.sqlstate()}});
+        failure = e.sqlstate().empty()
+                      ? make_error(errc::unavailable, "Please reduce your request rate.")
+                      : make_error(errc::internal, "We encountered an internal error. Please try again.");
+    } catch (const std::exception& e) {
+        log::error("request failed", {{"request_id", ctx.request_id}, {"error", e.what()}});
+        failure = make_error(errc::internal, "We encountered an internal error. Please try again.");
+    }
+    if (failure)
+        res = s3_error_response(*failure, resource, ctx.request_id, ctx.header->method() == http::verb::head);
+
+    auto elapsed =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+    log::info("request", {{"request_id", ctx.request_id},
+                          {"remote", ctx.remote},
+                          {"operation", operation},
+                          {"method", std::string(ctx.header->method_string())},
+                          {"bucket", ctx.bucket},
+                          {"key", ctx.key},
+                          {"status", static_cast<int>(res->status)},
+                          {"error", failure ? std::string(to_string(failure->code)) : std::string()},
+                          {"caller", ctx.who.access_key_id},
+                          {"us", static_cast<long long>(elapsed.count())}});
+    co_return std::move(*res);
+}
+
+} // namespace depot::server

@@ -1,0 +1,12 @@
+#pragma once
+#include "common/error.hpp"
+#include "server/context.hpp"
+
+namespace depot::server {
+
+/// Renders an error as S3 does: status and XML body from the one error table (s3/errors.hpp), with the
+/// request id. HEAD responses carry no body, so the code travels in x-amz-error-code instead.
+response s3_error_response(const error& err, std::string_view resource, std::string_view request_id,
+                           bool head);
+
+} // namespace depot::server

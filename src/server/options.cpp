@@ -1,0 +1,183 @@
+#include "server/options.hpp"
+
+#include <charconv>
+#include <cstdlib>
+#include <functional>
+#include <map>
+
+namespace depot::server {
+namespace {
+
+struct setting
+{
+    std::string flag;
+    std::string env;
+    std::string help;
+    std::function<bool(options&, const std::string&)> apply; ///< false = bad value
+};
+
+template <class T>
+bool parse_number(const std::string& text, T& out)
+{
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return ec == std::errc() && p == text.data() + text.size();
+}
+
+bool parse_bool(const std::string& text, bool& out)
+{
+    if (text == "1" || text == "true" || text == "yes" || text == "on")
+        out = true;
+    else if (text == "0" || text == "false" || text == "no" || text == "off")
+        out = false;
+    else
+        return false;
+    return true;
+}
+
+const std::vector<setting>& settings()
+{
+    static const std::vector<setting> all = {
+        {"--listen", "DEPOT_LISTEN", "HOST:PORT to serve S3 and the API on (default 127.0.0.1:9000)",
+         [](options& o, const std::string& v) {
+             o.listen = v;
+             return !v.empty();
+         }},
+        {"--database-url", "DEPOT_DATABASE_URL", "PostgreSQL connection URL or conninfo (required)",
+         [](options& o, const std::string& v) {
+             o.database_url = v;
+             return !v.empty();
+         }},
+        {"--storage", "DEPOT_STORAGE", "blob store: localfs (default) or memory",
+         [](options& o, const std::string& v) {
+             o.storage = v;
+             return v == "localfs" || v == "memory";
+         }},
+        {"--blob-dir", "DEPOT_BLOB_DIR", "directory of the localfs blob store (default ./var/blobs)",
+         [](options& o, const std::string& v) {
+             o.blob_dir = v;
+             return !v.empty();
+         }},
+        {"--server-key-file", "DEPOT_SERVER_KEY_FILE",
+         "file holding the key that seals secrets at rest; created if missing (default ./var/server.key)",
+         [](options& o, const std::string& v) {
+             o.server_key_file = v;
+             return !v.empty();
+         }},
+        {"--server-key", "DEPOT_SERVER_KEY", "the server key as 64 hex characters (overrides the file)",
+         [](options& o, const std::string& v) {
+             o.server_key_hex = v;
+             return v.size() == 64;
+         }},
+        {"--region", "DEPOT_REGION", "region name clients sign for (default us-east-1)",
+         [](options& o, const std::string& v) {
+             o.region = v;
+             return !v.empty();
+         }},
+        {"--domain", "DEPOT_DOMAIN", "base domain for virtual-hosted-style requests (BUCKET.DOMAIN)",
+         [](options& o, const std::string& v) {
+             o.domain = v;
+             return true;
+         }},
+        {"--log-level", "DEPOT_LOG_LEVEL", "debug, info (default), warn or error",
+         [](options& o, const std::string& v) {
+             o.log_level = v;
+             return v == "debug" || v == "info" || v == "warn" || v == "warning" || v == "error";
+         }},
+        {"--threads", "DEPOT_THREADS", "I/O threads (default: one per core)",
+         [](options& o, const std::string& v) { return parse_number(v, o.threads); }},
+        {"--db-connections", "DEPOT_DB_CONNECTIONS", "PostgreSQL pool size (default 32)",
+         [](options& o, const std::string& v) {
+             return parse_number(v, o.db_connections) && o.db_connections > 0;
+         }},
+        {"--migrate", "DEPOT_MIGRATE", "apply pending schema migrations at start: true (default) or false",
+         [](options& o, const std::string& v) { return parse_bool(v, o.migrate); }},
+        {"--max-clock-skew", "DEPOT_MAX_CLOCK_SKEW", "accepted client clock skew in seconds (default 900)",
+         [](options& o, const std::string& v) {
+             long s = 0;
+             bool okay = parse_number(v, s) && s > 0;
+             o.max_clock_skew = std::chrono::seconds(s);
+             return okay;
+         }},
+        {"--idle-timeout", "DEPOT_IDLE_TIMEOUT", "seconds a keep-alive connection may stay idle (default 60)",
+         [](options& o, const std::string& v) {
+             long s = 0;
+             bool okay = parse_number(v, s) && s > 0;
+             o.idle_timeout = std::chrono::seconds(s);
+             return okay;
+         }},
+        {"--shutdown-grace", "DEPOT_SHUTDOWN_GRACE",
+         "seconds in-flight requests may finish after SIGTERM (default 30)",
+         [](options& o, const std::string& v) {
+             long s = 0;
+             bool okay = parse_number(v, s) && s >= 0;
+             o.shutdown_grace = std::chrono::seconds(s);
+             return okay;
+         }},
+    };
+    return all;
+}
+
+} // namespace
+
+std::string options_help()
+{
+    std::string out =
+        "Usage: depotd [options]\n\nEvery option can also be set by its environment variable; flags "
+        "win.\n\n";
+    for (const auto& s : settings()) {
+        out += "  " + s.flag + " VALUE";
+        out += std::string(s.flag.size() < 20 ? 20 - s.flag.size() : 1, ' ');
+        out += s.help + "\n" + std::string(30, ' ') + "env: " + s.env + "\n";
+    }
+    out += "  --help                    show this text\n";
+    return out;
+}
+
+result<options> parse_options(const std::vector<std::string>& args, bool& help)
+{
+    options o;
+    help = false;
+    std::map<std::string, std::string> given;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const auto& a = args[i];
+        if (a == "--help" || a == "-h") {
+            help = true;
+            return o;
+        }
+        auto eq = a.find('=');
+        std::string flag = a.substr(0, eq);
+        bool known = false;
+        for (const auto& s : settings())
+            known = known || s.flag == flag;
+        if (!known)
+            return make_error(errc::invalid_argument, "unknown option " + flag + " (see --help)");
+        if (eq != std::string::npos) {
+            given[flag] = a.substr(eq + 1);
+        } else if (i + 1 < args.size()) {
+            given[flag] = args[++i];
+        } else {
+            return make_error(errc::invalid_argument, "option " + flag + " needs a value");
+        }
+    }
+    for (const auto& s : settings()) {
+        std::string value;
+        std::string source;
+        if (auto it = given.find(s.flag); it != given.end()) {
+            value = it->second;
+            source = s.flag;
+        } else if (const char* env = std::getenv(s.env.c_str()); env && *env) {
+            value = env;
+            source = s.env;
+        } else {
+            continue;
+        }
+        if (!s.apply(o, value))
+            return make_error(errc::invalid_argument, "invalid value for " + source);
+    }
+    if (o.database_url.empty())
+        return make_error(errc::invalid_argument,
+                          "a database is required: set --database-url or DEPOT_DATABASE_URL");
+    return o;
+}
+
+} // namespace depot::server

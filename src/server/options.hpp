@@ -1,0 +1,43 @@
+#pragma once
+/// \file
+/// depotd settings: command-line flags win over DEPOT_* environment variables, which win over defaults.
+
+#include "common/result.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace depot::server {
+
+struct options
+{
+    std::string listen = "127.0.0.1:9000";
+    std::string database_url;
+    std::string storage = "localfs"; ///< localfs | memory
+    std::string blob_dir = "./var/blobs";
+    std::string server_key_file = "./var/server.key";
+    std::string server_key_hex; ///< DEPOT_SERVER_KEY; overrides the file when set
+    std::string region = "us-east-1";
+    std::string domain; ///< virtual-hosted-style base domain, e.g. "s3.example.com"
+    std::string log_level = "info";
+    unsigned threads = 0; ///< 0 = hardware concurrency
+    std::size_t db_connections = 32;
+    bool migrate = true;
+    std::uint64_t max_header_bytes = 16 * 1024;
+    std::uint64_t max_xml_body_bytes = 2 * 1024 * 1024;
+    std::chrono::seconds idle_timeout{60};
+    std::chrono::seconds io_timeout{120};
+    std::chrono::seconds shutdown_grace{30};
+    std::chrono::seconds max_clock_skew{15 * 60};
+};
+
+/// The text `depotd --help` prints.
+std::string options_help();
+
+/// Parses argv then the environment. Returns invalid_argument with a message naming the flag on bad input.
+/// `help` is set when --help was given.
+result<options> parse_options(const std::vector<std::string>& args, bool& help);
+
+} // namespace depot::server

@@ -1,0 +1,157 @@
+#include "server/s3/common.hpp"
+
+#include "common/hash.hpp"
+#include "common/http_date.hpp"
+#include "s3/etag.hpp"
+#include "s3/names.hpp"
+#include "server/services.hpp"
+
+#include <boost/beast/core/string.hpp>
+
+namespace depot::server::s3op {
+namespace {
+
+constexpr std::string_view meta_prefix = "x-amz-meta-";
+
+std::string lower(std::string_view s)
+{
+    std::string out(s);
+    for (auto& c : out)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+} // namespace
+
+asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx)
+{
+    return authorized_bucket(ctx, ctx.bucket);
+}
+
+asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx, std::string_view name)
+{
+    auto b = co_await ctx.svc->buckets.get(name);
+    if (!b)
+        co_return std::move(b).error();
+    if (b->owner_id != ctx.who.user_id && !ctx.who.is_admin)
+        co_return make_error(errc::access_denied, "Access Denied");
+    co_return b;
+}
+
+result<void> check_key(std::string_view key)
+{
+    return s3::validate_object_key(key);
+}
+
+result<registry::object_headers> object_headers_of(const request_context& ctx)
+{
+    registry::object_headers h;
+    auto opt = [&](http::field f) -> std::optional<std::string> {
+        auto it = ctx.header->find(f);
+        if (it == ctx.header->end())
+            return std::nullopt;
+        return std::string(it->value());
+    };
+    h.content_type = opt(http::field::content_type);
+    h.content_disposition = opt(http::field::content_disposition);
+    h.content_language = opt(http::field::content_language);
+    h.cache_control = opt(http::field::cache_control);
+    h.expires = opt(http::field::expires);
+    if (auto enc = opt(http::field::content_encoding)) {
+        // aws-chunked is transfer framing, not a property of the stored object.
+        std::string kept;
+        std::string_view rest = *enc;
+        while (!rest.empty()) {
+            auto comma = rest.find(',');
+            auto item = rest.substr(0, comma);
+            while (!item.empty() && item.front() == ' ')
+                item.remove_prefix(1);
+            while (!item.empty() && item.back() == ' ')
+                item.remove_suffix(1);
+            if (!item.empty() && !boost::beast::iequals(item, "aws-chunked")) {
+                if (!kept.empty())
+                    kept += ",";
+                kept += item;
+            }
+            rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+        }
+        if (!kept.empty())
+            h.content_encoding = std::move(kept);
+    }
+    for (const auto& f : *ctx.header) {
+        auto name = f.name_string();
+        if (name.size() > meta_prefix.size() &&
+            boost::beast::iequals(name.substr(0, meta_prefix.size()), meta_prefix)) {
+            auto key =
+                lower(std::string_view(name.data() + meta_prefix.size(), name.size() - meta_prefix.size()));
+            h.user_metadata.emplace_back(std::move(key), std::string(f.value()));
+        }
+    }
+    if (auto valid = s3::validate_user_metadata(h.user_metadata); !valid)
+        return std::move(valid).error();
+    return h;
+}
+
+void set_object_headers(response& res, const registry::object_version& v)
+{
+    auto& h = res.headers;
+    h.set(http::field::etag, s3::quote_etag(v.etag));
+    h.set(http::field::last_modified, format_http_date(v.last_modified));
+    h.set(http::field::accept_ranges, "bytes");
+    h.set(http::field::content_type, v.headers.content_type.value_or("binary/octet-stream"));
+    if (v.headers.content_encoding)
+        h.set(http::field::content_encoding, *v.headers.content_encoding);
+    if (v.headers.content_disposition)
+        h.set(http::field::content_disposition, *v.headers.content_disposition);
+    if (v.headers.content_language)
+        h.set(http::field::content_language, *v.headers.content_language);
+    if (v.headers.cache_control)
+        h.set(http::field::cache_control, *v.headers.cache_control);
+    if (v.headers.expires)
+        h.set(http::field::expires, *v.headers.expires);
+    for (const auto& [name, value] : v.headers.user_metadata)
+        h.insert(std::string(meta_prefix) + name, value);
+    if (v.version_id != "null")
+        h.set("x-amz-version-id", v.version_id);
+}
+
+result<std::string> content_md5_of(const request_context& ctx)
+{
+    auto v = ctx.get("content-md5");
+    if (!v)
+        return std::string();
+    auto raw = from_base64(*v);
+    if (!raw || raw->size() != 16)
+        return make_error(errc::invalid_digest, "The Content-MD5 you specified was invalid.");
+    return std::move(*raw);
+}
+
+asio::awaitable<result<std::string>> read_small_body(request_context& ctx, std::size_t limit)
+{
+    auto md5_expected = content_md5_of(ctx);
+    if (!md5_expected)
+        co_return std::move(md5_expected).error();
+    if (ctx.content_length && *ctx.content_length > limit)
+        co_return make_error(errc::entity_too_large, "Your request body is too large");
+    std::string body;
+    std::byte buf[16 * 1024];
+    for (;;) {
+        auto n = co_await ctx.body->read_some(buf);
+        if (!n)
+            co_return std::move(n).error();
+        if (*n == 0)
+            break;
+        if (body.size() + *n > limit)
+            co_return make_error(errc::entity_too_large, "Your request body is too large");
+        body.append(reinterpret_cast<const char*>(buf), *n);
+    }
+    if (!md5_expected->empty() && md5(body) != *md5_expected)
+        co_return make_error(errc::bad_digest,
+                             "The Content-MD5 you specified did not match what we received.");
+    if (!ctx.payload.sha256.empty() && sha256(body) != ctx.payload.sha256)
+        co_return make_error(errc::content_sha256_mismatch,
+                             "The provided 'x-amz-content-sha256' header does not match what was computed.");
+    co_return body;
+}
+
+} // namespace depot::server::s3op

@@ -1,0 +1,39 @@
+#pragma once
+/// \file
+/// Steps shared by S3 operations: authorization of bucket access, request metadata parsing, response
+/// headers of an object, and reading small (XML) request bodies with their integrity checks.
+
+#include "registry/types.hpp"
+#include "server/context.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+namespace depot::server::s3op {
+
+namespace asio = boost::asio;
+
+/// Loads the addressed bucket and checks that the caller may use it (owner, for now).
+/// Errors: no_such_bucket, access_denied.
+asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx);
+/// The same for another bucket than the addressed one (CopyObject's source).
+asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx, std::string_view name);
+
+/// Validates ctx.key as an S3 object key (invalid_object_name / KeyTooLongError).
+result<void> check_key(std::string_view key);
+
+/// Content-Type, Content-Encoding, ..., Expires and x-amz-meta-* of the request.
+/// Errors: metadata too large.
+result<registry::object_headers> object_headers_of(const request_context& ctx);
+
+/// Sets ETag, Last-Modified, Content-Type, the other stored headers and x-amz-meta-* on a response.
+void set_object_headers(response& res, const registry::object_version& v);
+
+/// Content-MD5 as raw bytes (empty when absent); invalid_digest when malformed.
+result<std::string> content_md5_of(const request_context& ctx);
+
+/// Reads a whole small body (XML documents) up to `limit` bytes, verifying Content-MD5 and a signed
+/// payload hash. Errors: entity_too_large (malformed_xml for S3 XML callers is their choice), bad_digest,
+/// content_sha256_mismatch, incomplete_body.
+asio::awaitable<result<std::string>> read_small_body(request_context& ctx, std::size_t limit);
+
+} // namespace depot::server::s3op

@@ -1,0 +1,119 @@
+// CopyObject — https://docs.aws.amazon.com/AmazonS3/latest/API/API_CopyObject.html
+// The copy references the source's blobs; no byte is read or written.
+#include "common/uri.hpp"
+#include "s3/conditions.hpp"
+#include "s3/responses.hpp"
+#include "server/s3/common.hpp"
+#include "server/s3/operations.hpp"
+#include "server/services.hpp"
+
+namespace depot::server::s3op {
+namespace {
+
+struct copy_source
+{
+    std::string bucket;
+    std::string key;
+    std::optional<std::string> version_id;
+};
+
+/// Parses x-amz-copy-source: "bucket/key" or "/bucket/key", percent-encoded, optionally "?versionId=v".
+result<copy_source> parse_copy_source(std::string_view raw)
+{
+    copy_source out;
+    auto q = raw.find('?');
+    if (q != std::string_view::npos) {
+        auto params = parse_query(raw.substr(q + 1));
+        if (!params)
+            return make_error(errc::invalid_argument, "Invalid copy source encoding", "x-amz-copy-source");
+        for (auto& [name, value] : *params)
+            if (name == "versionId")
+                out.version_id = value;
+        raw = raw.substr(0, q);
+    }
+    auto decoded = uri_decode(raw);
+    if (!decoded)
+        return make_error(errc::invalid_argument, "Invalid copy source encoding", "x-amz-copy-source");
+    std::string_view path = *decoded;
+    if (!path.empty() && path.front() == '/')
+        path.remove_prefix(1);
+    auto slash = path.find('/');
+    if (slash == std::string_view::npos || slash == 0 || slash + 1 == path.size())
+        return make_error(errc::invalid_argument,
+                          "Copy Source must mention the source bucket and key: sourcebucket/sourcekey",
+                          "x-amz-copy-source");
+    out.bucket = std::string(path.substr(0, slash));
+    out.key = std::string(path.substr(slash + 1));
+    return out;
+}
+
+} // namespace
+
+asio::awaitable<result<response>> copy_object(request_context& ctx)
+{
+    if (auto k = check_key(ctx.key); !k)
+        co_return std::move(k).error();
+    auto source = parse_copy_source(*ctx.get("x-amz-copy-source"));
+    if (!source)
+        co_return std::move(source).error();
+    if (source->version_id && *source->version_id != "null")
+        co_return make_error(errc::no_such_version, "The specified version does not exist.");
+
+    auto directive = ctx.get("x-amz-metadata-directive").value_or("COPY");
+    if (directive != "COPY" && directive != "REPLACE")
+        co_return make_error(errc::invalid_argument, "Unknown metadata directive.",
+                             "x-amz-metadata-directive");
+    std::optional<registry::object_headers> replacement;
+    if (directive == "REPLACE") {
+        auto h = object_headers_of(ctx);
+        if (!h)
+            co_return std::move(h).error();
+        replacement = std::move(*h);
+    }
+
+    auto target = co_await authorized_bucket(ctx);
+    if (!target)
+        co_return std::move(target).error();
+    auto source_bucket = co_await authorized_bucket(ctx, source->bucket);
+    if (!source_bucket)
+        co_return std::move(source_bucket).error();
+    auto opened = co_await ctx.svc->objects.open_object(source_bucket->id, source->key);
+    if (!opened)
+        co_return std::move(opened).error();
+    const auto& src = opened->version;
+
+    if (source_bucket->id == target->id && source->key == ctx.key && !replacement)
+        co_return make_error(
+            errc::invalid_request,
+            "This copy request is illegal because it is trying to copy an object to itself without "
+            "changing the object's metadata, storage class, website redirect location or encryption "
+            "attributes.");
+
+    s3::read_conditions conditions{.if_match = ctx.get("x-amz-copy-source-if-match"),
+                                   .if_none_match = ctx.get("x-amz-copy-source-if-none-match"),
+                                   .if_modified_since = ctx.get("x-amz-copy-source-if-modified-since"),
+                                   .if_unmodified_since = ctx.get("x-amz-copy-source-if-unmodified-since")};
+    if (auto met =
+            s3::to_result(s3::evaluate_copy_source_conditions(conditions, src.etag, src.last_modified));
+        !met)
+        co_return std::move(met).error();
+
+    registry::copy_object_request request{.source_bucket = &*source_bucket,
+                                          .source_key = source->key,
+                                          .target = &*target,
+                                          .key = ctx.key,
+                                          .owner_id = ctx.who.user_id,
+                                          .replace_headers = std::move(replacement),
+                                          .expected_source_row = src.row_id};
+    auto copied = co_await ctx.svc->objects.copy_object(std::move(request));
+    if (!copied)
+        co_return std::move(copied).error();
+
+    auto res = xml_response(
+        s3::copy_object_result_xml({.etag = copied->etag, .last_modified = copied->last_modified}));
+    if (src.version_id != "null")
+        res.headers.set("x-amz-copy-source-version-id", src.version_id);
+    co_return res;
+}
+
+} // namespace depot::server::s3op

@@ -1,0 +1,36 @@
+// CreateBucket — https://docs.aws.amazon.com/AmazonS3/latest/API/API_CreateBucket.html
+#include "s3/names.hpp"
+#include "s3/xml.hpp"
+#include "server/s3/common.hpp"
+#include "server/s3/operations.hpp"
+#include "server/services.hpp"
+
+namespace depot::server::s3op {
+
+asio::awaitable<result<response>> create_bucket(request_context& ctx)
+{
+    if (auto valid = s3::validate_bucket_name(ctx.bucket); !valid)
+        co_return std::move(valid).error();
+    auto body = co_await read_small_body(ctx, ctx.svc->opts.max_xml_body_bytes);
+    if (!body)
+        co_return std::move(body).error();
+    auto config = s3::parse_create_bucket_configuration(*body);
+    if (!config)
+        co_return std::move(config).error();
+    const auto& region = ctx.svc->opts.region;
+    const auto& wanted = config->location_constraint;
+    // An empty constraint means us-east-1, which is also what clients send when the region is us-east-1.
+    if (!wanted.empty() && wanted != region)
+        co_return make_error(errc::invalid_location_constraint,
+                             "The specified location-constraint is not valid for this endpoint (region " +
+                                 region + ")",
+                             "LocationConstraint");
+    auto created = co_await ctx.svc->buckets.create(ctx.bucket, ctx.who.user_id, region);
+    if (!created)
+        co_return std::move(created).error();
+    response res;
+    res.headers.set(http::field::location, "/" + ctx.bucket);
+    co_return res;
+}
+
+} // namespace depot::server::s3op

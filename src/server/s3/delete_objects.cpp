@@ -1,0 +1,48 @@
+// DeleteObjects — https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObjects.html
+#include "s3/errors.hpp"
+#include "s3/responses.hpp"
+#include "s3/xml.hpp"
+#include "server/s3/common.hpp"
+#include "server/s3/operations.hpp"
+#include "server/services.hpp"
+
+namespace depot::server::s3op {
+
+asio::awaitable<result<response>> delete_objects(request_context& ctx)
+{
+    auto bucket = co_await authorized_bucket(ctx);
+    if (!bucket)
+        co_return std::move(bucket).error();
+    auto body = co_await read_small_body(ctx, ctx.svc->opts.max_xml_body_bytes);
+    if (!body)
+        co_return std::move(body).error();
+    auto request = s3::parse_delete_objects(*body);
+    if (!request)
+        co_return std::move(request).error();
+
+    s3::delete_result out{.quiet = request->quiet};
+    for (const auto& object : request->objects) {
+        result<void> outcome = check_key(object.key);
+        if (outcome && object.version_id && *object.version_id != "null")
+            outcome = make_error(errc::no_such_version, "The specified version does not exist.");
+        if (outcome)
+            outcome = co_await ctx.svc->objects.delete_object(bucket->id, object.key);
+        if (outcome) {
+            s3::deleted_entry done;
+            done.key = object.key;
+            done.version_id = object.version_id.value_or("");
+            out.deleted.push_back(std::move(done));
+        } else {
+            auto info = s3::describe(outcome.error());
+            s3::delete_error_entry failed;
+            failed.key = object.key;
+            failed.version_id = object.version_id.value_or("");
+            failed.code = std::string(info.code);
+            failed.message = std::move(info.message);
+            out.errors.push_back(std::move(failed));
+        }
+    }
+    co_return xml_response(s3::delete_result_xml(out));
+}
+
+} // namespace depot::server::s3op

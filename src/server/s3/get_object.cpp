@@ -1,0 +1,101 @@
+// GetObject — https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html
+// HeadObject — https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html
+#include "common/http_date.hpp"
+#include "s3/conditions.hpp"
+#include "s3/etag.hpp"
+#include "s3/range.hpp"
+#include "server/errors.hpp"
+#include "server/s3/common.hpp"
+#include "server/s3/operations.hpp"
+#include "server/services.hpp"
+
+#include <array>
+
+namespace depot::server::s3op {
+namespace {
+
+/// `response-*` query parameters override response headers (only on signed requests, which all are here).
+constexpr std::array<std::pair<std::string_view, http::field>, 6> overrides = {{
+    {"response-content-type", http::field::content_type},
+    {"response-content-language", http::field::content_language},
+    {"response-expires", http::field::expires},
+    {"response-cache-control", http::field::cache_control},
+    {"response-content-disposition", http::field::content_disposition},
+    {"response-content-encoding", http::field::content_encoding},
+}};
+
+asio::awaitable<result<response>> read_object(request_context& ctx, bool head)
+{
+    auto bucket = co_await authorized_bucket(ctx);
+    if (!bucket)
+        co_return std::move(bucket).error();
+    auto opened = co_await ctx.svc->objects.open_object(bucket->id, ctx.key);
+    if (!opened)
+        co_return std::move(opened).error();
+    auto handle = std::make_shared<registry::object_handle>(std::move(*opened));
+    const auto& v = handle->version;
+
+    s3::read_conditions conditions{.if_match = ctx.get("if-match"),
+                                   .if_none_match = ctx.get("if-none-match"),
+                                   .if_modified_since = ctx.get("if-modified-since"),
+                                   .if_unmodified_since = ctx.get("if-unmodified-since")};
+    auto outcome = s3::evaluate_read_conditions(conditions, v.etag, v.last_modified);
+    if (outcome == s3::condition_result::precondition_failed)
+        co_return make_error(errc::precondition_failed,
+                             "At least one of the pre-conditions you specified did not hold");
+    if (outcome == s3::condition_result::not_modified) {
+        response res;
+        res.status = http::status::not_modified;
+        res.headers.set(http::field::etag, s3::quote_etag(v.etag));
+        res.headers.set(http::field::last_modified, format_http_date(v.last_modified));
+        co_return res;
+    }
+
+    response res;
+    set_object_headers(res, v);
+    for (const auto& [param, field] : overrides)
+        if (auto value = ctx.param(param))
+            res.headers.set(field, *value);
+
+    std::uint64_t first = 0;
+    std::uint64_t length = v.size;
+    if (auto range_header = ctx.get("range")) {
+        auto range = s3::parse_range(*range_header, v.size);
+        if (!range) {
+            std::string_view target = ctx.header->target();
+            auto err =
+                s3_error_response(range.error(), target.substr(0, target.find('?')), ctx.request_id, head);
+            err.headers.set(http::field::content_range, s3::unsatisfied_content_range(v.size));
+            co_return err;
+        }
+        if (*range) {
+            first = (*range)->first;
+            length = (*range)->length();
+            res.status = http::status::partial_content;
+            res.headers.set(http::field::content_range, s3::content_range(**range, v.size));
+        }
+    }
+    if (head) {
+        res.head_only = true;
+        res.headers.set(http::field::content_length, std::to_string(length));
+        co_return res;
+    }
+    res.stream = ctx.svc->objects.read(*handle, first, length);
+    res.stream_length = length;
+    res.keep = handle;
+    co_return res;
+}
+
+} // namespace
+
+asio::awaitable<result<response>> get_object(request_context& ctx)
+{
+    return read_object(ctx, false);
+}
+
+asio::awaitable<result<response>> head_object(request_context& ctx)
+{
+    return read_object(ctx, true);
+}
+
+} // namespace depot::server::s3op

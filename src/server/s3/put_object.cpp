@@ -1,0 +1,47 @@
+// PutObject — https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObject.html
+#include "s3/etag.hpp"
+#include "server/s3/common.hpp"
+#include "server/s3/operations.hpp"
+#include "server/services.hpp"
+
+namespace depot::server::s3op {
+
+asio::awaitable<result<response>> put_object(request_context& ctx)
+{
+    if (auto k = check_key(ctx.key); !k)
+        co_return std::move(k).error();
+    auto bucket = co_await authorized_bucket(ctx);
+    if (!bucket)
+        co_return std::move(bucket).error();
+    if (!ctx.content_length && !ctx.get("transfer-encoding"))
+        co_return make_error(errc::missing_content_length,
+                             "You must provide the Content-Length HTTP header.");
+    auto headers = object_headers_of(ctx);
+    if (!headers)
+        co_return std::move(headers).error();
+    auto md5 = content_md5_of(ctx);
+    if (!md5)
+        co_return std::move(md5).error();
+    if (ctx.content_length && *ctx.content_length > (5ull << 30))
+        co_return make_error(errc::entity_too_large, "Your proposed upload exceeds the maximum allowed size");
+
+    // A named request: GCC 12 destroys aggregate temporaries in a co_await operand twice.
+    registry::put_object_request request{.target = &*bucket,
+                                         .key = ctx.key,
+                                         .owner_id = ctx.who.user_id,
+                                         .headers = std::move(*headers),
+                                         .content_length = ctx.content_length,
+                                         .expected_md5 = std::move(*md5),
+                                         .expected_sha256 = ctx.payload.sha256,
+                                         .body = ctx.body};
+    auto stored = co_await ctx.svc->objects.put_object(std::move(request));
+    if (!stored)
+        co_return std::move(stored).error();
+    response res;
+    res.headers.set(http::field::etag, s3::quote_etag(stored->etag));
+    if (stored->version_id != "null")
+        res.headers.set("x-amz-version-id", stored->version_id);
+    co_return res;
+}
+
+} // namespace depot::server::s3op

@@ -1,0 +1,33 @@
+#pragma once
+/// \file
+/// Everything request handlers share: settings, the database pool, the blob store, repositories and
+/// services. Built once by `server` and alive until it stops.
+
+#include "registry/bucket_repository.hpp"
+#include "registry/identity_repository.hpp"
+#include "registry/object_service.hpp"
+#include "registry/pg/pg.hpp"
+#include "server/options.hpp"
+#include "storage/blob_store.hpp"
+
+#include <memory>
+
+namespace depot::server {
+
+struct services
+{
+    services(const options& o, std::shared_ptr<pg::pool> pool, std::shared_ptr<storage::blob_store> store,
+             std::string server_key)
+        : opts(o), db(std::move(pool)), blobs(std::move(store)), identities(*db, std::move(server_key)),
+          buckets(*db), objects(*db, *blobs)
+    {}
+
+    const options& opts;
+    std::shared_ptr<pg::pool> db;
+    std::shared_ptr<storage::blob_store> blobs;
+    registry::identity_repository identities;
+    registry::bucket_repository buckets;
+    registry::object_service objects;
+};
+
+} // namespace depot::server
