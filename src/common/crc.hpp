@@ -1,0 +1,72 @@
+#pragma once
+/// \file
+/// The three CRCs S3 accepts as flexible checksums, all reflected with initial value and final XOR of all
+/// ones:
+///
+/// | name        | polynomial (normal form) | check value of "123456789" |
+/// |-------------|--------------------------|----------------------------|
+/// | CRC-32      | 0x04C11DB7               | 0xCBF43926                 |
+/// | CRC-32C     | 0x1EDC6F41               | 0xE3069283                 |
+/// | CRC-64/NVME | 0xAD93D23594C93659       | 0xAE8B14860A799888         |
+///
+/// On x86-64 CPUs with PCLMULQDQ (checked at run time) the bulk of a buffer is folded with carry-less
+/// multiplication; elsewhere, and for inputs under 128 bytes, a slice-by-8 table is used. Both give identical
+/// results.
+///
+/// The functions chain like zlib's `crc32`: pass the CRC of everything before `data` (0 at the start) and get
+/// the CRC of everything up to the end of `data`. All functions are pure and thread-safe.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace depot {
+
+/// CRC-32 (IEEE 802.3, zlib, gzip) of `data`, continuing from `crc`.
+std::uint32_t crc32(std::span<const std::byte> data, std::uint32_t crc = 0) noexcept;
+/// CRC-32C (Castagnoli, iSCSI) of `data`, continuing from `crc`.
+std::uint32_t crc32c(std::span<const std::byte> data, std::uint32_t crc = 0) noexcept;
+/// CRC-64/NVME of `data`, continuing from `crc`.
+std::uint64_t crc64nvme(std::span<const std::byte> data, std::uint64_t crc = 0) noexcept;
+
+inline std::uint32_t crc32(std::string_view data, std::uint32_t crc = 0) noexcept
+{
+    return crc32(std::as_bytes(std::span(data.data(), data.size())), crc);
+}
+inline std::uint32_t crc32c(std::string_view data, std::uint32_t crc = 0) noexcept
+{
+    return crc32c(std::as_bytes(std::span(data.data(), data.size())), crc);
+}
+inline std::uint64_t crc64nvme(std::string_view data, std::uint64_t crc = 0) noexcept
+{
+    return crc64nvme(std::as_bytes(std::span(data.data(), data.size())), crc);
+}
+
+/// The CRC of A||B from crc(A), crc(B) and the length of B in bytes, in O(log len_b) time and without the
+/// data. `combine(crc_a, crc(B), len_b) == crc(B, crc_a)` for every B.
+std::uint32_t crc32_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::uint64_t len_b) noexcept;
+std::uint32_t crc32c_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::uint64_t len_b) noexcept;
+std::uint64_t crc64nvme_combine(std::uint64_t crc_a, std::uint64_t crc_b, std::uint64_t len_b) noexcept;
+
+/// "pclmul" when the carry-less multiplication path is in use on this CPU, "table" otherwise. For logs.
+std::string_view crc_implementation() noexcept;
+
+namespace crc_detail {
+
+enum class crc_kind
+{
+    crc32,
+    crc32c,
+    crc64nvme
+};
+
+/// Exposed so that tests can compare both code paths on the same machine: each computes the CRC of
+/// `data` continuing from `crc`, like the public functions. `accelerated` must only be called when
+/// `accelerated_available()` is true.
+std::uint64_t portable(crc_kind kind, std::span<const std::byte> data, std::uint64_t crc) noexcept;
+std::uint64_t accelerated(crc_kind kind, std::span<const std::byte> data, std::uint64_t crc) noexcept;
+bool accelerated_available() noexcept;
+
+} // namespace crc_detail
+} // namespace depot
