@@ -9,7 +9,18 @@
 /// selected with `-sc="*ranged*"` and a single store with `-tc="*localfs*"`. The factory is called once per
 /// subcase and must return a fresh, empty store; the store is destroyed when the subcase ends, so a factory
 /// that creates resources (a temporary directory, a RADOS pool) releases them in the shared_ptr's deleter.
-/// A factory may return nullptr to skip the suite, e.g. a RADOS store when no cluster is configured.
+/// A factory may return nullptr to skip the suite, e.g. a RADOS store when no cluster is configured:
+///
+///     DEPOT_BLOB_STORE_CONFORMANCE("rados", []() -> std::shared_ptr<depot::storage::blob_store> {
+///         const char* conf = std::getenv("DEPOT_TEST_CEPH_CONF");
+///         if (!conf)
+///             return nullptr;
+///         // A fresh namespace per store keeps each check's store empty.
+///         return depot::storage::make_rados_blob_store({.conf_file = conf, .ns = "t" + random_hex()});
+///     })
+///
+/// Checks run their coroutines on a private io_context in the test thread (one check uses 4 threads), so a
+/// store must not assume it is called from any particular executor.
 
 #include "storage/blob_store.hpp"
 

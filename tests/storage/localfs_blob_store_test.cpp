@@ -2,7 +2,9 @@
 #include "storage/localfs/localfs_blob_store.hpp"
 #include "test_util.hpp"
 
+#include <csignal>
 #include <fstream>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <thread>
@@ -37,6 +39,29 @@ std::size_t count_files(const fs::path& dir)
 {
     return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
 }
+
+/// Lowers RLIMIT_FSIZE for the whole process (SIGXFSZ ignored) until destroyed.
+struct file_size_limit
+{
+    rlimit saved{};
+    void (*saved_handler)(int) = nullptr;
+
+    explicit file_size_limit(rlim_t bytes)
+    {
+        REQUIRE(::getrlimit(RLIMIT_FSIZE, &saved) == 0);
+        saved_handler = std::signal(SIGXFSZ, SIG_IGN);
+        rlimit lowered = saved;
+        lowered.rlim_cur = bytes;
+        REQUIRE(::setrlimit(RLIMIT_FSIZE, &lowered) == 0);
+    }
+    file_size_limit(const file_size_limit&) = delete;
+    file_size_limit& operator=(const file_size_limit&) = delete;
+    ~file_size_limit()
+    {
+        ::setrlimit(RLIMIT_FSIZE, &saved);
+        std::signal(SIGXFSZ, saved_handler);
+    }
+};
 
 } // namespace
 
@@ -170,4 +195,36 @@ TEST_CASE("localfs reports a broken directory as io_error naming the operation a
     CHECK(created.error().message.find("create") != std::string::npos);
     CHECK(created.error().message.find("No such file or directory") != std::string::npos);
     CHECK(created.error().message.find(dir.path.string()) == std::string::npos);
+}
+
+TEST_CASE("a failed localfs write poisons the writer, and abort leaves nothing behind")
+{
+    temp_dir dir;
+    auto store = make_localfs_blob_store({.root = dir.path});
+    // A file size limit makes the kernel refuse the write (EFBIG) the way a full disk would (ENOSPC).
+    std::optional<file_size_limit> limit(std::in_place, 1024 * 1024);
+    run([&]() -> asio::awaitable<void> {
+        auto created = co_await store->create();
+        REQUIRE(created.has_value());
+        auto& writer = **created;
+        const auto big = make_content(2 * 1024 * 1024, 8);
+        auto written = co_await writer.write(bytes_of(big));
+        REQUIRE_FALSE(written.has_value());
+        CHECK(written.error().code == errc::io_error);
+        CHECK(written.error().message.find("write") != std::string::npos);
+        CHECK(written.error().message.find(writer.id()) != std::string::npos);
+        auto again = co_await writer.write(bytes_of("x"));
+        CHECK_FALSE(again.has_value());
+        auto committed = co_await writer.commit();
+        CHECK_FALSE(committed.has_value());
+        co_await writer.abort();
+        auto info = co_await store->stat(writer.id());
+        REQUIRE_FALSE(info.has_value());
+        CHECK(info.error().code == errc::not_found);
+    }());
+    limit.reset();
+    CHECK(count_files(dir.path / "tmp") == 0);
+    auto listed = run(store->list("", 10));
+    REQUIRE(listed.has_value());
+    CHECK(listed->empty());
 }
