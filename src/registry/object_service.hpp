@@ -121,9 +121,6 @@ public:
     asio::awaitable<result<list_page>> list(list_request request);
 
 private:
-    /// Removes blobs whose last reference was dropped by a committed transaction (best effort, logged).
-    asio::awaitable<void> remove_blobs(std::vector<std::string> store_ids);
-
     pg::pool& pool_;
     storage::blob_store& store_;
 };

@@ -64,6 +64,8 @@ struct segment
     std::string store_id;
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
+    /// The multipart part this piece belongs to (0 for objects written in one piece).
+    int part_number = 0;
 };
 
 struct object_version

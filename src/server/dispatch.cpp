@@ -48,7 +48,7 @@ constexpr std::array<std::string_view, 27> subresources = {"accelerate",  "acl",
                                                            "tagging",     "uploads",
                                                            "versioning"};
 
-constexpr std::array<route, 26> routes = {{
+constexpr std::array<route, 27> routes = {{
     {http::verb::get, scope::service, "", "ListBuckets", s3op::list_buckets},
     {http::verb::put, scope::bucket, "", "CreateBucket", s3op::create_bucket},
     {http::verb::head, scope::bucket, "", "HeadBucket", s3op::head_bucket},
@@ -60,7 +60,7 @@ constexpr std::array<route, 26> routes = {{
     {http::verb::get, scope::bucket, "list-type", "ListObjectsV2", s3op::list_objects_v2},
     {http::verb::get, scope::bucket, "", "ListObjects", s3op::list_objects},
     {http::verb::get, scope::bucket, "versions", "ListObjectVersions", nullptr},
-    {http::verb::get, scope::bucket, "uploads", "ListMultipartUploads", nullptr},
+    {http::verb::get, scope::bucket, "uploads", "ListMultipartUploads", s3op::list_multipart_uploads},
     {http::verb::post, scope::bucket, "delete", "DeleteObjects", s3op::delete_objects},
     {http::verb::put, scope::object, "", "PutObject", s3op::put_object},
     {http::verb::put, scope::object, "copy", "CopyObject", s3op::copy_object},
@@ -69,11 +69,12 @@ constexpr std::array<route, 26> routes = {{
     {http::verb::delete_, scope::object, "", "DeleteObject", s3op::delete_object},
     {http::verb::get, scope::object, "acl", "GetObjectAcl", s3op::get_object_acl},
     {http::verb::get, scope::object, "attributes", "GetObjectAttributes", nullptr},
-    {http::verb::post, scope::object, "uploads", "CreateMultipartUpload", nullptr},
-    {http::verb::put, scope::object, "uploadId", "UploadPart", nullptr},
-    {http::verb::post, scope::object, "uploadId", "CompleteMultipartUpload", nullptr},
-    {http::verb::delete_, scope::object, "uploadId", "AbortMultipartUpload", nullptr},
-    {http::verb::get, scope::object, "uploadId", "ListParts", nullptr},
+    {http::verb::post, scope::object, "uploads", "CreateMultipartUpload", s3op::create_multipart_upload},
+    {http::verb::put, scope::object, "uploadId", "UploadPart", s3op::upload_part},
+    {http::verb::put, scope::object, "uploadId+copy", "UploadPartCopy", s3op::upload_part_copy},
+    {http::verb::post, scope::object, "uploadId", "CompleteMultipartUpload", s3op::complete_multipart_upload},
+    {http::verb::delete_, scope::object, "uploadId", "AbortMultipartUpload", s3op::abort_multipart_upload},
+    {http::verb::get, scope::object, "uploadId", "ListParts", s3op::list_parts},
     {http::verb::get, scope::object, "tagging", "GetObjectTagging", nullptr},
 }};
 
@@ -115,7 +116,7 @@ const route* find_route(const request_context& ctx, scope where, std::string_vie
     if (where == scope::object && ctx.header->method() == http::verb::put && ctx.get("x-amz-copy-source"))
         sub = "copy";
     if (where == scope::object && ctx.has_param("uploadId"))
-        sub = "uploadId";
+        sub = sub == "copy" ? "uploadId+copy" : "uploadId";
     for (auto s : subresources)
         if (sub.empty() && ctx.has_param(s))
             sub = s;

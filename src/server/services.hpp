@@ -5,6 +5,7 @@
 
 #include "registry/bucket_repository.hpp"
 #include "registry/identity_repository.hpp"
+#include "registry/multipart_service.hpp"
 #include "registry/object_service.hpp"
 #include "registry/pg/pg.hpp"
 #include "server/options.hpp"
@@ -19,7 +20,7 @@ struct services
     services(const options& o, std::shared_ptr<pg::pool> pool, std::shared_ptr<storage::blob_store> store,
              std::string server_key)
         : opts(o), db(std::move(pool)), blobs(std::move(store)), identities(*db, std::move(server_key)),
-          buckets(*db), objects(*db, *blobs)
+          buckets(*db), objects(*db, *blobs), multipart(*db, *blobs)
     {}
 
     const options& opts;
@@ -28,6 +29,7 @@ struct services
     registry::identity_repository identities;
     registry::bucket_repository buckets;
     registry::object_service objects;
+    registry::multipart_service multipart;
 };
 
 } // namespace depot::server

@@ -2,11 +2,13 @@
 
 #include "common/hash.hpp"
 #include "common/http_date.hpp"
+#include "common/uri.hpp"
 #include "s3/etag.hpp"
 #include "s3/names.hpp"
 #include "server/services.hpp"
 
 #include <boost/beast/core/string.hpp>
+#include <charconv>
 
 namespace depot::server::s3op {
 namespace {
@@ -152,6 +154,46 @@ asio::awaitable<result<std::string>> read_small_body(request_context& ctx, std::
         co_return make_error(errc::content_sha256_mismatch,
                              "The provided 'x-amz-content-sha256' header does not match what was computed.");
     co_return body;
+}
+
+result<copy_source> parse_copy_source(std::string_view raw)
+{
+    copy_source out;
+    auto q = raw.find('?');
+    if (q != std::string_view::npos) {
+        auto params = parse_query(raw.substr(q + 1));
+        if (!params)
+            return make_error(errc::invalid_argument, "Invalid copy source encoding", "x-amz-copy-source");
+        for (auto& [name, value] : *params)
+            if (name == "versionId")
+                out.version_id = value;
+        raw = raw.substr(0, q);
+    }
+    auto decoded = uri_decode(raw);
+    if (!decoded)
+        return make_error(errc::invalid_argument, "Invalid copy source encoding", "x-amz-copy-source");
+    std::string_view path = *decoded;
+    if (!path.empty() && path.front() == '/')
+        path.remove_prefix(1);
+    auto slash = path.find('/');
+    if (slash == std::string_view::npos || slash == 0 || slash + 1 == path.size())
+        return make_error(errc::invalid_argument,
+                          "Copy Source must mention the source bucket and key: sourcebucket/sourcekey",
+                          "x-amz-copy-source");
+    out.bucket = std::string(path.substr(0, slash));
+    out.key = std::string(path.substr(slash + 1));
+    return out;
+}
+
+result<int> part_number_of(const request_context& ctx)
+{
+    auto raw = ctx.param("partNumber").value_or("");
+    int n = 0;
+    auto [p, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), n);
+    if (ec != std::errc() || p != raw.data() + raw.size() || n < 1 || n > 10000)
+        return make_error(errc::invalid_argument,
+                          "Part number must be an integer between 1 and 10000, inclusive", "partNumber");
+    return n;
 }
 
 } // namespace depot::server::s3op

@@ -36,4 +36,17 @@ result<std::string> content_md5_of(const request_context& ctx);
 /// content_sha256_mismatch, incomplete_body.
 asio::awaitable<result<std::string>> read_small_body(request_context& ctx, std::size_t limit);
 
+struct copy_source
+{
+    std::string bucket;
+    std::string key;
+    std::optional<std::string> version_id;
+};
+
+/// Parses x-amz-copy-source: "bucket/key" or "/bucket/key", percent-encoded, optionally "?versionId=v".
+result<copy_source> parse_copy_source(std::string_view raw);
+
+/// The partNumber query parameter: 1..10000 (invalid_argument otherwise).
+result<int> part_number_of(const request_context& ctx);
+
 } // namespace depot::server::s3op

@@ -8,47 +8,6 @@
 #include "server/services.hpp"
 
 namespace depot::server::s3op {
-namespace {
-
-struct copy_source
-{
-    std::string bucket;
-    std::string key;
-    std::optional<std::string> version_id;
-};
-
-/// Parses x-amz-copy-source: "bucket/key" or "/bucket/key", percent-encoded, optionally "?versionId=v".
-result<copy_source> parse_copy_source(std::string_view raw)
-{
-    copy_source out;
-    auto q = raw.find('?');
-    if (q != std::string_view::npos) {
-        auto params = parse_query(raw.substr(q + 1));
-        if (!params)
-            return make_error(errc::invalid_argument, "Invalid copy source encoding", "x-amz-copy-source");
-        for (auto& [name, value] : *params)
-            if (name == "versionId")
-                out.version_id = value;
-        raw = raw.substr(0, q);
-    }
-    auto decoded = uri_decode(raw);
-    if (!decoded)
-        return make_error(errc::invalid_argument, "Invalid copy source encoding", "x-amz-copy-source");
-    std::string_view path = *decoded;
-    if (!path.empty() && path.front() == '/')
-        path.remove_prefix(1);
-    auto slash = path.find('/');
-    if (slash == std::string_view::npos || slash == 0 || slash + 1 == path.size())
-        return make_error(errc::invalid_argument,
-                          "Copy Source must mention the source bucket and key: sourcebucket/sourcekey",
-                          "x-amz-copy-source");
-    out.bucket = std::string(path.substr(0, slash));
-    out.key = std::string(path.substr(slash + 1));
-    return out;
-}
-
-} // namespace
-
 asio::awaitable<result<response>> copy_object(request_context& ctx)
 {
     if (auto k = check_key(ctx.key); !k)

@@ -1,0 +1,504 @@
+#include "registry/multipart_service.hpp"
+
+#include "common/hash.hpp"
+#include "registry/sql_util.hpp"
+#include "registry/transaction.hpp"
+#include "registry/versions.hpp"
+#include "s3/etag.hpp"
+#include "s3/names.hpp"
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace depot::registry {
+namespace {
+
+constexpr const char* upload_columns =
+    "m.id, m.upload_id, m.bucket_id, m.key, m.owner_id, u.display_name, " DEPOT_MS(
+        "m.initiated_at") ", m.content_type, m.content_encoding, m.content_disposition, m.content_language, "
+                          "m.cache_control, "
+                          "m.expires, m.user_metadata::text";
+
+multipart_upload upload_from(const pg::row& r)
+{
+    multipart_upload m;
+    m.row = r.i64(0);
+    m.upload_id = r.str(1);
+    m.bucket_id = r.i64(2);
+    m.key = r.str(3);
+    m.owner_id = r.str(4);
+    m.owner_display_name = r.str(5);
+    m.initiated = from_millis(r.i64(6));
+    m.headers.content_type = r.opt_str(7);
+    m.headers.content_encoding = r.opt_str(8);
+    m.headers.content_disposition = r.opt_str(9);
+    m.headers.content_language = r.opt_str(10);
+    m.headers.cache_control = r.opt_str(11);
+    m.headers.expires = r.opt_str(12);
+    m.headers.user_metadata = metadata_from_json(r.text(13));
+    return m;
+}
+
+error no_such_upload()
+{
+    return make_error(
+        errc::no_such_upload,
+        "The specified upload does not exist. The upload ID may be invalid, or the upload may have been "
+        "aborted or completed.");
+}
+
+/// Locks an upload row (FOR SHARE for parts, FOR UPDATE for Complete/Abort); nullopt when it is gone.
+asio::awaitable<std::optional<std::int64_t>> lock_upload(pg::connection& c, std::int64_t row, bool exclusive)
+{
+    auto rs = co_await sql(c,
+                           std::string("SELECT id FROM multipart_uploads WHERE id = $1 ") +
+                               (exclusive ? "FOR UPDATE" : "FOR SHARE"),
+                           row);
+    if (rs.empty())
+        co_return std::nullopt;
+    co_return rs[0].i64(0);
+}
+
+/// Deletes one part (its segments cascade) and drops their references.
+asio::awaitable<void> release_part(pg::connection& c, std::int64_t upload_row, int part_number,
+                                   std::vector<std::string>& unreferenced)
+{
+    auto segs =
+        co_await sql(c,
+                     "WITH p AS (DELETE FROM multipart_parts WHERE upload_row = $1 AND part_number = $2) "
+                     "SELECT blob_id FROM multipart_part_segments WHERE upload_row = $1 AND part_number = $2",
+                     upload_row, part_number);
+    std::vector<std::int64_t> blobs;
+    for (auto r : segs)
+        blobs.push_back(r.i64(0));
+    co_await drop_references(c, blobs, unreferenced);
+}
+
+} // namespace
+
+asio::awaitable<result<multipart_upload>>
+multipart_service::create(const bucket& target, std::string key, std::string owner_id, object_headers headers)
+{
+    const std::string upload_id = to_hex(random_bytes(24));
+    const std::string metadata = metadata_json(headers);
+    const auto& h = headers;
+    auto conn = co_await pool_.acquire();
+    auto rs = co_await sql(
+        *conn,
+        std::string("WITH m AS (INSERT INTO multipart_uploads (upload_id, bucket_id, key, owner_id, "
+                    "content_type, content_encoding, content_disposition, content_language, "
+                    "cache_control, expires, user_metadata) "
+                    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb) RETURNING *) "
+                    "SELECT ") +
+            upload_columns + " FROM m JOIN users u ON u.id = m.owner_id",
+        upload_id, target.id, key, owner_id, h.content_type, h.content_encoding, h.content_disposition,
+        h.content_language, h.cache_control, h.expires, metadata);
+    co_return upload_from(rs[0]);
+}
+
+asio::awaitable<result<multipart_upload>>
+multipart_service::find(std::int64_t bucket_id, std::string_view key, std::string_view upload_id)
+{
+    auto conn = co_await pool_.acquire();
+    auto rs = co_await sql(*conn,
+                           std::string("SELECT ") + upload_columns +
+                               " FROM multipart_uploads m JOIN users u ON u.id = m.owner_id "
+                               "WHERE m.upload_id = $1 AND m.bucket_id = $2 AND m.key = $3",
+                           upload_id, bucket_id, key);
+    if (rs.empty())
+        co_return no_such_upload();
+    co_return upload_from(rs[0]);
+}
+
+asio::awaitable<result<part_info>> multipart_service::publish_part(const multipart_upload& upload,
+                                                                   int part_number, std::uint64_t size,
+                                                                   std::string etag,
+                                                                   std::vector<segment> segments,
+                                                                   std::optional<ingested> fresh)
+{
+    std::vector<std::string> unreferenced;
+    auto published = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<part_info>> {
+        unreferenced.clear();
+        if (!co_await lock_upload(c, upload.row, false))
+            co_return no_such_upload();
+        std::vector<segment> segs = segments;
+        if (fresh) {
+            auto ref = co_await publish_blob(c, *fresh, unreferenced);
+            segs.assign(
+                1,
+                segment{.blob_row = ref.row, .store_id = ref.store_id, .offset = 0, .length = fresh->size});
+        } else {
+            std::vector<std::int64_t> blobs;
+            for (const auto& s : segs)
+                blobs.push_back(s.blob_row);
+            co_await add_references(c, blobs);
+        }
+        // Re-uploading a part number replaces the part; the replaced part's bytes lose this reference.
+        co_await release_part(c, upload.row, part_number, unreferenced);
+        auto rs = co_await sql(c,
+                               "INSERT INTO multipart_parts (upload_row, part_number, size, etag) "
+                               "VALUES ($1, $2, $3, $4) RETURNING " DEPOT_MS("uploaded_at"),
+                               upload.row, part_number, size, etag);
+        std::vector<std::int64_t> blobs, offsets, lengths;
+        for (const auto& s : segs) {
+            blobs.push_back(s.blob_row);
+            offsets.push_back(static_cast<std::int64_t>(s.offset));
+            lengths.push_back(static_cast<std::int64_t>(s.length));
+        }
+        auto array = [](const std::vector<std::int64_t>& v) {
+            std::string out = "{";
+            for (std::size_t i = 0; i < v.size(); ++i)
+                out += (i ? "," : "") + std::to_string(v[i]);
+            return out + "}";
+        };
+        const std::string b = array(blobs), o = array(offsets), l = array(lengths);
+        co_await sql(
+            c,
+            "INSERT INTO multipart_part_segments (upload_row, part_number, ordinal, blob_id, blob_offset, "
+            "length) SELECT $1, $2, s.ord - 1, s.blob, s.off, s.len "
+            "FROM unnest($3::bigint[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS s(blob, off, len, ord)",
+            upload.row, part_number, b, o, l);
+        co_return part_info{.part_number = part_number,
+                            .size = size,
+                            .etag = etag,
+                            .last_modified = from_millis(rs[0].i64(0))};
+    });
+    if (!published && fresh && !fresh->store_id.empty())
+        unreferenced.push_back(fresh->store_id);
+    co_await remove_blobs(store_, std::move(unreferenced));
+    co_return published;
+}
+
+asio::awaitable<result<part_info>> multipart_service::upload_part(const multipart_upload& upload,
+                                                                  int part_number, byte_source& body,
+                                                                  ingest_limits limits)
+{
+    limits.max_size = std::min(limits.max_size, limits_.max_part_size);
+    auto in = co_await ingest(store_, body, limits);
+    if (!in)
+        co_return std::move(in).error();
+    std::string etag = to_hex(in->md5);
+    const std::uint64_t size = in->size;
+    if (in->store_id.empty())
+        co_return co_await publish_part(upload, part_number, 0, std::move(etag), {}, std::nullopt);
+    const std::string store_id = in->store_id;
+    std::exception_ptr crash;
+    try {
+        co_return co_await publish_part(upload, part_number, size, std::move(etag), {}, std::move(*in));
+    } catch (...) {
+        crash = std::current_exception();
+    }
+    co_await remove_blobs(store_, std::vector<std::string>(1, store_id));
+    std::rethrow_exception(crash);
+}
+
+asio::awaitable<result<part_info>> multipart_service::copy_part(const multipart_upload& upload,
+                                                                int part_number, const object_handle& source,
+                                                                std::uint64_t first, std::uint64_t length)
+{
+    // The part references the source's blobs over the range; only the MD5 (the part's ETag) needs the bytes,
+    // and those are read, not written.
+    std::vector<segment> segs;
+    std::uint64_t start = 0;
+    for (const auto& s : source.segments) {
+        const std::uint64_t end = start + s.length;
+        if (end > first && start < first + length) {
+            const std::uint64_t from = std::max(first, start);
+            const std::uint64_t to = std::min(first + length, end);
+            segs.push_back(segment{.blob_row = s.blob_row,
+                                   .store_id = s.store_id,
+                                   .offset = s.offset + (from - start),
+                                   .length = to - from});
+        }
+        start = end;
+    }
+    std::string etag;
+    if (length == source.version.size && source.version.parts_count == std::nullopt) {
+        etag = source.version.etag;
+    } else {
+        hasher md5(digest_kind::md5);
+        object_service reader(pool_, store_);
+        auto src = reader.read(source, first, length);
+        std::vector<std::byte> buf(1 << 20);
+        for (;;) {
+            auto n = co_await src->read_some(buf);
+            if (!n)
+                co_return std::move(n).error();
+            if (*n == 0)
+                break;
+            md5.update(std::span<const std::byte>(buf.data(), *n));
+        }
+        etag = to_hex(md5.finish());
+    }
+    co_return co_await publish_part(upload, part_number, length, std::move(etag), std::move(segs),
+                                    std::nullopt);
+}
+
+asio::awaitable<result<parts_page>> multipart_service::list_parts(const multipart_upload& upload, int marker,
+                                                                  int max_parts)
+{
+    parts_page page;
+    page.upload = upload;
+    auto conn = co_await pool_.acquire();
+    auto rs = co_await sql(
+        *conn,
+        "SELECT part_number, size, etag, " DEPOT_MS(
+            "uploaded_at") " FROM multipart_parts "
+                           "WHERE upload_row = $1 AND part_number > $2 ORDER BY part_number LIMIT $3",
+        upload.row, marker, max_parts + 1);
+    for (auto r : rs) {
+        if (static_cast<int>(page.parts.size()) == max_parts) {
+            page.truncated = true;
+            break;
+        }
+        page.parts.push_back(part_info{.part_number = static_cast<int>(r.i64(0)),
+                                       .size = static_cast<std::uint64_t>(r.i64(1)),
+                                       .etag = r.str(2),
+                                       .last_modified = from_millis(r.i64(3))});
+    }
+    if (!page.parts.empty())
+        page.next_marker = page.parts.back().part_number;
+    co_return page;
+}
+
+asio::awaitable<result<object_version>> multipart_service::complete(std::int64_t bucket_id,
+                                                                    std::string_view key,
+                                                                    std::string_view upload_id,
+                                                                    std::vector<completed_part_ref> wanted)
+{
+    if (wanted.empty())
+        co_return make_error(errc::malformed_xml, "You must specify at least one part");
+    for (std::size_t i = 1; i < wanted.size(); ++i)
+        if (wanted[i].part_number <= wanted[i - 1].part_number)
+            co_return make_error(errc::invalid_part_order,
+                                 "The list of parts was not in ascending order. Parts must "
+                                 "be ordered by part number.");
+    auto upload = co_await find(bucket_id, key, upload_id);
+    if (!upload)
+        co_return std::move(upload).error();
+
+    std::vector<std::string> unreferenced;
+    auto done = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<object_version>> {
+        unreferenced.clear();
+        if (!co_await lock_upload(c, upload->row, true))
+            co_return no_such_upload();
+        if (!co_await lock_bucket(c, bucket_id))
+            co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
+        struct stored_part
+        {
+            std::uint64_t size = 0;
+            std::string etag;
+            std::vector<segment> segments;
+        };
+        std::map<int, stored_part> stored;
+        auto parts = co_await sql(
+            c, "SELECT part_number, size, etag FROM multipart_parts WHERE upload_row = $1", upload->row);
+        for (auto r : parts)
+            stored[static_cast<int>(r.i64(0))] =
+                stored_part{static_cast<std::uint64_t>(r.i64(1)), r.str(2), {}};
+        auto segs = co_await sql(c,
+                                 "SELECT s.part_number, s.blob_id, b.store_id, s.blob_offset, s.length "
+                                 "FROM multipart_part_segments s JOIN blobs b ON b.id = s.blob_id "
+                                 "WHERE s.upload_row = $1 ORDER BY s.part_number, s.ordinal",
+                                 upload->row);
+        for (auto r : segs)
+            stored[static_cast<int>(r.i64(0))].segments.push_back(
+                segment{.blob_row = r.i64(1),
+                        .store_id = r.str(2),
+                        .offset = static_cast<std::uint64_t>(r.i64(3)),
+                        .length = static_cast<std::uint64_t>(r.i64(4)),
+                        .part_number = static_cast<int>(r.i64(0))});
+
+        object_version v;
+        v.bucket_id = bucket_id;
+        v.key = std::string(key);
+        v.version_id = "null";
+        v.owner_id = upload->owner_id;
+        v.headers = upload->headers;
+        v.parts_count = static_cast<int>(wanted.size());
+        std::vector<segment> manifest;
+        std::vector<std::string> etags;
+        for (std::size_t i = 0; i < wanted.size(); ++i) {
+            auto it = stored.find(wanted[i].part_number);
+            if (it == stored.end() || it->second.etag != s3::unquote_etag(wanted[i].etag))
+                co_return make_error(
+                    errc::invalid_part,
+                    "One or more of the specified parts could not be found. The part may not have "
+                    "been uploaded, or the specified entity tag may not match the part's entity tag.");
+            if (i + 1 < wanted.size() && it->second.size < limits_.min_part_size)
+                co_return make_error(errc::entity_too_small,
+                                     "Your proposed upload is smaller than the minimum allowed size");
+            v.size += it->second.size;
+            etags.push_back(it->second.etag);
+            manifest.insert(manifest.end(), it->second.segments.begin(), it->second.segments.end());
+        }
+        auto etag = s3::multipart_etag(etags);
+        if (!etag)
+            co_return std::move(etag).error();
+        v.etag = std::move(*etag);
+
+        // The listed parts' references move to the object's segments; the others are released with the
+        // upload.
+        std::vector<std::int64_t> moved, dropped;
+        for (const auto& s : manifest)
+            moved.push_back(s.blob_row);
+        for (auto& [number, part] : stored)
+            for (const auto& s : part.segments)
+                dropped.push_back(s.blob_row);
+        co_await add_references(c, moved);
+        co_await sql(c, "DELETE FROM multipart_uploads WHERE id = $1", upload->row);
+        co_await drop_references(c, dropped, unreferenced);
+
+        if (auto current = co_await lock_current(c, bucket_id, key))
+            co_await release_version(c, *current, unreferenced);
+        auto [row, modified] = co_await insert_version(c, v);
+        co_await insert_segments(c, row, manifest);
+        v.row_id = row;
+        v.last_modified = from_millis(modified);
+        co_return v;
+    });
+    co_await remove_blobs(store_, std::move(unreferenced));
+    co_return done;
+}
+
+asio::awaitable<bool> multipart_service::abort_row(pg::connection& c, std::int64_t row,
+                                                   std::vector<std::string>& unreferenced)
+{
+    if (!co_await lock_upload(c, row, true))
+        co_return false;
+    auto segs = co_await sql(c,
+                             "WITH m AS (DELETE FROM multipart_uploads WHERE id = $1) "
+                             "SELECT blob_id FROM multipart_part_segments WHERE upload_row = $1",
+                             row);
+    std::vector<std::int64_t> blobs;
+    for (auto r : segs)
+        blobs.push_back(r.i64(0));
+    co_await drop_references(c, blobs, unreferenced);
+    co_return true;
+}
+
+asio::awaitable<result<void>> multipart_service::abort(std::int64_t bucket_id, std::string_view key,
+                                                       std::string_view upload_id)
+{
+    auto upload = co_await find(bucket_id, key, upload_id);
+    if (!upload)
+        co_return std::move(upload).error();
+    std::vector<std::string> unreferenced;
+    auto aborted = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
+        unreferenced.clear();
+        if (!co_await abort_row(c, upload->row, unreferenced))
+            co_return no_such_upload();
+        co_return ok();
+    });
+    co_await remove_blobs(store_, std::move(unreferenced));
+    co_return aborted;
+}
+
+asio::awaitable<result<uploads_page>> multipart_service::list_uploads(uploads_request req)
+{
+    uploads_page page;
+    if (req.max_uploads == 0)
+        co_return page;
+    auto conn = co_await pool_.acquire();
+    std::string key_bound = req.key_marker;
+    std::string id_bound = req.key_marker.empty() ? std::string() : req.upload_id_marker;
+    // Without an upload-id-marker, the key-marker's own uploads are skipped (S3 semantics).
+    bool skip_marker_key = !req.key_marker.empty() && req.upload_id_marker.empty();
+    std::size_t count = 0;
+    for (;;) {
+        const std::size_t batch = std::min<std::size_t>(req.max_uploads - count + 1, 1000);
+        auto rs = co_await sql(*conn,
+                               std::string("SELECT ") + upload_columns +
+                                   " FROM multipart_uploads m JOIN users u ON u.id = m.owner_id "
+                                   "WHERE m.bucket_id = $1 AND (m.key > $2 OR (m.key = $2 AND NOT $5 AND "
+                                   "m.upload_id > $3)) AND m.key >= $4 ORDER BY m.key, m.upload_id LIMIT $6",
+                               req.bucket_id, key_bound, id_bound, req.prefix, skip_marker_key,
+                               static_cast<std::int64_t>(batch));
+        skip_marker_key = false;
+        bool reseek = false;
+        for (auto r : rs) {
+            auto upload = upload_from(r);
+            if (upload.key.compare(0, req.prefix.size(), req.prefix) != 0)
+                co_return page;
+            if (count == req.max_uploads) {
+                page.truncated = true;
+                co_return page;
+            }
+            std::size_t cut =
+                req.delimiter.empty() ? std::string::npos : upload.key.find(req.delimiter, req.prefix.size());
+            if (cut != std::string::npos) {
+                std::string common = upload.key.substr(0, cut + req.delimiter.size());
+                page.common_prefixes.push_back(common);
+                ++count;
+                page.next_key_marker = common;
+                page.next_upload_id_marker.clear();
+                // Continue after every key under this common prefix: at its successor, inclusive.
+                key_bound = s3::prefix_successor(common);
+                if (key_bound.empty())
+                    co_return page;
+                id_bound.clear();
+                reseek = true;
+                break;
+            }
+            page.next_key_marker = upload.key;
+            page.next_upload_id_marker = upload.upload_id;
+            key_bound = upload.key;
+            id_bound = upload.upload_id;
+            page.uploads.push_back(std::move(upload));
+            ++count;
+        }
+        if (!reseek && static_cast<std::size_t>(rs.size()) < batch)
+            co_return page;
+    }
+}
+
+asio::awaitable<std::size_t> multipart_service::abort_all(std::int64_t bucket_id)
+{
+    auto conn = co_await pool_.acquire();
+    auto rs = co_await sql(*conn, "SELECT id FROM multipart_uploads WHERE bucket_id = $1", bucket_id);
+    std::vector<std::int64_t> rows;
+    for (auto r : rs)
+        rows.push_back(r.i64(0));
+    conn = {};
+    std::size_t aborted = 0;
+    for (auto row : rows) {
+        std::vector<std::string> unreferenced;
+        auto done = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<bool>> {
+            unreferenced.clear();
+            co_return co_await abort_row(c, row, unreferenced);
+        });
+        if (done && *done)
+            ++aborted;
+        co_await remove_blobs(store_, std::move(unreferenced));
+    }
+    co_return aborted;
+}
+
+asio::awaitable<std::size_t> multipart_service::abort_initiated_before(time_point cutoff)
+{
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(cutoff.time_since_epoch()).count();
+    auto conn = co_await pool_.acquire();
+    auto rs = co_await sql(
+        *conn,
+        "SELECT id FROM multipart_uploads WHERE initiated_at < to_timestamp($1::double precision / "
+        "1000) ORDER BY initiated_at LIMIT 10000",
+        static_cast<std::int64_t>(ms));
+    std::vector<std::int64_t> rows;
+    for (auto r : rs)
+        rows.push_back(r.i64(0));
+    conn = {};
+    std::size_t aborted = 0;
+    for (auto row : rows) {
+        std::vector<std::string> unreferenced;
+        auto done = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<bool>> {
+            unreferenced.clear();
+            co_return co_await abort_row(c, row, unreferenced);
+        });
+        if (done && *done)
+            ++aborted;
+        co_await remove_blobs(store_, std::move(unreferenced));
+    }
+    co_return aborted;
+}
+
+} // namespace depot::registry

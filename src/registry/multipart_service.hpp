@@ -1,0 +1,139 @@
+#pragma once
+/// \file
+/// Multipart uploads. Parts are ingested like objects (verified, committed blobs, deduplicated) and kept as
+/// manifests; completing concatenates the listed parts' manifests into a new object version in one
+/// transaction, so readers see the old object or the new one and no byte is copied. Upload, Complete and
+/// Abort of one upload serialize on its row (parts take it FOR SHARE, Complete and Abort FOR UPDATE), so a
+/// racing Abort and Complete leave exactly one outcome, and a part that commits after either is refused.
+
+#include "common/result.hpp"
+#include "registry/content.hpp"
+#include "registry/object_service.hpp"
+#include "registry/pg/pg.hpp"
+#include "registry/types.hpp"
+#include "storage/blob_store.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+
+namespace depot::registry {
+
+struct multipart_upload
+{
+    std::int64_t row = 0;
+    std::string upload_id;
+    std::int64_t bucket_id = 0;
+    std::string key;
+    std::string owner_id;
+    std::string owner_display_name;
+    time_point initiated;
+    object_headers headers;
+};
+
+struct part_info
+{
+    int part_number = 0;
+    std::uint64_t size = 0;
+    std::string etag; ///< bare hex MD5 of the part's bytes
+    time_point last_modified;
+};
+
+struct parts_page
+{
+    multipart_upload upload;
+    std::vector<part_info> parts;
+    bool truncated = false;
+    int next_marker = 0;
+};
+
+struct uploads_request
+{
+    std::int64_t bucket_id = 0;
+    std::string prefix;
+    std::string delimiter;
+    std::string key_marker;
+    std::string upload_id_marker;
+    std::size_t max_uploads = 1000;
+};
+
+struct uploads_page
+{
+    std::vector<multipart_upload> uploads;
+    std::vector<std::string> common_prefixes;
+    bool truncated = false;
+    std::string next_key_marker;
+    std::string next_upload_id_marker;
+};
+
+/// A part named in CompleteMultipartUpload.
+struct completed_part_ref
+{
+    int part_number = 0;
+    std::string etag; ///< bare
+};
+
+struct multipart_limits
+{
+    /// Every part but the last must have at least this many bytes (S3: 5 MiB).
+    std::uint64_t min_part_size = 5ull << 20;
+    std::uint64_t max_part_size = 5ull << 30;
+};
+
+class multipart_service
+{
+public:
+    multipart_service(pg::pool& pool, storage::blob_store& store, multipart_limits limits = {})
+        : pool_(pool), store_(store), limits_(limits)
+    {}
+
+    asio::awaitable<result<multipart_upload>> create(const bucket& target, std::string key,
+                                                     std::string owner_id, object_headers headers);
+
+    /// no_such_upload unless `upload_id` is an active upload of this bucket and key.
+    asio::awaitable<result<multipart_upload>> find(std::int64_t bucket_id, std::string_view key,
+                                                   std::string_view upload_id);
+
+    /// Stores a part, replacing any earlier part with the same number (whose bytes are then released).
+    asio::awaitable<result<part_info>> upload_part(const multipart_upload& upload, int part_number,
+                                                   byte_source& body, ingest_limits limits);
+
+    /// Stores a part that references `[first, first + length)` of an existing object (UploadPartCopy).
+    asio::awaitable<result<part_info>> copy_part(const multipart_upload& upload, int part_number,
+                                                 const object_handle& source, std::uint64_t first,
+                                                 std::uint64_t length);
+
+    asio::awaitable<result<parts_page>> list_parts(const multipart_upload& upload, int marker, int max_parts);
+
+    /// Publishes the object. Errors: no_such_upload, invalid_part (missing part or ETag mismatch),
+    /// invalid_part_order, entity_too_small, malformed_xml (no parts).
+    asio::awaitable<result<object_version>> complete(std::int64_t bucket_id, std::string_view key,
+                                                     std::string_view upload_id,
+                                                     std::vector<completed_part_ref> parts);
+
+    /// no_such_upload when it does not exist (anymore).
+    asio::awaitable<result<void>> abort(std::int64_t bucket_id, std::string_view key,
+                                        std::string_view upload_id);
+
+    asio::awaitable<result<uploads_page>> list_uploads(uploads_request request);
+
+    /// Aborts every upload of a bucket (DeleteBucket), returns how many.
+    asio::awaitable<std::size_t> abort_all(std::int64_t bucket_id);
+
+    /// Aborts uploads initiated before `cutoff` (the abandoned-upload cleanup), returns how many.
+    asio::awaitable<std::size_t> abort_initiated_before(time_point cutoff);
+
+private:
+    /// Aborts one upload row inside a transaction; false when it is already gone.
+    asio::awaitable<bool> abort_row(pg::connection& c, std::int64_t row,
+                                    std::vector<std::string>& unreferenced);
+    asio::awaitable<result<part_info>> publish_part(const multipart_upload& upload, int part_number,
+                                                    std::uint64_t size, std::string etag,
+                                                    std::vector<segment> segments,
+                                                    std::optional<ingested> fresh);
+
+    pg::pool& pool_;
+    storage::blob_store& store_;
+    multipart_limits limits_;
+};
+
+} // namespace depot::registry

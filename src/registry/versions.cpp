@@ -1,0 +1,82 @@
+#include "registry/versions.hpp"
+
+#include "registry/content.hpp"
+#include "registry/sql_util.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace depot::registry {
+
+std::string metadata_json(const object_headers& h)
+{
+    auto j = nlohmann::json::array();
+    for (const auto& [name, value] : h.user_metadata)
+        j.push_back({name, value});
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::vector<std::pair<std::string, std::string>> metadata_from_json(std::string_view text)
+{
+    std::vector<std::pair<std::string, std::string>> out;
+    auto j = nlohmann::json::parse(text);
+    for (const auto& pair : j)
+        out.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
+    return out;
+}
+
+/// Locks the bucket row against deletion for the transaction; false when the bucket is gone.
+asio::awaitable<bool> lock_bucket(pg::connection& c, std::int64_t bucket_id)
+{
+    auto rs = co_await sql(c, "SELECT 1 FROM buckets WHERE id = $1 FOR SHARE", bucket_id);
+    co_return !rs.empty();
+}
+
+/// Locks and returns the current version row of a key, if any.
+asio::awaitable<std::optional<std::int64_t>> lock_current(pg::connection& c, std::int64_t bucket_id,
+                                                          std::string_view key)
+{
+    auto rs = co_await sql(c,
+                           "SELECT id FROM object_versions WHERE bucket_id = $1 AND key = $2 "
+                           "AND superseded_seq IS NULL FOR UPDATE",
+                           bucket_id, key);
+    if (rs.empty())
+        co_return std::nullopt;
+    co_return rs[0].i64(0);
+}
+
+asio::awaitable<void> release_version(pg::connection& c, std::int64_t row,
+                                      std::vector<std::string>& unreferenced)
+{
+    auto segs = co_await sql(c,
+                             "WITH v AS (DELETE FROM object_versions WHERE id = $1 RETURNING id) "
+                             "SELECT blob_id FROM object_segments WHERE version_row = $1",
+                             row);
+    std::vector<std::int64_t> blobs;
+    for (auto r : segs)
+        blobs.push_back(r.i64(0));
+    co_await drop_references(c, blobs, unreferenced);
+}
+
+/// Inserts a version row; returns (row id, last_modified ms).
+asio::awaitable<std::pair<std::int64_t, std::int64_t>> insert_version(pg::connection& c,
+                                                                      const object_version& v)
+{
+    const auto& h = v.headers;
+    // Optional parameters are built before the co_await: GCC 12 destroys class temporaries of a conditional
+    // expression inside a co_await operand twice.
+    pg::param sha = v.sha256.empty() ? pg::param(std::nullopt) : pg::param(pg::bytes(v.sha256));
+    pg::param parts = v.parts_count ? pg::param(*v.parts_count) : pg::param(std::nullopt);
+    const std::string metadata = metadata_json(h);
+    auto rs = co_await sql(
+        c,
+        "INSERT INTO object_versions (bucket_id, key, version_id, created_seq, size, etag, sha256, owner_id, "
+        "content_type, content_encoding, content_disposition, content_language, cache_control, expires, "
+        "user_metadata, parts_count) VALUES ($1, $2, 'null', nextval('commit_seq'), $3, $4, $5, $6, $7, $8, "
+        "$9, "
+        "$10, $11, $12, $13::jsonb, $14) RETURNING id, " DEPOT_MS("last_modified"),
+        v.bucket_id, v.key, v.size, v.etag, sha, v.owner_id, h.content_type, h.content_encoding,
+        h.content_disposition, h.content_language, h.cache_control, h.expires, metadata, parts);
+    co_return std::pair{rs[0].i64(0), rs[0].i64(1)};
+}
+
+} // namespace depot::registry

@@ -1,0 +1,26 @@
+// CreateMultipartUpload — https://docs.aws.amazon.com/AmazonS3/latest/API/API_CreateMultipartUpload.html
+#include "s3/responses.hpp"
+#include "server/s3/common.hpp"
+#include "server/s3/operations.hpp"
+#include "server/services.hpp"
+
+namespace depot::server::s3op {
+
+asio::awaitable<result<response>> create_multipart_upload(request_context& ctx)
+{
+    if (auto k = check_key(ctx.key); !k)
+        co_return std::move(k).error();
+    auto bucket = co_await authorized_bucket(ctx);
+    if (!bucket)
+        co_return std::move(bucket).error();
+    auto headers = object_headers_of(ctx);
+    if (!headers)
+        co_return std::move(headers).error();
+    auto upload = co_await ctx.svc->multipart.create(*bucket, ctx.key, ctx.who.user_id, std::move(*headers));
+    if (!upload)
+        co_return std::move(upload).error();
+    co_return xml_response(s3::initiate_multipart_upload_xml(
+        {.bucket = bucket->name, .key = ctx.key, .upload_id = upload->upload_id}));
+}
+
+} // namespace depot::server::s3op

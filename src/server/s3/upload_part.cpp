@@ -1,0 +1,105 @@
+// UploadPart — https://docs.aws.amazon.com/AmazonS3/latest/API/API_UploadPart.html
+// UploadPartCopy — https://docs.aws.amazon.com/AmazonS3/latest/API/API_UploadPartCopy.html
+#include "s3/conditions.hpp"
+#include "s3/etag.hpp"
+#include "s3/range.hpp"
+#include "s3/responses.hpp"
+#include "server/s3/common.hpp"
+#include "server/s3/operations.hpp"
+#include "server/services.hpp"
+
+namespace depot::server::s3op {
+namespace {
+
+/// The bucket, the part number and the upload addressed by ?partNumber=N&uploadId=X.
+struct part_target
+{
+    registry::bucket bucket;
+    int part_number = 0;
+    registry::multipart_upload upload;
+};
+
+asio::awaitable<result<part_target>> resolve_part(request_context& ctx)
+{
+    auto number = part_number_of(ctx);
+    if (!number)
+        co_return std::move(number).error();
+    auto bucket = co_await authorized_bucket(ctx);
+    if (!bucket)
+        co_return std::move(bucket).error();
+    auto upload = co_await ctx.svc->multipart.find(bucket->id, ctx.key, ctx.param("uploadId").value_or(""));
+    if (!upload)
+        co_return std::move(upload).error();
+    co_return part_target{std::move(*bucket), *number, std::move(*upload)};
+}
+
+} // namespace
+
+asio::awaitable<result<response>> upload_part(request_context& ctx)
+{
+    if (!ctx.content_length && !ctx.get("transfer-encoding"))
+        co_return make_error(errc::missing_content_length,
+                             "You must provide the Content-Length HTTP header.");
+    auto md5 = content_md5_of(ctx);
+    if (!md5)
+        co_return std::move(md5).error();
+    auto target = co_await resolve_part(ctx);
+    if (!target)
+        co_return std::move(target).error();
+    registry::ingest_limits limits{.content_length = ctx.content_length,
+                                   .expected_md5 = std::move(*md5),
+                                   .expected_sha256 = ctx.payload.sha256};
+    auto part =
+        co_await ctx.svc->multipart.upload_part(target->upload, target->part_number, *ctx.body, limits);
+    if (!part)
+        co_return std::move(part).error();
+    response res;
+    res.headers.set(http::field::etag, s3::quote_etag(part->etag));
+    co_return res;
+}
+
+asio::awaitable<result<response>> upload_part_copy(request_context& ctx)
+{
+    auto source = parse_copy_source(*ctx.get("x-amz-copy-source"));
+    if (!source)
+        co_return std::move(source).error();
+    if (source->version_id && *source->version_id != "null")
+        co_return make_error(errc::no_such_version, "The specified version does not exist.");
+    auto target = co_await resolve_part(ctx);
+    if (!target)
+        co_return std::move(target).error();
+    auto source_bucket = co_await authorized_bucket(ctx, source->bucket);
+    if (!source_bucket)
+        co_return std::move(source_bucket).error();
+    auto opened = co_await ctx.svc->objects.open_object(source_bucket->id, source->key);
+    if (!opened)
+        co_return std::move(opened).error();
+    const auto& src = opened->version;
+
+    s3::read_conditions conditions{.if_match = ctx.get("x-amz-copy-source-if-match"),
+                                   .if_none_match = ctx.get("x-amz-copy-source-if-none-match"),
+                                   .if_modified_since = ctx.get("x-amz-copy-source-if-modified-since"),
+                                   .if_unmodified_since = ctx.get("x-amz-copy-source-if-unmodified-since")};
+    if (auto met =
+            s3::to_result(s3::evaluate_copy_source_conditions(conditions, src.etag, src.last_modified));
+        !met)
+        co_return std::move(met).error();
+
+    std::uint64_t first = 0;
+    std::uint64_t length = src.size;
+    if (auto range_header = ctx.get("x-amz-copy-source-range")) {
+        auto range = s3::parse_copy_source_range(*range_header, src.size);
+        if (!range)
+            co_return std::move(range).error();
+        first = range->first;
+        length = range->length();
+    }
+    auto part =
+        co_await ctx.svc->multipart.copy_part(target->upload, target->part_number, *opened, first, length);
+    if (!part)
+        co_return std::move(part).error();
+    co_return xml_response(
+        s3::copy_part_result_xml({.etag = part->etag, .last_modified = part->last_modified}));
+}
+
+} // namespace depot::server::s3op
