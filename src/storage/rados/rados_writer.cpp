@@ -1,0 +1,178 @@
+/// \file
+/// The RADOS blob writer: fills stripe buffers, keeps up to `window` of them in flight as aio writes and
+/// commits by flipping the head's state (see rados_blob_store.cpp for the protocol).
+#include "common/log.hpp"
+#include "storage/rados/cluster.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace depot::storage::rados_detail {
+namespace {
+
+class rados_writer final : public blob_writer
+{
+public:
+    rados_writer(std::shared_ptr<cluster> c, blob_id id, std::uint64_t stripe_size, std::uint64_t size_hint)
+        : c_(std::move(c)), id_(std::move(id)), stripe_size_(stripe_size), size_hint_(size_hint)
+    {}
+
+    const blob_id& id() const noexcept override { return id_; }
+    std::uint64_t size() const noexcept override { return size_; }
+
+    asio::awaitable<result<void>> write(std::span<const std::byte> data) override
+    {
+        require_open("write");
+        if (failed_)
+            co_return *failed_;
+        const auto* p = reinterpret_cast<const char*>(data.data());
+        std::size_t left = data.size();
+        while (left > 0) {
+            if (!filling_ && !co_await start_stripe())
+                co_return *failed_;
+            auto n = static_cast<unsigned>(std::min<std::uint64_t>(left, stripe_size_ - fill_.length()));
+            fill_.append(p, n);
+            p += n;
+            left -= n;
+            size_ += n;
+            if (fill_.length() == stripe_size_)
+                flush();
+        }
+        co_return ok();
+    }
+
+    asio::awaitable<result<void>> commit() override
+    {
+        require_open("commit");
+        if (failed_)
+            co_return *failed_;
+        if (filling_)
+            flush();
+        co_await drain();
+        if (failed_)
+            co_return *failed_;
+
+        librados::ObjectWriteOperation op;
+        op.cmpxattr(attr_state, LIBRADOS_CMPXATTR_OP_EQ, to_bufferlist(state_writing));
+        op.setxattr(attr_size, to_bufferlist(std::to_string(size_)));
+        op.setxattr(attr_stripes, to_bufferlist(std::to_string(stripes_started_)));
+        auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch());
+        op.setxattr(attr_committed, to_bufferlist(std::to_string(now.count())));
+        op.setxattr(attr_state, to_bufferlist(state_committed));
+        auto done = co_await run_aio([&](librados::AioCompletion* completion, ceph::bufferlist&) {
+            return c_->io.aio_operate(id_, completion, &op);
+        });
+        if (done.r == -ECANCELED || done.r == -ENOENT)
+            failed_ =
+                make_error(errc::io_error,
+                           "rados: blob " + id_ + " was reclaimed by remove_incomplete before it committed");
+        else if (done.r < 0)
+            failed_ = rados_error(done.r, "committing blob " + id_);
+        if (failed_)
+            co_return *failed_;
+        committed_ = true;
+        co_return ok();
+    }
+
+    asio::awaitable<void> abort() override
+    {
+        if (committed_ || aborted_)
+            co_return;
+        aborted_ = true;
+        fill_.clear();
+        filling_ = false;
+        // A stripe removed before its write lands would come back; wait for the writes first.
+        co_await drain();
+        // The head goes first, guarded by its state, like every removal: were it committed after all (a
+        // commit whose reply was lost), the blob stays whole and the registry's collector deals with it.
+        int r = co_await remove_head_if(*c_, id_, state_writing);
+        if (r == 0 || r == -ENOENT) {
+            co_await remove_stripes(*c_, id_, stripes_started_);
+        } else if (r == -ECANCELED) {
+            log::warn("rados: aborted blob turned out committed; leaving it whole", {{"blob", id_}});
+        } else {
+            log::warn("rados: could not remove an aborted blob's head; remove_incomplete will reclaim it",
+                      {{"blob", id_}, {"error", rados_error(r, "").message}});
+        }
+    }
+
+private:
+    void require_open(const char* op) const
+    {
+        if (committed_ || aborted_)
+            throw std::logic_error(std::string("blob_writer::") + op + " after commit or abort");
+    }
+
+    /// Makes room for one more stripe buffer: the one being filled plus those in flight never exceed
+    /// `window`. False when a stripe write failed.
+    asio::awaitable<bool> start_stripe()
+    {
+        if (stripes_started_ >= max_stripes) {
+            failed_ = make_error(errc::too_large,
+                                 "rados: blob " + id_ + " has more stripes than a name can number");
+            co_return false;
+        }
+        while (!failed_ && queue_->pending() >= c_->options.window)
+            collect(co_await queue_->next());
+        if (failed_)
+            co_return false;
+        filling_ = true;
+        // With a size hint, preallocate what this stripe will hold; otherwise let appends grow the buffer.
+        if (size_hint_ > size_)
+            fill_.reserve(static_cast<std::size_t>(std::min(stripe_size_, size_hint_ - size_)));
+        co_return true;
+    }
+
+    /// Hands the stripe being filled to librados, which shares (does not copy) its buffer until written.
+    void flush()
+    {
+        auto index = stripes_started_++;
+        auto data = std::move(fill_);
+        fill_.clear();
+        filling_ = false;
+        c_->stripe_writes.fetch_add(1, std::memory_order_relaxed);
+        queue_->start(index, [&c = *c_, name = stripe_name(id_, index),
+                              &data](librados::AioCompletion* completion, ceph::bufferlist&) {
+            return c.io.aio_write_full(name, completion, data);
+        });
+        cluster::note_peak(c_->peak_writes_in_flight, queue_->pending());
+    }
+
+    void collect(const aio_result& done)
+    {
+        if (done.r < 0 && !failed_)
+            failed_ = rados_error(done.r, "writing stripe " + std::to_string(done.tag) + " of blob " + id_);
+    }
+
+    asio::awaitable<void> drain()
+    {
+        while (queue_->pending() > 0)
+            collect(co_await queue_->next());
+    }
+
+    std::shared_ptr<cluster> c_;
+    blob_id id_;
+    std::uint64_t stripe_size_;
+    std::uint64_t size_hint_;
+    std::uint64_t size_ = 0;
+    std::shared_ptr<aio_queue> queue_ = aio_queue::make();
+    /// The stripe being filled; `filling_` once it counts against the window.
+    ceph::bufferlist fill_;
+    bool filling_ = false;
+    /// Stripes handed to librados so far (and so the stripe count at commit).
+    std::uint64_t stripes_started_ = 0;
+    /// The first failure; the writer is unusable afterwards.
+    std::optional<error> failed_;
+    bool committed_ = false;
+    bool aborted_ = false;
+};
+
+} // namespace
+
+std::unique_ptr<blob_writer> make_writer(std::shared_ptr<cluster> c, blob_id id, std::uint64_t stripe_size,
+                                         std::uint64_t size_hint)
+{
+    return std::make_unique<rados_writer>(std::move(c), std::move(id), stripe_size, size_hint);
+}
+
+} // namespace depot::storage::rados_detail
