@@ -454,8 +454,9 @@ TEST_CASE("waiters are served in the order they arrived")
         }
         CHECK(pool->stats().waiting == 3);
         held.reset();
-        while (finished < 3)
+        for (int i = 0; i < 1000 && finished < 3; ++i)
             co_await sleep_for(5ms);
+        REQUIRE(finished == 3);
         CHECK(served == std::vector<int>{0, 1, 2});
     });
 }
@@ -543,6 +544,38 @@ TEST_CASE("a broken connection is discarded and the pool recovers")
             auto pid = co_await backend_pid(*c);
             CHECK(pid != second_pid);
         }
+        CHECK(pool->stats().open == 1);
+    });
+}
+
+TEST_CASE("a waiter gets the slot of a discarded connection and opens a new one")
+{
+    test::test_database db;
+    test::run([&]() -> asio::awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        auto pool = pg::make_pool(ex, {.conninfo = db.url(), .max_connections = 1});
+        auto held = std::make_unique<pg::pooled_connection>(co_await pool->acquire());
+        auto broken_pid = co_await backend_pid(**held);
+        std::int64_t waiter_pid = 0;
+        bool served = false;
+        asio::co_spawn(
+            ex,
+            [&]() -> asio::awaitable<void> {
+                auto c = co_await pool->acquire();
+                waiter_pid = co_await backend_pid(*c);
+                served = true;
+            },
+            asio::detached);
+        co_await sleep_for(20ms);
+        CHECK(pool->stats().waiting == 1);
+        co_await terminate_backend(db, broken_pid);
+        CHECK_THROWS_AS(co_await (*held)->query("SELECT 1"), pg::error);
+        held.reset(); // discarded: its slot goes to the waiter
+        for (int i = 0; i < 1000 && !served; ++i)
+            co_await sleep_for(5ms);
+        REQUIRE(served);
+        CHECK(waiter_pid != 0);
+        CHECK(waiter_pid != broken_pid);
         CHECK(pool->stats().open == 1);
     });
 }
