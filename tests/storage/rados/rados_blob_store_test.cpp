@@ -3,9 +3,11 @@
 #include "storage/test_util.hpp"
 
 #include <chrono>
+#include <csignal>
 #include <doctest/doctest.h>
 #include <filesystem>
 #include <fstream>
+#include <sys/types.h>
 #include <thread>
 
 using namespace depot;
@@ -310,4 +312,66 @@ TEST_CASE("connecting to a missing pool or an unreachable cluster throws a clear
         CHECK(std::string(e.what()).find(conf.string()) != std::string::npos);
     }
     CHECK(std::chrono::steady_clock::now() - started < 15s);
+}
+
+namespace {
+
+/// The pid of the OSD of a scripts/ceph-dev cluster (<conf dir>/out/osd.0.pid), for the outage test.
+std::optional<pid_t> dev_cluster_osd_pid()
+{
+    const char* conf = std::getenv("DEPOT_TEST_CEPH_CONF");
+    if (!conf)
+        return std::nullopt;
+    std::ifstream in(std::filesystem::path(conf).parent_path() / "out" / "osd.0.pid");
+    pid_t pid = 0;
+    if (!(in >> pid) || pid <= 0)
+        return std::nullopt;
+    return pid;
+}
+
+bool pause_osd_enabled()
+{
+    const char* v = std::getenv("DEPOT_TEST_CEPH_PAUSE_OSD");
+    return ceph_configured() && v && std::string(v) == "1";
+}
+
+} // namespace
+
+// Opt-in (DEPOT_TEST_CEPH_PAUSE_OSD=1): it freezes the OSD of a scripts/ceph-dev cluster for a few seconds,
+// which would disturb anything else using that cluster meanwhile.
+TEST_CASE("an OSD that stops answering fails operations as unavailable within the operation timeout" *
+          doctest::skip(!pause_osd_enabled()))
+{
+    auto pid = dev_cluster_osd_pid();
+    REQUIRE_MESSAGE(pid, "no out/osd.0.pid next to DEPOT_TEST_CEPH_CONF (not a scripts/ceph-dev cluster?)");
+    auto options = *ceph_test_options();
+    options.op_timeout = 3s;
+    auto store = make_test_rados_store(options);
+    auto id = run(put(*store, "before the outage", 100));
+
+    struct resume_osd
+    {
+        pid_t pid;
+        ~resume_osd() { ::kill(pid, SIGCONT); }
+    } resume{*pid};
+    REQUIRE(::kill(*pid, SIGSTOP) == 0);
+
+    auto started = std::chrono::steady_clock::now();
+    auto info = run(store->stat(id));
+    REQUIRE_FALSE(info.has_value());
+    CHECK(info.error().code == errc::unavailable);
+    auto created = run(store->create());
+    REQUIRE_FALSE(created.has_value());
+    CHECK(created.error().code == errc::unavailable);
+    CHECK(std::chrono::steady_clock::now() - started < 10s);
+
+    ::kill(*pid, SIGCONT);
+    auto deadline = std::chrono::steady_clock::now() + 30s;
+    auto back = run(read_all(*store, id));
+    while (!back && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(200ms);
+        back = run(read_all(*store, id));
+    }
+    REQUIRE(back.has_value());
+    CHECK(*back == "before the outage");
 }
