@@ -28,6 +28,7 @@ CREATE TABLE multipart_parts (
     size        bigint NOT NULL CHECK (size >= 0),
     etag        text NOT NULL,
     checksum    text,          -- base64 of the part's checksum in the upload's algorithm
+    crc64nvme   bytea NOT NULL, -- always computed: the default full-object checksum combines these
     uploaded_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (upload_row, part_number)
 );
@@ -44,8 +45,18 @@ CREATE TABLE multipart_part_segments (
 );
 CREATE INDEX multipart_part_segments_blob ON multipart_part_segments (blob_id);
 
--- Which part of a multipart object a segment came from (GetObject ?partNumber=N, GetObjectAttributes).
+-- Which part of a multipart object a segment came from.
 ALTER TABLE object_segments ADD COLUMN part_number integer;
+
+-- The parts of a completed multipart object, for GetObject ?partNumber=N and GetObjectAttributes.
+CREATE TABLE object_parts (
+    version_row bigint NOT NULL REFERENCES object_versions (id) ON DELETE CASCADE,
+    part_number integer NOT NULL,
+    offset_in_object bigint NOT NULL,
+    size        bigint NOT NULL,
+    checksum    text,
+    PRIMARY KEY (version_row, part_number)
+);
 
 -- Flexible checksums stored with an object (x-amz-checksum-*), returned with x-amz-checksum-mode: ENABLED.
 ALTER TABLE object_versions

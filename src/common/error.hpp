@@ -9,7 +9,8 @@
 
 namespace depot {
 
-enum class errc {
+enum class errc
+{
     // generic
     invalid_argument,
     not_found,
@@ -60,10 +61,12 @@ enum class errc {
     metadata_too_large,          ///< x-amz-meta-* headers above 2 KiB (S3: MetadataTooLarge)
     invalid_tag,                 ///< a tag set breaking S3's tagging rules (S3: InvalidTag)
     invalid_location_constraint, ///< CreateBucketConfiguration names an unknown region
+    invalid_part_number, ///< GetObject ?partNumber=N beyond the object's parts (S3: InvalidPartNumber)
 };
 
 /// A failure with a human-readable message for the client. Messages never contain secrets.
-struct error {
+struct error
+{
     errc code = errc::internal;
     std::string message;
     /// Optional S3 argument name (reported as ArgumentName in S3 errors), e.g. "x-amz-date".

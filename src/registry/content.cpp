@@ -31,6 +31,10 @@ asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source
 {
     hasher md5(digest_kind::md5);
     hasher sha(digest_kind::sha256);
+    checksummer crc64(checksum_algorithm::crc64nvme);
+    std::optional<checksummer> requested;
+    if (limits.checksum && *limits.checksum != checksum_algorithm::crc64nvme)
+        requested.emplace(*limits.checksum);
     std::unique_ptr<storage::blob_writer> writer;
     std::uint64_t total = 0;
     std::optional<error> failure;
@@ -59,6 +63,9 @@ asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source
             std::span<const std::byte> data(buf.data(), *n);
             md5.update(data);
             sha.update(data);
+            crc64.update(data);
+            if (requested)
+                requested->update(data);
             if (!writer) {
                 storage::write_options options{.size_hint = limits.content_length.value_or(0)};
                 auto w = co_await store.create(options);
@@ -82,6 +89,9 @@ asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source
     if (!failure && !crash) {
         out.md5 = md5.finish();
         out.sha256 = sha.finish();
+        out.crc64nvme = crc64.finish();
+        out.algorithm = limits.checksum.value_or(checksum_algorithm::crc64nvme);
+        out.checksum = requested ? requested->finish() : out.crc64nvme;
         if (limits.content_length && total != *limits.content_length)
             failure = make_error(
                 errc::incomplete_body,
@@ -93,6 +103,18 @@ asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source
             failure =
                 make_error(errc::content_sha256_mismatch,
                            "The provided 'x-amz-content-sha256' header does not match what was computed.");
+        else if (limits.checksum) {
+            auto value = limits.checksum_value;
+            if (!value && limits.trailer_checksum)
+                value = limits.trailer_checksum();
+            if (!value) {
+                if (limits.trailer_checksum)
+                    failure =
+                        make_error(errc::invalid_request, "The announced checksum trailer did not arrive.");
+            } else if (auto verified = verify_checksum(*limits.checksum, *value, out.checksum); !verified) {
+                failure = std::move(verified).error();
+            }
+        }
     }
     if (!failure && !crash && writer) {
         auto committed = co_await writer->commit();

@@ -5,6 +5,7 @@
 /// caller's transaction, deduplicating on (sha256, size); `release_segments` drops references; and
 /// `remove_blobs` deletes, after the commit, the blobs that lost their last reference.
 
+#include "common/checksum.hpp"
 #include "common/result.hpp"
 #include "registry/byte_source.hpp"
 #include "registry/pg/pg.hpp"
@@ -12,6 +13,7 @@
 #include "storage/blob_store.hpp"
 
 #include <boost/asio/awaitable.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +30,12 @@ struct ingest_limits
     /// Raw digests the client asserted; empty = none.
     std::string expected_md5;
     std::string expected_sha256;
+    /// A flexible checksum to compute (and verify when a value is asserted). CRC64NVME is always computed.
+    std::optional<checksum_algorithm> checksum;
+    /// The asserted value (base64), when it came in a header.
+    std::optional<std::string> checksum_value;
+    /// Where an asserted value arrives in a trailer: called once the body has ended.
+    std::function<std::optional<std::string>()> trailer_checksum;
 };
 
 /// A committed blob holding a verified body. `store_id` is empty for an empty body (no blob is written).
@@ -35,13 +43,18 @@ struct ingested
 {
     std::string store_id;
     std::uint64_t size = 0;
-    std::string md5;    ///< raw
-    std::string sha256; ///< raw
+    std::string md5;       ///< raw
+    std::string sha256;    ///< raw
+    std::string crc64nvme; ///< raw, always computed
+    /// The requested algorithm's raw checksum (equal to crc64nvme when none was requested).
+    checksum_algorithm algorithm = checksum_algorithm::crc64nvme;
+    std::string checksum;
 };
 
 /// Streams `body` into a new blob and commits it once every check passed. On any error the blob is aborted:
-/// nothing remains. Errors: incomplete_body, entity_too_large, bad_digest, content_sha256_mismatch, and the
-/// body's and the store's errors.
+/// nothing remains. Errors: incomplete_body, entity_too_large, bad_digest (Content-MD5 or a flexible
+/// checksum), invalid_argument (malformed checksum value), invalid_request (an announced checksum never
+/// came), content_sha256_mismatch, and the body's and the store's errors.
 asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source& body,
                                          const ingest_limits& limits);
 

@@ -17,7 +17,8 @@ constexpr const char* upload_columns =
     "m.id, m.upload_id, m.bucket_id, m.key, m.owner_id, u.display_name, " DEPOT_MS(
         "m.initiated_at") ", m.content_type, m.content_encoding, m.content_disposition, m.content_language, "
                           "m.cache_control, "
-                          "m.expires, m.user_metadata::text";
+                          "m.expires, m.user_metadata::text, coalesce(m.checksum_algorithm, ''), "
+                          "coalesce(m.checksum_type, '')";
 
 multipart_upload upload_from(const pg::row& r)
 {
@@ -36,7 +37,17 @@ multipart_upload upload_from(const pg::row& r)
     m.headers.cache_control = r.opt_str(11);
     m.headers.expires = r.opt_str(12);
     m.headers.user_metadata = metadata_from_json(r.text(13));
+    m.algorithm = parse_checksum_algorithm(r.text(14));
+    m.type = parse_checksum_type(r.text(15)).value_or(checksum_type::full_object);
     return m;
+}
+
+std::string bigint_array(const std::vector<std::int64_t>& values)
+{
+    std::string out = "{";
+    for (std::size_t i = 0; i < values.size(); ++i)
+        out += (i ? "," : "") + std::to_string(values[i]);
+    return out + "}";
 }
 
 error no_such_upload()
@@ -77,8 +88,23 @@ asio::awaitable<void> release_part(pg::connection& c, std::int64_t upload_row, i
 } // namespace
 
 asio::awaitable<result<multipart_upload>>
-multipart_service::create(const bucket& target, std::string key, std::string owner_id, object_headers headers)
+multipart_service::create(const bucket& target, std::string key, std::string owner_id, object_headers headers,
+                          std::optional<checksum_algorithm> algorithm, std::optional<checksum_type> type)
 {
+    if (type && !algorithm)
+        co_return make_error(
+            errc::invalid_request,
+            "The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.");
+    std::string algorithm_name, type_name;
+    if (algorithm) {
+        auto t = type.value_or(default_multipart_checksum_type(*algorithm));
+        if (!multipart_supports(*algorithm, t))
+            co_return make_error(errc::invalid_request, "The " + std::string(to_string(t)) +
+                                                            " checksum type is not supported for " +
+                                                            std::string(to_string(*algorithm)) + ".");
+        algorithm_name = std::string(to_string(*algorithm));
+        type_name = std::string(to_string(t));
+    }
     const std::string upload_id = to_hex(random_bytes(24));
     const std::string metadata = metadata_json(headers);
     const auto& h = headers;
@@ -87,12 +113,12 @@ multipart_service::create(const bucket& target, std::string key, std::string own
         *conn,
         std::string("WITH m AS (INSERT INTO multipart_uploads (upload_id, bucket_id, key, owner_id, "
                     "content_type, content_encoding, content_disposition, content_language, "
-                    "cache_control, expires, user_metadata) "
-                    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb) RETURNING *) "
-                    "SELECT ") +
+                    "cache_control, expires, user_metadata, checksum_algorithm, checksum_type) "
+                    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, nullif($12, ''), "
+                    "nullif($13, '')) RETURNING *) SELECT ") +
             upload_columns + " FROM m JOIN users u ON u.id = m.owner_id",
         upload_id, target.id, key, owner_id, h.content_type, h.content_encoding, h.content_disposition,
-        h.content_language, h.cache_control, h.expires, metadata);
+        h.content_language, h.cache_control, h.expires, metadata, algorithm_name, type_name);
     co_return upload_from(rs[0]);
 }
 
@@ -111,8 +137,7 @@ multipart_service::find(std::int64_t bucket_id, std::string_view key, std::strin
 }
 
 asio::awaitable<result<part_info>> multipart_service::publish_part(const multipart_upload& upload,
-                                                                   int part_number, std::uint64_t size,
-                                                                   std::string etag,
+                                                                   int part_number, part_digest digest,
                                                                    std::vector<segment> segments,
                                                                    std::optional<ingested> fresh)
 {
@@ -135,23 +160,19 @@ asio::awaitable<result<part_info>> multipart_service::publish_part(const multipa
         }
         // Re-uploading a part number replaces the part; the replaced part's bytes lose this reference.
         co_await release_part(c, upload.row, part_number, unreferenced);
-        auto rs = co_await sql(c,
-                               "INSERT INTO multipart_parts (upload_row, part_number, size, etag) "
-                               "VALUES ($1, $2, $3, $4) RETURNING " DEPOT_MS("uploaded_at"),
-                               upload.row, part_number, size, etag);
+        const pg::bytes crc(digest.crc64nvme);
+        auto rs = co_await sql(
+            c,
+            "INSERT INTO multipart_parts (upload_row, part_number, size, etag, checksum, crc64nvme) "
+            "VALUES ($1, $2, $3, $4, nullif($5, ''), $6) RETURNING " DEPOT_MS("uploaded_at"),
+            upload.row, part_number, digest.size, digest.etag, digest.checksum, crc);
         std::vector<std::int64_t> blobs, offsets, lengths;
         for (const auto& s : segs) {
             blobs.push_back(s.blob_row);
             offsets.push_back(static_cast<std::int64_t>(s.offset));
             lengths.push_back(static_cast<std::int64_t>(s.length));
         }
-        auto array = [](const std::vector<std::int64_t>& v) {
-            std::string out = "{";
-            for (std::size_t i = 0; i < v.size(); ++i)
-                out += (i ? "," : "") + std::to_string(v[i]);
-            return out + "}";
-        };
-        const std::string b = array(blobs), o = array(offsets), l = array(lengths);
+        const std::string b = bigint_array(blobs), o = bigint_array(offsets), l = bigint_array(lengths);
         co_await sql(
             c,
             "INSERT INTO multipart_part_segments (upload_row, part_number, ordinal, blob_id, blob_offset, "
@@ -159,9 +180,10 @@ asio::awaitable<result<part_info>> multipart_service::publish_part(const multipa
             "FROM unnest($3::bigint[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS s(blob, off, len, ord)",
             upload.row, part_number, b, o, l);
         co_return part_info{.part_number = part_number,
-                            .size = size,
-                            .etag = etag,
-                            .last_modified = from_millis(rs[0].i64(0))};
+                            .size = digest.size,
+                            .etag = digest.etag,
+                            .last_modified = from_millis(rs[0].i64(0)),
+                            .checksum = digest.checksum};
     });
     if (!published && fresh && !fresh->store_id.empty())
         unreferenced.push_back(fresh->store_id);
@@ -174,17 +196,27 @@ asio::awaitable<result<part_info>> multipart_service::upload_part(const multipar
                                                                   ingest_limits limits)
 {
     limits.max_size = std::min(limits.max_size, limits_.max_part_size);
+    // A part carries the upload's checksum algorithm; one the client did not send is computed here.
+    if (limits.checksum && upload.algorithm && *limits.checksum != *upload.algorithm)
+        co_return make_error(errc::invalid_request,
+                             "Checksum Type mismatch occurred, expected checksum Type: " +
+                                 std::string(to_string(*upload.algorithm)) +
+                                 ", actual checksum Type: " + std::string(to_string(*limits.checksum)));
+    if (upload.algorithm)
+        limits.checksum = upload.algorithm;
     auto in = co_await ingest(store_, body, limits);
     if (!in)
         co_return std::move(in).error();
-    std::string etag = to_hex(in->md5);
-    const std::uint64_t size = in->size;
+    part_digest digest{.size = in->size,
+                       .etag = to_hex(in->md5),
+                       .checksum = upload.algorithm ? encode_checksum(in->checksum) : std::string(),
+                       .crc64nvme = in->crc64nvme};
     if (in->store_id.empty())
-        co_return co_await publish_part(upload, part_number, 0, std::move(etag), {}, std::nullopt);
+        co_return co_await publish_part(upload, part_number, std::move(digest), {}, std::nullopt);
     const std::string store_id = in->store_id;
     std::exception_ptr crash;
     try {
-        co_return co_await publish_part(upload, part_number, size, std::move(etag), {}, std::move(*in));
+        co_return co_await publish_part(upload, part_number, std::move(digest), {}, std::move(*in));
     } catch (...) {
         crash = std::current_exception();
     }
@@ -196,8 +228,8 @@ asio::awaitable<result<part_info>> multipart_service::copy_part(const multipart_
                                                                 int part_number, const object_handle& source,
                                                                 std::uint64_t first, std::uint64_t length)
 {
-    // The part references the source's blobs over the range; only the MD5 (the part's ETag) needs the bytes,
-    // and those are read, not written.
+    // The part references the source's blobs over the range: no byte is written. Its digests (ETag,
+    // checksums) need the bytes, which are read once.
     std::vector<segment> segs;
     std::uint64_t start = 0;
     for (const auto& s : source.segments) {
@@ -212,26 +244,31 @@ asio::awaitable<result<part_info>> multipart_service::copy_part(const multipart_
         }
         start = end;
     }
-    std::string etag;
-    if (length == source.version.size && source.version.parts_count == std::nullopt) {
-        etag = source.version.etag;
-    } else {
-        hasher md5(digest_kind::md5);
-        object_service reader(pool_, store_);
-        auto src = reader.read(source, first, length);
-        std::vector<std::byte> buf(1 << 20);
-        for (;;) {
-            auto n = co_await src->read_some(buf);
-            if (!n)
-                co_return std::move(n).error();
-            if (*n == 0)
-                break;
-            md5.update(std::span<const std::byte>(buf.data(), *n));
-        }
-        etag = to_hex(md5.finish());
+    hasher md5(digest_kind::md5);
+    checksummer crc64(checksum_algorithm::crc64nvme);
+    std::optional<checksummer> declared;
+    if (upload.algorithm)
+        declared.emplace(*upload.algorithm);
+    object_service reader(pool_, store_);
+    auto src = reader.read(source, first, length);
+    std::vector<std::byte> buf(1 << 20);
+    for (;;) {
+        auto n = co_await src->read_some(buf);
+        if (!n)
+            co_return std::move(n).error();
+        if (*n == 0)
+            break;
+        std::span<const std::byte> data(buf.data(), *n);
+        md5.update(data);
+        crc64.update(data);
+        if (declared)
+            declared->update(data);
     }
-    co_return co_await publish_part(upload, part_number, length, std::move(etag), std::move(segs),
-                                    std::nullopt);
+    part_digest digest{.size = length,
+                       .etag = to_hex(md5.finish()),
+                       .checksum = declared ? encode_checksum(declared->finish()) : std::string(),
+                       .crc64nvme = crc64.finish()};
+    co_return co_await publish_part(upload, part_number, std::move(digest), std::move(segs), std::nullopt);
 }
 
 asio::awaitable<result<parts_page>> multipart_service::list_parts(const multipart_upload& upload, int marker,
@@ -240,12 +277,13 @@ asio::awaitable<result<parts_page>> multipart_service::list_parts(const multipar
     parts_page page;
     page.upload = upload;
     auto conn = co_await pool_.acquire();
-    auto rs = co_await sql(
-        *conn,
-        "SELECT part_number, size, etag, " DEPOT_MS(
-            "uploaded_at") " FROM multipart_parts "
-                           "WHERE upload_row = $1 AND part_number > $2 ORDER BY part_number LIMIT $3",
-        upload.row, marker, max_parts + 1);
+    auto rs =
+        co_await sql(*conn,
+                     "SELECT part_number, size, etag, " DEPOT_MS(
+                         "uploaded_at") ", coalesce(checksum, '') "
+                                        "FROM multipart_parts WHERE upload_row = $1 AND part_number > $2 "
+                                        "ORDER BY part_number LIMIT $3",
+                     upload.row, marker, max_parts + 1);
     for (auto r : rs) {
         if (static_cast<int>(page.parts.size()) == max_parts) {
             page.truncated = true;
@@ -254,25 +292,25 @@ asio::awaitable<result<parts_page>> multipart_service::list_parts(const multipar
         page.parts.push_back(part_info{.part_number = static_cast<int>(r.i64(0)),
                                        .size = static_cast<std::uint64_t>(r.i64(1)),
                                        .etag = r.str(2),
-                                       .last_modified = from_millis(r.i64(3))});
+                                       .last_modified = from_millis(r.i64(3)),
+                                       .checksum = r.str(4)});
     }
     if (!page.parts.empty())
         page.next_marker = page.parts.back().part_number;
     co_return page;
 }
 
-asio::awaitable<result<object_version>> multipart_service::complete(std::int64_t bucket_id,
-                                                                    std::string_view key,
-                                                                    std::string_view upload_id,
-                                                                    std::vector<completed_part_ref> wanted)
+asio::awaitable<result<object_version>>
+multipart_service::complete(std::int64_t bucket_id, std::string_view key, std::string_view upload_id,
+                            std::vector<completed_part_ref> wanted, write_preconditions conditions)
 {
     if (wanted.empty())
         co_return make_error(errc::malformed_xml, "You must specify at least one part");
     for (std::size_t i = 1; i < wanted.size(); ++i)
         if (wanted[i].part_number <= wanted[i - 1].part_number)
-            co_return make_error(errc::invalid_part_order,
-                                 "The list of parts was not in ascending order. Parts must "
-                                 "be ordered by part number.");
+            co_return make_error(
+                errc::invalid_part_order,
+                "The list of parts was not in ascending order. Parts must be ordered by part number.");
     auto upload = co_await find(bucket_id, key, upload_id);
     if (!upload)
         co_return std::move(upload).error();
@@ -288,14 +326,18 @@ asio::awaitable<result<object_version>> multipart_service::complete(std::int64_t
         {
             std::uint64_t size = 0;
             std::string etag;
+            std::string checksum;  ///< base64, upload's algorithm
+            std::string crc64nvme; ///< raw
             std::vector<segment> segments;
         };
         std::map<int, stored_part> stored;
-        auto parts = co_await sql(
-            c, "SELECT part_number, size, etag FROM multipart_parts WHERE upload_row = $1", upload->row);
+        auto parts = co_await sql(c,
+                                  "SELECT part_number, size, etag, coalesce(checksum, ''), crc64nvme "
+                                  "FROM multipart_parts WHERE upload_row = $1",
+                                  upload->row);
         for (auto r : parts)
             stored[static_cast<int>(r.i64(0))] =
-                stored_part{static_cast<std::uint64_t>(r.i64(1)), r.str(2), {}};
+                stored_part{static_cast<std::uint64_t>(r.i64(1)), r.str(2), r.str(3), r.bytea(4), {}};
         auto segs = co_await sql(c,
                                  "SELECT s.part_number, s.blob_id, b.store_id, s.blob_offset, s.length "
                                  "FROM multipart_part_segments s JOIN blobs b ON b.id = s.blob_id "
@@ -318,6 +360,10 @@ asio::awaitable<result<object_version>> multipart_service::complete(std::int64_t
         v.parts_count = static_cast<int>(wanted.size());
         std::vector<segment> manifest;
         std::vector<std::string> etags;
+        std::vector<std::string> raw_checksums;
+        std::vector<part_checksum> crcs;
+        std::vector<std::int64_t> part_numbers, part_offsets, part_sizes;
+        std::vector<std::string> part_checksums;
         for (std::size_t i = 0; i < wanted.size(); ++i) {
             auto it = stored.find(wanted[i].part_number);
             if (it == stored.end() || it->second.etag != s3::unquote_etag(wanted[i].etag))
@@ -325,17 +371,54 @@ asio::awaitable<result<object_version>> multipart_service::complete(std::int64_t
                     errc::invalid_part,
                     "One or more of the specified parts could not be found. The part may not have "
                     "been uploaded, or the specified entity tag may not match the part's entity tag.");
-            if (i + 1 < wanted.size() && it->second.size < limits_.min_part_size)
+            const auto& part = it->second;
+            if (!wanted[i].checksum.empty() && wanted[i].checksum != part.checksum)
+                co_return make_error(errc::invalid_part,
+                                     "The checksum of part " + std::to_string(it->first) +
+                                         " does not match the checksum of the uploaded part.");
+            if (i + 1 < wanted.size() && part.size < limits_.min_part_size)
                 co_return make_error(errc::entity_too_small,
                                      "Your proposed upload is smaller than the minimum allowed size");
-            v.size += it->second.size;
-            etags.push_back(it->second.etag);
-            manifest.insert(manifest.end(), it->second.segments.begin(), it->second.segments.end());
+            part_numbers.push_back(it->first);
+            part_offsets.push_back(static_cast<std::int64_t>(v.size));
+            part_sizes.push_back(static_cast<std::int64_t>(part.size));
+            part_checksums.push_back(part.checksum);
+            v.size += part.size;
+            etags.push_back(part.etag);
+            if (upload->algorithm) {
+                auto raw = decode_checksum(*upload->algorithm, part.checksum);
+                if (raw)
+                    raw_checksums.push_back(std::move(*raw));
+                if (raw && is_crc(*upload->algorithm))
+                    crcs.push_back(part_checksum{raw_checksums.back(), part.size});
+            } else {
+                crcs.push_back(part_checksum{part.crc64nvme, part.size});
+            }
+            manifest.insert(manifest.end(), part.segments.begin(), part.segments.end());
         }
         auto etag = s3::multipart_etag(etags);
         if (!etag)
             co_return std::move(etag).error();
         v.etag = std::move(*etag);
+        // The object's checksum: the upload's algorithm and type, or S3's default CRC64NVME over the whole
+        // object, combined from the parts' CRCs without reading a byte.
+        if (!upload->algorithm) {
+            v.checksum_algorithm = "CRC64NVME";
+            v.checksum_type = "FULL_OBJECT";
+            v.checksum_value = encode_checksum(full_object_checksum(checksum_algorithm::crc64nvme, crcs));
+        } else if (upload->type == checksum_type::composite) {
+            v.checksum_algorithm = std::string(to_string(*upload->algorithm));
+            v.checksum_type = "COMPOSITE";
+            v.checksum_value = composite_checksum(*upload->algorithm, raw_checksums);
+        } else {
+            v.checksum_algorithm = std::string(to_string(*upload->algorithm));
+            v.checksum_type = "FULL_OBJECT";
+            v.checksum_value = encode_checksum(full_object_checksum(*upload->algorithm, crcs));
+        }
+
+        auto current = co_await lock_current(c, bucket_id, key);
+        if (auto met = check_write_conditions(conditions.if_match, conditions.if_none_match, current); !met)
+            co_return std::move(met).error();
 
         // The listed parts' references move to the object's segments; the others are released with the
         // upload.
@@ -349,10 +432,21 @@ asio::awaitable<result<object_version>> multipart_service::complete(std::int64_t
         co_await sql(c, "DELETE FROM multipart_uploads WHERE id = $1", upload->row);
         co_await drop_references(c, dropped, unreferenced);
 
-        if (auto current = co_await lock_current(c, bucket_id, key))
-            co_await release_version(c, *current, unreferenced);
+        if (current)
+            co_await release_version(c, current->row, unreferenced);
         auto [row, modified] = co_await insert_version(c, v);
         co_await insert_segments(c, row, manifest);
+        const std::string numbers = bigint_array(part_numbers), offsets = bigint_array(part_offsets),
+                          sizes = bigint_array(part_sizes);
+        nlohmann::json sums = part_checksums;
+        const std::string sums_json = sums.dump();
+        co_await sql(
+            c,
+            "INSERT INTO object_parts (version_row, part_number, offset_in_object, size, checksum) "
+            "SELECT $1, p.n, p.o, p.s, nullif(c.value #>> '{}', '') FROM unnest($2::bigint[], $3::bigint[], "
+            "$4::bigint[]) WITH ORDINALITY AS p(n, o, s, ord) "
+            "JOIN jsonb_array_elements($5::jsonb) WITH ORDINALITY AS c(value, ord) ON c.ord = p.ord",
+            row, numbers, offsets, sizes, sums_json);
         v.row_id = row;
         v.last_modified = from_millis(modified);
         co_return v;

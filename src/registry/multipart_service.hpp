@@ -6,6 +6,7 @@
 /// Abort of one upload serialize on its row (parts take it FOR SHARE, Complete and Abort FOR UPDATE), so a
 /// racing Abort and Complete leave exactly one outcome, and a part that commits after either is refused.
 
+#include "common/checksum.hpp"
 #include "common/result.hpp"
 #include "registry/content.hpp"
 #include "registry/object_service.hpp"
@@ -28,6 +29,9 @@ struct multipart_upload
     std::string owner_display_name;
     time_point initiated;
     object_headers headers;
+    /// The flexible checksum declared at creation (x-amz-checksum-algorithm / -type), if any.
+    std::optional<checksum_algorithm> algorithm;
+    checksum_type type = checksum_type::full_object;
 };
 
 struct part_info
@@ -36,6 +40,7 @@ struct part_info
     std::uint64_t size = 0;
     std::string etag; ///< bare hex MD5 of the part's bytes
     time_point last_modified;
+    std::string checksum; ///< base64, in the upload's algorithm (empty when the upload has none)
 };
 
 struct parts_page
@@ -69,7 +74,15 @@ struct uploads_page
 struct completed_part_ref
 {
     int part_number = 0;
-    std::string etag; ///< bare
+    std::string etag;     ///< bare
+    std::string checksum; ///< base64 as listed in the request (in the upload's algorithm), empty if absent
+};
+
+/// Conditional write headers (If-Match / If-None-Match) checked atomically with the publish.
+struct write_preconditions
+{
+    std::optional<std::string> if_match;
+    std::optional<std::string> if_none_match;
 };
 
 struct multipart_limits
@@ -86,8 +99,12 @@ public:
         : pool_(pool), store_(store), limits_(limits)
     {}
 
-    asio::awaitable<result<multipart_upload>> create(const bucket& target, std::string key,
-                                                     std::string owner_id, object_headers headers);
+    /// `algorithm`/`type`: the flexible checksum the parts carry; invalid_request for a combination S3 does
+    /// not support (e.g. FULL_OBJECT with SHA-256).
+    asio::awaitable<result<multipart_upload>>
+    create(const bucket& target, std::string key, std::string owner_id, object_headers headers,
+           std::optional<checksum_algorithm> algorithm = std::nullopt,
+           std::optional<checksum_type> type = std::nullopt);
 
     /// no_such_upload unless `upload_id` is an active upload of this bucket and key.
     asio::awaitable<result<multipart_upload>> find(std::int64_t bucket_id, std::string_view key,
@@ -104,11 +121,12 @@ public:
 
     asio::awaitable<result<parts_page>> list_parts(const multipart_upload& upload, int marker, int max_parts);
 
-    /// Publishes the object. Errors: no_such_upload, invalid_part (missing part or ETag mismatch),
-    /// invalid_part_order, entity_too_small, malformed_xml (no parts).
+    /// Publishes the object. Errors: no_such_upload, invalid_part (missing part, ETag or checksum mismatch),
+    /// invalid_part_order, entity_too_small, malformed_xml (no parts), precondition_failed.
     asio::awaitable<result<object_version>> complete(std::int64_t bucket_id, std::string_view key,
                                                      std::string_view upload_id,
-                                                     std::vector<completed_part_ref> parts);
+                                                     std::vector<completed_part_ref> parts,
+                                                     write_preconditions conditions = {});
 
     /// no_such_upload when it does not exist (anymore).
     asio::awaitable<result<void>> abort(std::int64_t bucket_id, std::string_view key,
@@ -126,9 +144,15 @@ private:
     /// Aborts one upload row inside a transaction; false when it is already gone.
     asio::awaitable<bool> abort_row(pg::connection& c, std::int64_t row,
                                     std::vector<std::string>& unreferenced);
+    struct part_digest
+    {
+        std::uint64_t size = 0;
+        std::string etag;      ///< hex MD5
+        std::string checksum;  ///< base64 in the upload's algorithm, or empty
+        std::string crc64nvme; ///< raw
+    };
     asio::awaitable<result<part_info>> publish_part(const multipart_upload& upload, int part_number,
-                                                    std::uint64_t size, std::string etag,
-                                                    std::vector<segment> segments,
+                                                    part_digest digest, std::vector<segment> segments,
                                                     std::optional<ingested> fresh);
 
     pg::pool& pool_;

@@ -17,14 +17,17 @@ namespace {
 constexpr const char* version_columns =
     "o.id, o.bucket_id, o.key, o.version_id, o.is_delete_marker, o.size, o.etag, o.sha256, o.owner_id, "
     "u.display_name, " DEPOT_MS(
-        "o.last_modified") ", o.content_type, o.content_encoding, o.content_disposition, "
-                           "o.content_language, o.cache_control, o.expires, o.user_metadata::text, "
+        "o.last_modified") ", o.content_type, o.content_encoding, "
+                           "o.content_disposition, o.content_language, o.cache_control, o.expires, "
+                           "o.user_metadata::text, "
                            "o.parts_count, "
                            "(SELECT coalesce(json_agg(json_build_array(s.blob_id, b.store_id, s.blob_offset, "
-                           "s.length, coalesce(s.part_number, 0)) "
-                           "ORDER BY s.ordinal), '[]') FROM object_segments s JOIN blobs b ON b.id = "
-                           "s.blob_id "
-                           "WHERE s.version_row = o.id)::text";
+                           "s.length, "
+                           "coalesce(s.part_number, 0)) ORDER BY s.ordinal), '[]') "
+                           "FROM object_segments s JOIN blobs b ON b.id = s.blob_id WHERE s.version_row = "
+                           "o.id)::text, "
+                           "coalesce(o.checksum_algorithm, ''), coalesce(o.checksum_type, ''), "
+                           "coalesce(o.checksum_value, '')";
 
 object_handle handle_from(const pg::row& r)
 {
@@ -50,6 +53,9 @@ object_handle handle_from(const pg::row& r)
     v.headers.user_metadata = metadata_from_json(r.text(17));
     if (!r.is_null(18))
         v.parts_count = static_cast<int>(r.i64(18));
+    v.checksum_algorithm = r.str(20);
+    v.checksum_type = r.str(21);
+    v.checksum_value = r.str(22);
     for (const auto& s : nlohmann::json::parse(r.text(19)))
         h.segments.push_back(segment{.blob_row = s.at(0).get<std::int64_t>(),
                                      .store_id = s.at(1).get<std::string>(),
@@ -67,7 +73,10 @@ asio::awaitable<result<object_version>> object_service::put_object(put_object_re
     ingest_limits limits{.content_length = req.content_length,
                          .max_size = req.max_size,
                          .expected_md5 = std::move(req.expected_md5),
-                         .expected_sha256 = std::move(req.expected_sha256)};
+                         .expected_sha256 = std::move(req.expected_sha256),
+                         .checksum = req.checksum,
+                         .checksum_value = req.checksum_value,
+                         .trailer_checksum = req.trailer_checksum};
     auto in = co_await ingest(store_, *req.body, limits);
     if (!in)
         co_return std::move(in).error();
@@ -79,6 +88,9 @@ asio::awaitable<result<object_version>> object_service::put_object(put_object_re
     v.size = in->size;
     v.etag = to_hex(in->md5);
     v.sha256 = in->sha256;
+    v.checksum_algorithm = std::string(to_string(in->algorithm));
+    v.checksum_type = "FULL_OBJECT";
+    v.checksum_value = encode_checksum(in->checksum);
     v.owner_id = req.owner_id;
     v.headers = std::move(req.headers);
     std::vector<std::string> unreferenced;
@@ -94,8 +106,11 @@ asio::awaitable<result<object_version>> object_service::put_object(put_object_re
                 std::optional<blob_ref> blob;
                 if (!in->store_id.empty())
                     blob = co_await publish_blob(c, *in, unreferenced);
-                if (auto current = co_await lock_current(c, v.bucket_id, v.key))
-                    co_await release_version(c, *current, unreferenced);
+                auto current = co_await lock_current(c, v.bucket_id, v.key);
+                if (auto met = check_write_conditions(req.if_match, req.if_none_match, current); !met)
+                    co_return std::move(met).error();
+                if (current)
+                    co_await release_version(c, current->row, unreferenced);
                 auto [row, modified] = co_await insert_version(c, v);
                 if (blob) {
                     std::vector<segment> one(1);
@@ -135,6 +150,23 @@ asio::awaitable<result<object_handle>> object_service::open_object(std::int64_t 
     co_return handle_from(rs[0]);
 }
 
+asio::awaitable<std::vector<object_part_info>> object_service::parts(std::int64_t version_row)
+{
+    auto conn = co_await pool_.acquire();
+    auto rs =
+        co_await sql(*conn,
+                     "SELECT part_number, offset_in_object, size, coalesce(checksum, '') FROM object_parts "
+                     "WHERE version_row = $1 ORDER BY part_number",
+                     version_row);
+    std::vector<object_part_info> out;
+    for (auto r : rs)
+        out.push_back(object_part_info{.part_number = static_cast<int>(r.i64(0)),
+                                       .offset = static_cast<std::uint64_t>(r.i64(1)),
+                                       .size = static_cast<std::uint64_t>(r.i64(2)),
+                                       .checksum = r.str(3)});
+    co_return out;
+}
+
 asio::awaitable<result<object_version>> object_service::copy_object(copy_object_request req)
 {
     std::vector<std::string> unreferenced;
@@ -158,7 +190,7 @@ asio::awaitable<result<object_version>> object_service::copy_object(copy_object_
             blobs.push_back(seg.blob_row);
         co_await add_references(c, blobs);
         if (auto current = co_await lock_current(c, req.target->id, req.key))
-            co_await release_version(c, *current, unreferenced);
+            co_await release_version(c, current->row, unreferenced);
         object_version v = source.version;
         v.bucket_id = req.target->id;
         v.key = req.key;
@@ -183,7 +215,7 @@ asio::awaitable<result<void>> object_service::delete_object(std::int64_t bucket_
     auto deleted = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
         unreferenced.clear();
         if (auto current = co_await lock_current(c, bucket_id, key))
-            co_await release_version(c, *current, unreferenced);
+            co_await release_version(c, current->row, unreferenced);
         co_return ok();
     });
     co_await remove_blobs(store_, std::move(unreferenced));

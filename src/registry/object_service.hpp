@@ -9,6 +9,7 @@
 /// crash leaves at most an uncommitted or unreferenced blob for the collector. Blobs whose last reference
 /// is dropped are removed after the commit.
 
+#include "common/checksum.hpp"
 #include "common/result.hpp"
 #include "registry/byte_source.hpp"
 #include "registry/pg/pg.hpp"
@@ -16,6 +17,7 @@
 #include "storage/blob_store.hpp"
 
 #include <boost/asio/awaitable.hpp>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +40,13 @@ struct put_object_request
     std::string expected_sha256;
     /// Upper bound for the object size (EntityTooLarge beyond it).
     std::uint64_t max_size = 5ull << 30;
+    /// Flexible checksum asserted by the client (see ingest_limits).
+    std::optional<checksum_algorithm> checksum;
+    std::optional<std::string> checksum_value;
+    std::function<std::optional<std::string>()> trailer_checksum;
+    /// Conditional write: If-Match / If-None-Match, checked atomically with the publish.
+    std::optional<std::string> if_match;
+    std::optional<std::string> if_none_match;
     byte_source* body = nullptr;
 };
 
@@ -84,6 +93,15 @@ struct list_page
     std::string last;
 };
 
+/// One part of a multipart object.
+struct object_part_info
+{
+    int part_number = 0;
+    std::uint64_t offset = 0; ///< within the object
+    std::uint64_t size = 0;
+    std::string checksum; ///< base64 in the object's algorithm, or empty
+};
+
 /// An object version with its segments, ready to be read.
 struct object_handle
 {
@@ -104,6 +122,9 @@ public:
 
     /// The current version of a key with its segments; no_such_key when absent or a delete marker.
     asio::awaitable<result<object_handle>> open_object(std::int64_t bucket_id, std::string_view key);
+
+    /// The parts of a multipart object version, by part number (empty for single-part objects).
+    asio::awaitable<std::vector<object_part_info>> parts(std::int64_t version_row);
 
     /// A byte source over `[offset, offset + length)` of an opened object. The handle must outlive it.
     std::unique_ptr<byte_source> read(const object_handle& handle, std::uint64_t offset,

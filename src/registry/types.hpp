@@ -83,6 +83,11 @@ struct object_version
     time_point last_modified;
     object_headers headers;
     std::optional<int> parts_count;
+    /// Flexible checksum: algorithm ("CRC64NVME", ...), type ("FULL_OBJECT"/"COMPOSITE") and the value as
+    /// S3 reports it (base64, with "-N" for composite). Empty when unknown.
+    std::string checksum_algorithm;
+    std::string checksum_type;
+    std::string checksum_value;
 };
 
 } // namespace depot::registry

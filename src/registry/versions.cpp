@@ -2,6 +2,7 @@
 
 #include "registry/content.hpp"
 #include "registry/sql_util.hpp"
+#include "s3/conditions.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -32,16 +33,34 @@ asio::awaitable<bool> lock_bucket(pg::connection& c, std::int64_t bucket_id)
 }
 
 /// Locks and returns the current version row of a key, if any.
-asio::awaitable<std::optional<std::int64_t>> lock_current(pg::connection& c, std::int64_t bucket_id,
-                                                          std::string_view key)
+asio::awaitable<std::optional<current_version>> lock_current(pg::connection& c, std::int64_t bucket_id,
+                                                             std::string_view key)
 {
-    auto rs = co_await sql(c,
-                           "SELECT id FROM object_versions WHERE bucket_id = $1 AND key = $2 "
-                           "AND superseded_seq IS NULL FOR UPDATE",
-                           bucket_id, key);
+    auto rs = co_await sql(
+        c,
+        "SELECT id, etag, is_delete_marker FROM object_versions WHERE bucket_id = $1 AND key = $2 "
+        "AND superseded_seq IS NULL FOR UPDATE",
+        bucket_id, key);
     if (rs.empty())
         co_return std::nullopt;
-    co_return rs[0].i64(0);
+    co_return current_version{rs[0].i64(0), rs[0].str(1), rs[0].boolean(2)};
+}
+
+result<void> check_write_conditions(const std::optional<std::string>& if_match,
+                                    const std::optional<std::string>& if_none_match,
+                                    const std::optional<current_version>& current)
+{
+    if (!if_match && !if_none_match)
+        return ok();
+    std::optional<std::string_view> etag;
+    if (current && !current->is_delete_marker)
+        etag = current->etag;
+    s3::write_conditions conditions;
+    if (if_match)
+        conditions.if_match = *if_match;
+    if (if_none_match)
+        conditions.if_none_match = *if_none_match;
+    return s3::evaluate_write_conditions(conditions, etag);
 }
 
 asio::awaitable<void> release_version(pg::connection& c, std::int64_t row,
@@ -71,11 +90,14 @@ asio::awaitable<std::pair<std::int64_t, std::int64_t>> insert_version(pg::connec
         c,
         "INSERT INTO object_versions (bucket_id, key, version_id, created_seq, size, etag, sha256, owner_id, "
         "content_type, content_encoding, content_disposition, content_language, cache_control, expires, "
-        "user_metadata, parts_count) VALUES ($1, $2, 'null', nextval('commit_seq'), $3, $4, $5, $6, $7, $8, "
+        "user_metadata, parts_count, checksum_algorithm, checksum_type, checksum_value) VALUES ($1, $2, "
+        "'null', nextval('commit_seq'), $3, $4, $5, $6, $7, $8, "
         "$9, "
-        "$10, $11, $12, $13::jsonb, $14) RETURNING id, " DEPOT_MS("last_modified"),
+        "$10, $11, $12, $13::jsonb, $14, nullif($15, ''), nullif($16, ''), nullif($17, '')) RETURNING "
+        "id, " DEPOT_MS("last_modified"),
         v.bucket_id, v.key, v.size, v.etag, sha, v.owner_id, h.content_type, h.content_encoding,
-        h.content_disposition, h.content_language, h.cache_control, h.expires, metadata, parts);
+        h.content_disposition, h.content_language, h.cache_control, h.expires, metadata, parts,
+        v.checksum_algorithm, v.checksum_type, v.checksum_value);
     co_return std::pair{rs[0].i64(0), rs[0].i64(1)};
 }
 

@@ -3,6 +3,7 @@
 /// Steps on object version rows shared by the object and multipart services; all run inside the caller's
 /// transaction.
 
+#include "common/result.hpp"
 #include "registry/pg/pg.hpp"
 #include "registry/types.hpp"
 
@@ -23,9 +24,22 @@ std::vector<std::pair<std::string, std::string>> metadata_from_json(std::string_
 /// Locks the bucket row against deletion for the transaction; false when the bucket is gone.
 asio::awaitable<bool> lock_bucket(pg::connection& c, std::int64_t bucket_id);
 
+struct current_version
+{
+    std::int64_t row = 0;
+    std::string etag;
+    bool is_delete_marker = false;
+};
+
 /// Locks and returns the current version row of a key, if any.
-asio::awaitable<std::optional<std::int64_t>> lock_current(pg::connection& c, std::int64_t bucket_id,
-                                                          std::string_view key);
+asio::awaitable<std::optional<current_version>> lock_current(pg::connection& c, std::int64_t bucket_id,
+                                                             std::string_view key);
+
+/// S3 conditional writes (If-Match / If-None-Match) against the locked current version: precondition_failed,
+/// or no_such_key for If-Match on a missing key.
+result<void> check_write_conditions(const std::optional<std::string>& if_match,
+                                    const std::optional<std::string>& if_none_match,
+                                    const std::optional<current_version>& current);
 
 /// Deletes a version row and drops the references its segments held; blobs left unreferenced are appended
 /// to `unreferenced` for removal after the commit.

@@ -125,6 +125,8 @@ error_mapping lookup(errc code) noexcept
         return {"InvalidTag", 400, "The tag provided was not a valid tag."};
     case errc::invalid_location_constraint:
         return {"InvalidLocationConstraint", 400, "The specified location-constraint is not valid"};
+    case errc::invalid_part_number:
+        return {"InvalidPartNumber", 416, "The requested partnumber is not satisfiable"};
     }
     // Only reachable with a value outside the enumeration.
     return {"InternalError", 500, "We encountered an internal error. Please try again."};

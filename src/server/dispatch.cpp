@@ -68,7 +68,7 @@ constexpr std::array<route, 27> routes = {{
     {http::verb::head, scope::object, "", "HeadObject", s3op::head_object},
     {http::verb::delete_, scope::object, "", "DeleteObject", s3op::delete_object},
     {http::verb::get, scope::object, "acl", "GetObjectAcl", s3op::get_object_acl},
-    {http::verb::get, scope::object, "attributes", "GetObjectAttributes", nullptr},
+    {http::verb::get, scope::object, "attributes", "GetObjectAttributes", s3op::get_object_attributes},
     {http::verb::post, scope::object, "uploads", "CreateMultipartUpload", s3op::create_multipart_upload},
     {http::verb::put, scope::object, "uploadId", "UploadPart", s3op::upload_part},
     {http::verb::put, scope::object, "uploadId+copy", "UploadPartCopy", s3op::upload_part_copy},

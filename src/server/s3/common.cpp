@@ -5,6 +5,7 @@
 #include "common/uri.hpp"
 #include "s3/etag.hpp"
 #include "s3/names.hpp"
+#include "server/chunked_body.hpp"
 #include "server/services.hpp"
 
 #include <boost/beast/core/string.hpp>
@@ -183,6 +184,81 @@ result<copy_source> parse_copy_source(std::string_view raw)
     out.bucket = std::string(path.substr(0, slash));
     out.key = std::string(path.substr(slash + 1));
     return out;
+}
+
+result<checksum_request> checksum_request_of(request_context& ctx)
+{
+    checksum_request out;
+    for (const auto& f : *ctx.header) {
+        auto algorithm = checksum_algorithm_from_header(f.name_string());
+        if (!algorithm)
+            continue;
+        if (out.value)
+            return make_error(errc::invalid_request, "Expecting a single x-amz-checksum- header");
+        out.algorithm = algorithm;
+        out.value = std::string(f.value());
+    }
+    if (auto trailer = ctx.get("x-amz-trailer"); trailer && !out.value) {
+        std::string name(*trailer);
+        for (auto& ch : name)
+            ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        if (auto algorithm = checksum_algorithm_from_header(name)) {
+            out.algorithm = algorithm;
+            if (auto* chunked = dynamic_cast<chunked_body*>(ctx.body_decoder.get()))
+                out.trailer = [chunked, name]() -> std::optional<std::string> {
+                    auto v = chunked->decoder().trailer(name);
+                    return v ? std::optional<std::string>(std::string(*v)) : std::nullopt;
+                };
+        }
+    }
+    if (auto declared = ctx.get("x-amz-sdk-checksum-algorithm")) {
+        auto algorithm = parse_checksum_algorithm(*declared);
+        if (!algorithm)
+            return make_error(errc::invalid_request,
+                              "Value for x-amz-sdk-checksum-algorithm header is invalid.");
+        if (out.algorithm && *out.algorithm != *algorithm)
+            return make_error(errc::invalid_request,
+                              "Value for x-amz-sdk-checksum-algorithm header is invalid.");
+        out.algorithm = algorithm;
+    }
+    return out;
+}
+
+void set_checksum_headers(response& res, std::string_view algorithm, std::string_view type,
+                          std::string_view value)
+{
+    auto parsed = parse_checksum_algorithm(algorithm);
+    if (!parsed || value.empty())
+        return;
+    res.headers.set(checksum_header_name(*parsed), value);
+    if (!type.empty())
+        res.headers.set("x-amz-checksum-type", type);
+}
+
+void set_xml_checksum(s3::checksums& out, std::string_view algorithm, std::string_view type,
+                      std::string value)
+{
+    auto parsed = parse_checksum_algorithm(algorithm);
+    if (!parsed || value.empty())
+        return;
+    switch (*parsed) {
+    case checksum_algorithm::crc32:
+        out.crc32 = std::move(value);
+        break;
+    case checksum_algorithm::crc32c:
+        out.crc32c = std::move(value);
+        break;
+    case checksum_algorithm::crc64nvme:
+        out.crc64nvme = std::move(value);
+        break;
+    case checksum_algorithm::sha1:
+        out.sha1 = std::move(value);
+        break;
+    case checksum_algorithm::sha256:
+        out.sha256 = std::move(value);
+        break;
+    }
+    out.type = std::string(type);
 }
 
 result<int> part_number_of(const request_context& ctx)

@@ -3,10 +3,13 @@
 /// Steps shared by S3 operations: authorization of bucket access, request metadata parsing, response
 /// headers of an object, and reading small (XML) request bodies with their integrity checks.
 
+#include "common/checksum.hpp"
 #include "registry/types.hpp"
+#include "s3/types.hpp"
 #include "server/context.hpp"
 
 #include <boost/asio/awaitable.hpp>
+#include <functional>
 
 namespace depot::server::s3op {
 
@@ -35,6 +38,27 @@ result<std::string> content_md5_of(const request_context& ctx);
 /// payload hash. Errors: entity_too_large (malformed_xml for S3 XML callers is their choice), bad_digest,
 /// content_sha256_mismatch, incomplete_body.
 asio::awaitable<result<std::string>> read_small_body(request_context& ctx, std::size_t limit);
+
+/// The flexible checksum a request asserts: a header x-amz-checksum-<alg>, or a trailer announced in
+/// x-amz-trailer (aws-chunked), or only an algorithm (x-amz-sdk-checksum-algorithm).
+struct checksum_request
+{
+    std::optional<checksum_algorithm> algorithm;
+    std::optional<std::string> value;
+    /// Reads the trailer's value once the body has ended.
+    std::function<std::optional<std::string>()> trailer;
+};
+
+/// Errors: invalid_request for several checksum headers or an unknown algorithm.
+result<checksum_request> checksum_request_of(request_context& ctx);
+
+/// x-amz-checksum-<alg> and x-amz-checksum-type response headers of a stored checksum.
+void set_checksum_headers(response& res, std::string_view algorithm, std::string_view type,
+                          std::string_view value);
+
+/// Fills the s3::checksums field matching `algorithm` (for XML bodies).
+void set_xml_checksum(s3::checksums& out, std::string_view algorithm, std::string_view type,
+                      std::string value);
 
 struct copy_source
 {

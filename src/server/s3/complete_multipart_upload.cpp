@@ -20,16 +20,35 @@ asio::awaitable<result<response>> complete_multipart_upload(request_context& ctx
         co_return std::move(listed).error();
     std::vector<registry::completed_part_ref> parts;
     parts.reserve(listed->size());
-    for (auto& p : *listed)
-        parts.push_back({.part_number = p.part_number, .etag = std::move(p.etag)});
+    for (auto& p : *listed) {
+        const auto& c = p.checksum;
+        registry::completed_part_ref ref;
+        ref.part_number = p.part_number;
+        ref.etag = std::move(p.etag);
+        // A part lists at most one checksum, in the upload's algorithm.
+        for (const auto* value : {&c.crc32, &c.crc32c, &c.crc64nvme, &c.sha1, &c.sha256})
+            if (ref.checksum.empty())
+                ref.checksum = *value;
+        parts.push_back(std::move(ref));
+    }
+    registry::write_preconditions conditions;
+    if (auto v = ctx.get("if-match"))
+        conditions.if_match = std::string(*v);
+    if (auto v = ctx.get("if-none-match"))
+        conditions.if_none_match = std::string(*v);
     auto done = co_await ctx.svc->multipart.complete(bucket->id, ctx.key, ctx.param("uploadId").value_or(""),
-                                                     std::move(parts));
+                                                     std::move(parts), std::move(conditions));
     if (!done)
         co_return std::move(done).error();
-    co_return xml_response(s3::complete_multipart_upload_xml({.location = "/" + bucket->name + "/" + ctx.key,
-                                                              .bucket = bucket->name,
-                                                              .key = ctx.key,
-                                                              .etag = done->etag}));
+    s3::complete_multipart_result out;
+    out.location = "/" + bucket->name + "/" + ctx.key;
+    out.bucket = bucket->name;
+    out.key = ctx.key;
+    out.etag = done->etag;
+    set_xml_checksum(out.checksum, done->checksum_algorithm, done->checksum_type, done->checksum_value);
+    auto res = xml_response(s3::complete_multipart_upload_xml(out));
+    set_checksum_headers(res, done->checksum_algorithm, done->checksum_type, done->checksum_value);
+    co_return res;
 }
 
 } // namespace depot::server::s3op

@@ -16,11 +16,29 @@ asio::awaitable<result<response>> create_multipart_upload(request_context& ctx)
     auto headers = object_headers_of(ctx);
     if (!headers)
         co_return std::move(headers).error();
-    auto upload = co_await ctx.svc->multipart.create(*bucket, ctx.key, ctx.who.user_id, std::move(*headers));
+    std::optional<checksum_algorithm> algorithm;
+    std::optional<checksum_type> type;
+    if (auto a = ctx.get("x-amz-checksum-algorithm")) {
+        algorithm = parse_checksum_algorithm(*a);
+        if (!algorithm)
+            co_return make_error(errc::invalid_request, "Checksum algorithm provided is unsupported.");
+    }
+    if (auto t = ctx.get("x-amz-checksum-type")) {
+        type = parse_checksum_type(*t);
+        if (!type)
+            co_return make_error(errc::invalid_request, "Value for x-amz-checksum-type header is invalid.");
+    }
+    auto upload = co_await ctx.svc->multipart.create(*bucket, ctx.key, ctx.who.user_id, std::move(*headers),
+                                                     algorithm, type);
     if (!upload)
         co_return std::move(upload).error();
-    co_return xml_response(s3::initiate_multipart_upload_xml(
+    auto res = xml_response(s3::initiate_multipart_upload_xml(
         {.bucket = bucket->name, .key = ctx.key, .upload_id = upload->upload_id}));
+    if (upload->algorithm) {
+        res.headers.set("x-amz-checksum-algorithm", to_string(*upload->algorithm));
+        res.headers.set("x-amz-checksum-type", to_string(upload->type));
+    }
+    co_return res;
 }
 
 } // namespace depot::server::s3op

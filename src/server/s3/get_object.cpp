@@ -9,6 +9,7 @@
 #include "server/s3/operations.hpp"
 #include "server/services.hpp"
 
+#include <algorithm>
 #include <array>
 
 namespace depot::server::s3op {
@@ -59,7 +60,37 @@ asio::awaitable<result<response>> read_object(request_context& ctx, bool head)
 
     std::uint64_t first = 0;
     std::uint64_t length = v.size;
-    if (auto range_header = ctx.get("range")) {
+    bool whole = true;
+    auto range_header = ctx.get("range");
+    if (ctx.has_param("partNumber")) {
+        if (range_header)
+            co_return make_error(errc::invalid_request,
+                                 "Cannot specify both Range header and partNumber query parameter");
+        auto number = part_number_of(ctx);
+        if (!number)
+            co_return std::move(number).error();
+        auto parts = co_await ctx.svc->objects.parts(v.row_id);
+        if (parts.empty()) {
+            // A single-part object is its own part 1.
+            if (*number != 1)
+                co_return make_error(errc::invalid_part_number,
+                                     "The requested partnumber is not satisfiable");
+        } else {
+            auto it = std::find_if(parts.begin(), parts.end(),
+                                   [&](const auto& p) { return p.part_number == *number; });
+            if (it == parts.end())
+                co_return make_error(errc::invalid_part_number,
+                                     "The requested partnumber is not satisfiable");
+            first = it->offset;
+            length = it->size;
+            whole = false;
+            res.status = http::status::partial_content;
+            res.headers.set("x-amz-mp-parts-count", std::to_string(parts.size()));
+            if (length > 0)
+                res.headers.set(http::field::content_range,
+                                s3::content_range({first, first + length - 1}, v.size));
+        }
+    } else if (range_header) {
         auto range = s3::parse_range(*range_header, v.size);
         if (!range) {
             std::string_view target = ctx.header->target();
@@ -71,10 +102,14 @@ asio::awaitable<result<response>> read_object(request_context& ctx, bool head)
         if (*range) {
             first = (*range)->first;
             length = (*range)->length();
+            whole = false;
             res.status = http::status::partial_content;
             res.headers.set(http::field::content_range, s3::content_range(**range, v.size));
         }
     }
+    // Checksums describe the whole object; S3 returns them only for full reads.
+    if (whole && ctx.get("x-amz-checksum-mode") == std::optional<std::string_view>("ENABLED"))
+        set_checksum_headers(res, v.checksum_algorithm, v.checksum_type, v.checksum_value);
     if (head) {
         res.head_only = true;
         res.headers.set(http::field::content_length, std::to_string(length));

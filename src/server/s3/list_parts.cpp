@@ -38,9 +38,17 @@ asio::awaitable<result<response>> list_parts(request_context& ctx)
                               .next_part_number_marker = page->next_marker,
                               .max_parts = static_cast<int>(*max_parts),
                               .is_truncated = page->truncated};
-    for (const auto& p : page->parts)
-        out.parts.push_back(
-            {.part_number = p.part_number, .last_modified = p.last_modified, .etag = p.etag, .size = p.size});
+    for (const auto& p : page->parts) {
+        s3::part_entry e{
+            .part_number = p.part_number, .last_modified = p.last_modified, .etag = p.etag, .size = p.size};
+        if (upload->algorithm)
+            set_xml_checksum(e.checksum, to_string(*upload->algorithm), "", p.checksum);
+        out.parts.push_back(std::move(e));
+    }
+    if (upload->algorithm) {
+        out.checksum_algorithm = std::string(to_string(*upload->algorithm));
+        out.checksum_type = std::string(to_string(upload->type));
+    }
     co_return xml_response(s3::list_parts_xml(out));
 }
 

@@ -30,6 +30,7 @@ asio::awaitable<result<response>> get_object(request_context& ctx);
 asio::awaitable<result<response>> head_object(request_context& ctx);
 asio::awaitable<result<response>> delete_object(request_context& ctx);
 asio::awaitable<result<response>> get_object_acl(request_context& ctx);
+asio::awaitable<result<response>> get_object_attributes(request_context& ctx);
 asio::awaitable<result<response>> create_multipart_upload(request_context& ctx);
 asio::awaitable<result<response>> upload_part(request_context& ctx);
 asio::awaitable<result<response>> upload_part_copy(request_context& ctx);

@@ -22,6 +22,9 @@ asio::awaitable<result<response>> put_object(request_context& ctx)
     auto md5 = content_md5_of(ctx);
     if (!md5)
         co_return std::move(md5).error();
+    auto checksum = checksum_request_of(ctx);
+    if (!checksum)
+        co_return std::move(checksum).error();
     if (ctx.content_length && *ctx.content_length > (5ull << 30))
         co_return make_error(errc::entity_too_large, "Your proposed upload exceeds the maximum allowed size");
 
@@ -33,12 +36,20 @@ asio::awaitable<result<response>> put_object(request_context& ctx)
                                          .content_length = ctx.content_length,
                                          .expected_md5 = std::move(*md5),
                                          .expected_sha256 = ctx.payload.sha256,
+                                         .checksum = checksum->algorithm,
+                                         .checksum_value = std::move(checksum->value),
+                                         .trailer_checksum = std::move(checksum->trailer),
                                          .body = ctx.body};
+    if (auto v = ctx.get("if-match"))
+        request.if_match = std::string(*v);
+    if (auto v = ctx.get("if-none-match"))
+        request.if_none_match = std::string(*v);
     auto stored = co_await ctx.svc->objects.put_object(std::move(request));
     if (!stored)
         co_return std::move(stored).error();
     response res;
     res.headers.set(http::field::etag, s3::quote_etag(stored->etag));
+    set_checksum_headers(res, stored->checksum_algorithm, stored->checksum_type, stored->checksum_value);
     if (stored->version_id != "null")
         res.headers.set("x-amz-version-id", stored->version_id);
     co_return res;

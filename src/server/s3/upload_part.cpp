@@ -43,18 +43,26 @@ asio::awaitable<result<response>> upload_part(request_context& ctx)
     auto md5 = content_md5_of(ctx);
     if (!md5)
         co_return std::move(md5).error();
+    auto checksum = checksum_request_of(ctx);
+    if (!checksum)
+        co_return std::move(checksum).error();
     auto target = co_await resolve_part(ctx);
     if (!target)
         co_return std::move(target).error();
     registry::ingest_limits limits{.content_length = ctx.content_length,
                                    .expected_md5 = std::move(*md5),
-                                   .expected_sha256 = ctx.payload.sha256};
+                                   .expected_sha256 = ctx.payload.sha256,
+                                   .checksum = checksum->algorithm,
+                                   .checksum_value = std::move(checksum->value),
+                                   .trailer_checksum = std::move(checksum->trailer)};
     auto part =
         co_await ctx.svc->multipart.upload_part(target->upload, target->part_number, *ctx.body, limits);
     if (!part)
         co_return std::move(part).error();
     response res;
     res.headers.set(http::field::etag, s3::quote_etag(part->etag));
+    if (target->upload.algorithm)
+        set_checksum_headers(res, to_string(*target->upload.algorithm), "", part->checksum);
     co_return res;
 }
 
