@@ -77,14 +77,22 @@ asio::awaitable<result<void>> bucket_repository::remove(std::string_view name)
     auto conn = co_await pool_.acquire();
     // One statement: the emptiness check and the delete see the same snapshot, and the row lock taken by
     // DELETE makes a concurrent PutObject (which reads the bucket FOR SHARE) wait or fail cleanly.
-    auto rs = co_await sql(*conn,
-                           "WITH target AS (SELECT id FROM buckets WHERE name = $1 FOR UPDATE), "
-                           "busy AS (SELECT 1 FROM object_versions o, target t WHERE o.bucket_id = t.id "
-                           "LIMIT 1), "
-                           "del AS (DELETE FROM buckets b USING target t WHERE b.id = t.id "
-                           "AND NOT EXISTS (SELECT 1 FROM busy) RETURNING b.id) "
-                           "SELECT (SELECT count(*) FROM target), (SELECT count(*) FROM del)",
-                           name);
+    pg::result_set rs;
+    try {
+        rs = co_await sql(*conn,
+                          "WITH target AS (SELECT id FROM buckets WHERE name = $1 FOR UPDATE), "
+                          "busy AS (SELECT 1 FROM object_versions o, target t WHERE o.bucket_id = t.id "
+                          "LIMIT 1), "
+                          "del AS (DELETE FROM buckets b USING target t WHERE b.id = t.id "
+                          "AND NOT EXISTS (SELECT 1 FROM busy) RETURNING b.id) "
+                          "SELECT (SELECT count(*) FROM target), (SELECT count(*) FROM del)",
+                          name);
+    } catch (const pg::error& e) {
+        // multipart_uploads still references the bucket.
+        if (e.sqlstate() != "23503")
+            throw;
+        co_return make_error(errc::conflict, "The bucket has multipart uploads in progress");
+    }
     if (rs[0].i64(0) == 0)
         co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
     if (rs[0].i64(1) == 0)

@@ -25,7 +25,8 @@ public:
     asio::awaitable<result<bucket>> get(std::string_view name);
     /// Buckets owned by `owner_id`, by name.
     asio::awaitable<std::vector<bucket>> list_owned(std::string_view owner_id);
-    /// no_such_bucket, or bucket_not_empty while any object version remains.
+    /// no_such_bucket, bucket_not_empty while any object version remains, or conflict while multipart
+    /// uploads remain (the caller aborts them and retries).
     asio::awaitable<result<void>> remove(std::string_view name);
 
 private:

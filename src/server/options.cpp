@@ -98,6 +98,22 @@ const std::vector<setting>& settings()
              o.max_clock_skew = std::chrono::seconds(s);
              return okay;
          }},
+        {"--multipart-max-age", "DEPOT_MULTIPART_MAX_AGE",
+         "seconds after which an unfinished multipart upload is aborted (default 604800 = 7 days)",
+         [](options& o, const std::string& v) {
+             long s = 0;
+             bool okay = parse_number(v, s) && s > 0;
+             o.multipart_max_age = std::chrono::seconds(s);
+             return okay;
+         }},
+        {"--cleanup-interval", "DEPOT_CLEANUP_INTERVAL",
+         "seconds between runs of the cleanup of abandoned uploads and incomplete writes (default 3600)",
+         [](options& o, const std::string& v) {
+             long s = 0;
+             bool okay = parse_number(v, s) && s > 0;
+             o.cleanup_interval = std::chrono::seconds(s);
+             return okay;
+         }},
         {"--idle-timeout", "DEPOT_IDLE_TIMEOUT", "seconds a keep-alive connection may stay idle (default 60)",
          [](options& o, const std::string& v) {
              long s = 0;

@@ -31,6 +31,10 @@ struct options
     std::chrono::seconds io_timeout{120};
     std::chrono::seconds shutdown_grace{30};
     std::chrono::seconds max_clock_skew{15 * 60};
+    /// Multipart uploads older than this are aborted by the cleanup task (S3 lifecycle's usual default).
+    std::chrono::seconds multipart_max_age{7 * 24 * 3600};
+    /// How often the cleanup task runs (abandoned uploads, incomplete blob writes).
+    std::chrono::seconds cleanup_interval{3600};
 };
 
 /// The text `depotd --help` prints.

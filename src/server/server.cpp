@@ -61,7 +61,7 @@ asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, services& svc, connec
         tcp::socket socket(asio::make_strand(ioc));
         co_await acceptor.async_accept(socket, asio::redirect_error(asio::use_awaitable, ec));
         if (ec) {
-            if (!acceptor.is_open())
+            if (!acceptor.is_open() || ec == asio::error::operation_aborted)
                 co_return;
             log::warn("accept failed", {{"error", ec.message()}});
             continue;
@@ -78,6 +78,31 @@ asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, services& svc, connec
                                log::error("connection failed", {{"error", ex.what()}});
                            }
                        });
+    }
+}
+
+/// Aborts multipart uploads older than the configured age and reclaims blob writes that never committed
+/// (a crash mid-upload). Safe with several depotd processes: each upload is aborted under its row lock.
+asio::awaitable<void> cleanup_loop(services& svc, asio::steady_timer& timer,
+                                   const connection_registry& registry)
+{
+    while (!registry.stopping()) {
+        timer.expires_after(svc.opts.cleanup_interval);
+        boost::system::error_code ec;
+        co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        if (ec)
+            co_return;
+        try {
+            const auto now = std::chrono::system_clock::now();
+            auto aborted = co_await svc.multipart.abort_initiated_before(now - svc.opts.multipart_max_age);
+            // A write that has not been touched for an hour is abandoned: uploads stream continuously.
+            auto reclaimed = co_await svc.blobs->remove_incomplete(now - std::chrono::hours(1));
+            if (aborted || (reclaimed && *reclaimed))
+                log::info("cleanup",
+                          {{"aborted_uploads", aborted}, {"incomplete_blobs", reclaimed ? *reclaimed : 0}});
+        } catch (const std::exception& e) {
+            log::warn("cleanup failed; will retry", {{"error", e.what()}});
+        }
     }
 }
 
@@ -117,6 +142,7 @@ void run(const options& opts)
     tcp::acceptor acceptor(ioc);
     asio::signal_set signals(ioc, SIGINT, SIGTERM);
     asio::steady_timer drain_timer(ioc);
+    asio::steady_timer cleanup_timer(ioc);
     std::exception_ptr startup_failure;
 
     auto startup = [&]() -> asio::awaitable<void> {
@@ -143,6 +169,7 @@ void run(const options& opts)
         log::info("listening", {{"address", bound.address().to_string() + ":" + std::to_string(bound.port())},
                                 {"storage", std::string(store->kind())},
                                 {"threads", threads}});
+        asio::co_spawn(ioc, cleanup_loop(svc, cleanup_timer, registry), asio::detached);
         co_await accept_loop(acceptor, svc, registry);
     };
     asio::co_spawn(ioc, startup(), [&](std::exception_ptr e) {
@@ -158,6 +185,7 @@ void run(const options& opts)
         log::info("shutting down", {{"signal", sig}, {"connections", registry.size()}});
         boost::system::error_code ignored;
         acceptor.close(ignored);
+        cleanup_timer.cancel();
         registry.begin_shutdown();
         // Wait until every connection has finished its request, or the grace period is over.
         asio::co_spawn(

@@ -11,6 +11,11 @@ asio::awaitable<result<response>> delete_bucket(request_context& ctx)
     if (!bucket)
         co_return std::move(bucket).error();
     auto removed = co_await ctx.svc->buckets.remove(ctx.bucket);
+    if (!removed && removed.error().code == errc::conflict) {
+        // Only uploads in progress remain: abort them (releasing their parts) and delete the bucket.
+        co_await ctx.svc->multipart.abort_all(bucket->id);
+        removed = co_await ctx.svc->buckets.remove(ctx.bucket);
+    }
     if (!removed)
         co_return std::move(removed).error();
     response res;
