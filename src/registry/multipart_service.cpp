@@ -364,6 +364,14 @@ multipart_service::complete(std::int64_t bucket_id, std::string_view key, std::s
         std::vector<part_checksum> crcs;
         std::vector<std::int64_t> part_numbers, part_offsets, part_sizes;
         std::vector<std::string> part_checksums;
+        for (const auto& w : wanted) {
+            auto it = stored.find(w.part_number);
+            if (it == stored.end() || it->second.etag != s3::unquote_etag(w.etag))
+                co_return make_error(
+                    errc::invalid_part,
+                    "One or more of the specified parts could not be found. The part may not have "
+                    "been uploaded, or the specified entity tag may not match the part's entity tag.");
+        }
         for (std::size_t i = 0; i < wanted.size(); ++i) {
             auto it = stored.find(wanted[i].part_number);
             if (it == stored.end() || it->second.etag != s3::unquote_etag(wanted[i].etag))
@@ -416,6 +424,11 @@ multipart_service::complete(std::int64_t bucket_id, std::string_view key, std::s
             v.checksum_value = encode_checksum(full_object_checksum(*upload->algorithm, crcs));
         }
 
+        if (conditions.checksum && *conditions.checksum != v.checksum_value &&
+            *conditions.checksum != v.checksum_value.substr(0, v.checksum_value.find('-')))
+            co_return make_error(errc::bad_digest,
+                                 "The " + v.checksum_algorithm +
+                                     " you specified did not match the calculated checksum.");
         auto current = co_await lock_current(c, bucket_id, key);
         if (auto met = check_write_conditions(conditions.if_match, conditions.if_none_match, current); !met)
             co_return std::move(met).error();
@@ -501,13 +514,15 @@ asio::awaitable<result<uploads_page>> multipart_service::list_uploads(uploads_re
     std::size_t count = 0;
     for (;;) {
         const std::size_t batch = std::min<std::size_t>(req.max_uploads - count + 1, 1000);
-        auto rs = co_await sql(*conn,
-                               std::string("SELECT ") + upload_columns +
-                                   " FROM multipart_uploads m JOIN users u ON u.id = m.owner_id "
-                                   "WHERE m.bucket_id = $1 AND (m.key > $2 OR (m.key = $2 AND NOT $5 AND "
-                                   "m.upload_id > $3)) AND m.key >= $4 ORDER BY m.key, m.upload_id LIMIT $6",
-                               req.bucket_id, key_bound, id_bound, req.prefix, skip_marker_key,
-                               static_cast<std::int64_t>(batch));
+        auto rs =
+            co_await sql(*conn,
+                         std::string("SELECT ") + upload_columns +
+                             " FROM multipart_uploads m JOIN users u ON u.id = m.owner_id "
+                             "WHERE m.bucket_id = $1 AND (m.key > $2 OR (m.key = $2 AND NOT $5 AND "
+                             "m.id > coalesce((SELECT id FROM multipart_uploads WHERE upload_id = $3), 0))) "
+                             "AND m.key >= $4 ORDER BY m.key, m.id LIMIT $6",
+                         req.bucket_id, key_bound, id_bound, req.prefix, skip_marker_key,
+                         static_cast<std::int64_t>(batch));
         skip_marker_key = false;
         bool reseek = false;
         for (auto r : rs) {

@@ -83,6 +83,9 @@ struct write_preconditions
 {
     std::optional<std::string> if_match;
     std::optional<std::string> if_none_match;
+    /// A whole-object checksum the client asserted on CompleteMultipartUpload (base64, with or without the
+    /// "-N" suffix); bad_digest when it differs from the computed one.
+    std::optional<std::string> checksum;
 };
 
 struct multipart_limits

@@ -36,14 +36,24 @@ asio::awaitable<bool> lock_bucket(pg::connection& c, std::int64_t bucket_id)
 asio::awaitable<std::optional<current_version>> lock_current(pg::connection& c, std::int64_t bucket_id,
                                                              std::string_view key)
 {
-    auto rs = co_await sql(
-        c,
-        "SELECT id, etag, is_delete_marker FROM object_versions WHERE bucket_id = $1 AND key = $2 "
-        "AND superseded_seq IS NULL FOR UPDATE",
-        bucket_id, key);
-    if (rs.empty())
-        co_return std::nullopt;
-    co_return current_version{rs[0].i64(0), rs[0].str(1), rs[0].boolean(2)};
+    // Under READ COMMITTED, a writer that waited for a concurrent writer's lock finds the row it waited for
+    // deleted (replaced) and gets nothing, although a newer current row now exists. Each statement takes a
+    // fresh snapshot, so looking again without the lock tells "absent" from "replaced meanwhile".
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        auto rs = co_await sql(c,
+                               "SELECT id, etag, is_delete_marker FROM object_versions WHERE bucket_id = $1 "
+                               "AND key = $2 AND superseded_seq IS NULL FOR UPDATE",
+                               bucket_id, key);
+        if (!rs.empty())
+            co_return current_version{rs[0].i64(0), rs[0].str(1), rs[0].boolean(2)};
+        auto again = co_await sql(c,
+                                  "SELECT 1 FROM object_versions WHERE bucket_id = $1 AND key = $2 "
+                                  "AND superseded_seq IS NULL",
+                                  bucket_id, key);
+        if (again.empty())
+            co_return std::nullopt;
+    }
+    throw pg::error("the current version of a key kept changing", "40001");
 }
 
 result<void> check_write_conditions(const std::optional<std::string>& if_match,

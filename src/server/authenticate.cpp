@@ -52,6 +52,10 @@ asio::awaitable<result<std::optional<auth::parsed_auth>>> authenticate(request_c
         if (!decoder)
             co_return std::move(decoder).error();
         auto decoded_length = ctx.get("x-amz-decoded-content-length");
+        if (!decoded_length)
+            co_return make_error(
+                errc::missing_content_length,
+                "You must provide the x-amz-decoded-content-length header with an aws-chunked body.");
         ctx.content_length.reset();
         if (decoded_length)
             ctx.content_length = std::stoull(std::string(*decoded_length));

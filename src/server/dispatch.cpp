@@ -206,7 +206,8 @@ asio::awaitable<response> dispatch(request_context& ctx)
         failure = make_error(errc::internal, "We encountered an internal error. Please try again.");
     }
     if (failure)
-        res = s3_error_response(*failure, resource, ctx.request_id, ctx.header->method() == http::verb::head);
+        res = s3_error_response(*failure, resource, ctx.request_id, ctx.header->method() == http::verb::head,
+                                ctx.bucket, ctx.key);
 
     auto elapsed =
         std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);

@@ -1,11 +1,12 @@
 #include "server/errors.hpp"
 
 #include "s3/errors.hpp"
+#include "s3/xml.hpp"
 
 namespace depot::server {
 
 response s3_error_response(const error& err, std::string_view resource, std::string_view request_id,
-                           bool head)
+                           bool head, std::string_view bucket, std::string_view key)
 {
     auto info = s3::describe(err);
     response res;
@@ -18,6 +19,31 @@ response s3_error_response(const error& err, std::string_view resource, std::str
     }
     res.headers.set(http::field::content_type, "application/xml");
     res.body = s3::error_xml(info, resource, request_id);
+    std::string extra;
+    switch (err.code) {
+    case errc::no_such_bucket:
+    case errc::invalid_bucket_name:
+    case errc::bucket_already_exists:
+    case errc::bucket_already_owned_by_you:
+    case errc::bucket_not_empty:
+        if (!bucket.empty()) {
+            extra = "<BucketName>";
+            s3::append_xml_escaped(extra, bucket);
+            extra += "</BucketName>";
+        }
+        break;
+    case errc::no_such_key:
+        if (!key.empty()) {
+            extra = "<Key>";
+            s3::append_xml_escaped(extra, key);
+            extra += "</Key>";
+        }
+        break;
+    default:
+        break;
+    }
+    if (!extra.empty())
+        res.body.insert(res.body.rfind("</Error>"), extra);
     return res;
 }
 

@@ -6,7 +6,8 @@ namespace depot::server {
 
 /// Renders an error as S3 does: status and XML body from the one error table (s3/errors.hpp), with the
 /// request id. HEAD responses carry no body, so the code travels in x-amz-error-code instead.
+/// Bucket errors carry a BucketName element and NoSuchKey a Key element, as S3's do.
 response s3_error_response(const error& err, std::string_view resource, std::string_view request_id,
-                           bool head);
+                           bool head, std::string_view bucket = {}, std::string_view key = {});
 
 } // namespace depot::server

@@ -220,6 +220,11 @@ result<checksum_request> checksum_request_of(request_context& ctx)
             return make_error(errc::invalid_request,
                               "Value for x-amz-sdk-checksum-algorithm header is invalid.");
         out.algorithm = algorithm;
+        if (!out.value && !out.trailer)
+            return make_error(
+                errc::invalid_request,
+                "x-amz-sdk-checksum-algorithm specified, but no corresponding x-amz-checksum-* or "
+                "x-amz-trailer headers were found.");
     }
     return out;
 }

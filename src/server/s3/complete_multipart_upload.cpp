@@ -36,6 +36,9 @@ asio::awaitable<result<response>> complete_multipart_upload(request_context& ctx
         conditions.if_match = std::string(*v);
     if (auto v = ctx.get("if-none-match"))
         conditions.if_none_match = std::string(*v);
+    for (const auto& f : *ctx.header)
+        if (checksum_algorithm_from_header(f.name_string()))
+            conditions.checksum = std::string(f.value());
     auto done = co_await ctx.svc->multipart.complete(bucket->id, ctx.key, ctx.param("uploadId").value_or(""),
                                                      std::move(parts), std::move(conditions));
     if (!done)

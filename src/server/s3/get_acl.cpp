@@ -12,19 +12,21 @@ namespace {
 
 response owner_acl(std::string_view id, std::string_view display_name)
 {
-    s3::xml_writer xml;
-    xml.open("AccessControlPolicy", s3::s3_xmlns);
-    xml.open("Owner").element("ID", id).element("DisplayName", display_name).close();
-    xml.open("AccessControlList").open("Grant");
-    // The xsi:type attribute is part of S3's Grantee element; the writer has no attributes, so the grantee is
-    // written with its canonical user fields, which every client reads.
-    xml.open("Grantee")
-        .element("ID", id)
-        .element("DisplayName", display_name)
-        .element("Type", "CanonicalUser")
-        .close();
-    xml.element("Permission", "FULL_CONTROL").close().close();
-    return xml_response(std::move(xml).finish());
+    // Written by hand: Grantee needs the xsi:type attribute, which clients such as s3cmd require.
+    std::string owner = "<ID>";
+    s3::append_xml_escaped(owner, id);
+    owner += "</ID><DisplayName>";
+    s3::append_xml_escaped(owner, display_name);
+    owner += "</DisplayName>";
+    std::string doc = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<AccessControlPolicy xmlns=\"";
+    doc += s3::s3_xmlns;
+    doc +=
+        "\"><Owner>" + owner +
+        "</Owner><AccessControlList><Grant>"
+        "<Grantee xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:type=\"CanonicalUser\">" +
+        owner +
+        "</Grantee><Permission>FULL_CONTROL</Permission></Grant></AccessControlList></AccessControlPolicy>";
+    return xml_response(std::move(doc));
 }
 
 } // namespace

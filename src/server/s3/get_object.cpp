@@ -86,6 +86,10 @@ asio::awaitable<result<response>> read_object(request_context& ctx, bool head)
             whole = false;
             res.status = http::status::partial_content;
             res.headers.set("x-amz-mp-parts-count", std::to_string(parts.size()));
+            // A composite checksum is made of part checksums: a part read can be verified by its own.
+            if (v.checksum_type == "COMPOSITE" &&
+                ctx.get("x-amz-checksum-mode") == std::optional<std::string_view>("ENABLED"))
+                set_checksum_headers(res, v.checksum_algorithm, "COMPOSITE", it->checksum);
             if (length > 0)
                 res.headers.set(http::field::content_range,
                                 s3::content_range({first, first + length - 1}, v.size));
