@@ -47,10 +47,44 @@ const std::vector<setting>& settings()
              o.database_url = v;
              return !v.empty();
          }},
-        {"--storage", "DEPOT_STORAGE", "blob store: localfs (default) or memory",
+        {"--storage", "DEPOT_STORAGE", "blob store: localfs (default), rados or memory",
          [](options& o, const std::string& v) {
              o.storage = v;
-             return v == "localfs" || v == "memory";
+             return v == "localfs" || v == "rados" || v == "memory";
+         }},
+        {"--rados-conf", "DEPOT_RADOS_CONF", "ceph.conf of the cluster (default /etc/ceph/ceph.conf)",
+         [](options& o, const std::string& v) {
+             o.rados_conf = v;
+             return !v.empty();
+         }},
+        {"--rados-user", "DEPOT_RADOS_USER", "cephx client name (default client.admin)",
+         [](options& o, const std::string& v) {
+             o.rados_user = v;
+             return !v.empty();
+         }},
+        {"--rados-keyring", "DEPOT_RADOS_KEYRING", "keyring file (default: the one ceph.conf names)",
+         [](options& o, const std::string& v) {
+             o.rados_keyring = v;
+             return true;
+         }},
+        {"--rados-pool", "DEPOT_RADOS_POOL", "pool holding the blobs (default depot)",
+         [](options& o, const std::string& v) {
+             o.rados_pool = v;
+             return !v.empty();
+         }},
+        {"--rados-namespace", "DEPOT_RADOS_NAMESPACE", "RADOS namespace inside the pool (default none)",
+         [](options& o, const std::string& v) {
+             o.rados_namespace = v;
+             return true;
+         }},
+        {"--rados-stripe-size", "DEPOT_RADOS_STRIPE_SIZE",
+         "bytes per RADOS object of a blob (default 4194304)",
+         [](options& o, const std::string& v) {
+             return parse_number(v, o.rados_stripe_size) && o.rados_stripe_size >= 65536;
+         }},
+        {"--rados-window", "DEPOT_RADOS_WINDOW", "stripe operations in flight per request (default 8)",
+         [](options& o, const std::string& v) {
+             return parse_number(v, o.rados_window) && o.rados_window > 0;
          }},
         {"--blob-dir", "DEPOT_BLOB_DIR", "directory of the localfs blob store (default ./var/blobs)",
          [](options& o, const std::string& v) {

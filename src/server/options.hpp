@@ -15,8 +15,17 @@ struct options
 {
     std::string listen = "127.0.0.1:9000";
     std::string database_url;
-    std::string storage = "localfs"; ///< localfs | memory
+    std::string storage = "localfs"; ///< localfs | rados | memory
     std::string blob_dir = "./var/blobs";
+    /// RADOS store (--storage rados): ceph.conf, client name, keyring, pool, namespace, stripe size and the
+    /// number of stripe operations kept in flight per request.
+    std::string rados_conf = "/etc/ceph/ceph.conf";
+    std::string rados_user = "client.admin";
+    std::string rados_keyring;
+    std::string rados_pool = "depot";
+    std::string rados_namespace;
+    std::uint64_t rados_stripe_size = 4 << 20;
+    unsigned rados_window = 8;
     std::string server_key_file = "./var/server.key";
     std::string server_key_hex; ///< DEPOT_SERVER_KEY; overrides the file when set
     std::string region = "us-east-1";

@@ -7,6 +7,7 @@
 #include "server/session.hpp"
 #include "storage/localfs/localfs_blob_store.hpp"
 #include "storage/memory/memory_blob_store.hpp"
+#include "storage/rados/rados_blob_store.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -110,6 +111,14 @@ std::shared_ptr<storage::blob_store> make_store(const options& opts)
 {
     if (opts.storage == "memory")
         return storage::make_memory_blob_store();
+    if (opts.storage == "rados")
+        return storage::make_rados_blob_store({.conf_file = opts.rados_conf,
+                                               .user = opts.rados_user,
+                                               .keyring = opts.rados_keyring,
+                                               .pool = opts.rados_pool,
+                                               .ns = opts.rados_namespace,
+                                               .stripe_size = opts.rados_stripe_size,
+                                               .window = opts.rados_window});
     return storage::make_localfs_blob_store({.root = opts.blob_dir});
 }
 
