@@ -41,6 +41,8 @@
 /// remove_incomplete(cutoff) lists the namespace the same way. A "writing" head whose mtime and whose
 /// stripes' mtimes are all older than the cutoff is removed (guarded, then its stripes). Stripes without a
 /// head, all older than the cutoff, are removed once a fresh read confirms the head is still absent.
+/// Cost: one listing plus one head read per blob, one blob after the other (stripe stats and removals
+/// `window` at a time): a background chore, not something to run per request.
 #include "storage/rados/rados_blob_store.hpp"
 
 #include "common/hash.hpp"
