@@ -12,18 +12,6 @@ namespace {
 
 constexpr std::size_t io_chunk = 1 << 20;
 
-/// PostgreSQL array literal of bigints: {1,2,3}.
-std::string bigint_array(const std::vector<std::int64_t>& values)
-{
-    std::string out = "{";
-    for (std::size_t i = 0; i < values.size(); ++i) {
-        if (i)
-            out += ',';
-        out += std::to_string(values[i]);
-    }
-    return out + "}";
-}
-
 } // namespace
 
 asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source& body,

@@ -42,14 +42,6 @@ multipart_upload upload_from(const pg::row& r)
     return m;
 }
 
-std::string bigint_array(const std::vector<std::int64_t>& values)
-{
-    std::string out = "{";
-    for (std::size_t i = 0; i < values.size(); ++i)
-        out += (i ? "," : "") + std::to_string(values[i]);
-    return out + "}";
-}
-
 error no_such_upload()
 {
     return make_error(
@@ -561,14 +553,8 @@ asio::awaitable<result<uploads_page>> multipart_service::list_uploads(uploads_re
     }
 }
 
-asio::awaitable<std::size_t> multipart_service::abort_all(std::int64_t bucket_id)
+asio::awaitable<std::size_t> multipart_service::abort_rows(std::vector<std::int64_t> rows)
 {
-    auto conn = co_await pool_.acquire();
-    auto rs = co_await sql(*conn, "SELECT id FROM multipart_uploads WHERE bucket_id = $1", bucket_id);
-    std::vector<std::int64_t> rows;
-    for (auto r : rs)
-        rows.push_back(r.i64(0));
-    conn = {};
     std::size_t aborted = 0;
     for (auto row : rows) {
         std::vector<std::string> unreferenced;
@@ -583,31 +569,33 @@ asio::awaitable<std::size_t> multipart_service::abort_all(std::int64_t bucket_id
     co_return aborted;
 }
 
+asio::awaitable<std::size_t> multipart_service::abort_all(std::int64_t bucket_id)
+{
+    std::vector<std::int64_t> rows;
+    {
+        auto conn = co_await pool_.acquire();
+        auto rs = co_await sql(*conn, "SELECT id FROM multipart_uploads WHERE bucket_id = $1", bucket_id);
+        for (auto r : rs)
+            rows.push_back(r.i64(0));
+    }
+    co_return co_await abort_rows(std::move(rows));
+}
+
 asio::awaitable<std::size_t> multipart_service::abort_initiated_before(time_point cutoff)
 {
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(cutoff.time_since_epoch()).count();
-    auto conn = co_await pool_.acquire();
-    auto rs = co_await sql(
-        *conn,
-        "SELECT id FROM multipart_uploads WHERE initiated_at < to_timestamp($1::double precision / "
-        "1000) ORDER BY initiated_at LIMIT 10000",
-        static_cast<std::int64_t>(ms));
     std::vector<std::int64_t> rows;
-    for (auto r : rs)
-        rows.push_back(r.i64(0));
-    conn = {};
-    std::size_t aborted = 0;
-    for (auto row : rows) {
-        std::vector<std::string> unreferenced;
-        auto done = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<bool>> {
-            unreferenced.clear();
-            co_return co_await abort_row(c, row, unreferenced);
-        });
-        if (done && *done)
-            ++aborted;
-        co_await remove_blobs(store_, std::move(unreferenced));
+    {
+        auto conn = co_await pool_.acquire();
+        auto rs = co_await sql(
+            *conn,
+            "SELECT id FROM multipart_uploads WHERE initiated_at < to_timestamp($1::double precision "
+            "/ 1000) ORDER BY initiated_at LIMIT 10000",
+            static_cast<std::int64_t>(ms));
+        for (auto r : rs)
+            rows.push_back(r.i64(0));
     }
-    co_return aborted;
+    co_return co_await abort_rows(std::move(rows));
 }
 
 } // namespace depot::registry

@@ -144,6 +144,8 @@ public:
     asio::awaitable<std::size_t> abort_initiated_before(time_point cutoff);
 
 private:
+    /// Aborts each upload row in its own transaction; returns how many were still there.
+    asio::awaitable<std::size_t> abort_rows(std::vector<std::int64_t> rows);
     /// Aborts one upload row inside a transaction; false when it is already gone.
     asio::awaitable<bool> abort_row(pg::connection& c, std::int64_t row,
                                     std::vector<std::string>& unreferenced);

@@ -22,6 +22,18 @@ boost::asio::awaitable<pg::result_set> sql(pg::connection& c, std::string_view s
     return c.query(statement, std::move(params));
 }
 
+/// A PostgreSQL array literal of bigints ("{1,2,3}"), for `unnest($1::bigint[])` and `= ANY($1::bigint[])`.
+inline std::string bigint_array(const std::vector<std::int64_t>& values)
+{
+    std::string out = "{";
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        if (i)
+            out += ',';
+        out += std::to_string(values[i]);
+    }
+    return out + "}";
+}
+
 inline time_point from_millis(std::int64_t ms)
 {
     return time_point(std::chrono::milliseconds(ms));

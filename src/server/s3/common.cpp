@@ -3,6 +3,7 @@
 #include "common/hash.hpp"
 #include "common/http_date.hpp"
 #include "common/uri.hpp"
+#include "s3/conditions.hpp"
 #include "s3/etag.hpp"
 #include "s3/names.hpp"
 #include "server/chunked_body.hpp"
@@ -266,15 +267,37 @@ void set_xml_checksum(s3::checksums& out, std::string_view algorithm, std::strin
     out.type = std::string(type);
 }
 
+result<int> integer_of(std::optional<std::string_view> value, std::string_view name, int fallback, int min,
+                       int max)
+{
+    if (!value)
+        return fallback;
+    int n = 0;
+    auto [p, ec] = std::from_chars(value->data(), value->data() + value->size(), n);
+    if (ec != std::errc() || p != value->data() + value->size() || n < min || n > max)
+        return make_error(errc::invalid_argument,
+                          std::string(name) + " must be an integer between " + std::to_string(min) + " and " +
+                              std::to_string(max),
+                          std::string(name));
+    return n;
+}
+
 result<int> part_number_of(const request_context& ctx)
 {
-    auto raw = ctx.param("partNumber").value_or("");
-    int n = 0;
-    auto [p, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), n);
-    if (ec != std::errc() || p != raw.data() + raw.size() || n < 1 || n > 10000)
+    auto n = integer_of(ctx.param("partNumber").value_or(""), "partNumber", 0, 1, 10000);
+    if (!n)
         return make_error(errc::invalid_argument,
                           "Part number must be an integer between 1 and 10000, inclusive", "partNumber");
     return n;
+}
+
+result<void> check_copy_source_conditions(const request_context& ctx, const registry::object_version& source)
+{
+    s3::read_conditions conditions{.if_match = ctx.get("x-amz-copy-source-if-match"),
+                                   .if_none_match = ctx.get("x-amz-copy-source-if-none-match"),
+                                   .if_modified_since = ctx.get("x-amz-copy-source-if-modified-since"),
+                                   .if_unmodified_since = ctx.get("x-amz-copy-source-if-unmodified-since")};
+    return s3::to_result(s3::evaluate_copy_source_conditions(conditions, source.etag, source.last_modified));
 }
 
 } // namespace depot::server::s3op

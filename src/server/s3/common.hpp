@@ -73,4 +73,12 @@ result<copy_source> parse_copy_source(std::string_view raw);
 /// The partNumber query parameter: 1..10000 (invalid_argument otherwise).
 result<int> part_number_of(const request_context& ctx);
 
+/// An integer parameter or header in [min, max]; `fallback` when absent; invalid_argument naming it
+/// otherwise.
+result<int> integer_of(std::optional<std::string_view> value, std::string_view name, int fallback, int min,
+                       int max);
+
+/// x-amz-copy-source-if-* against the source version (precondition_failed when one does not hold).
+result<void> check_copy_source_conditions(const request_context& ctx, const registry::object_version& source);
+
 } // namespace depot::server::s3op

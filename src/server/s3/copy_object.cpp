@@ -1,7 +1,6 @@
 // CopyObject — https://docs.aws.amazon.com/AmazonS3/latest/API/API_CopyObject.html
 // The copy references the source's blobs; no byte is read or written.
 #include "common/uri.hpp"
-#include "s3/conditions.hpp"
 #include "s3/responses.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
@@ -48,13 +47,7 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
             "changing the object's metadata, storage class, website redirect location or encryption "
             "attributes.");
 
-    s3::read_conditions conditions{.if_match = ctx.get("x-amz-copy-source-if-match"),
-                                   .if_none_match = ctx.get("x-amz-copy-source-if-none-match"),
-                                   .if_modified_since = ctx.get("x-amz-copy-source-if-modified-since"),
-                                   .if_unmodified_since = ctx.get("x-amz-copy-source-if-unmodified-since")};
-    if (auto met =
-            s3::to_result(s3::evaluate_copy_source_conditions(conditions, src.etag, src.last_modified));
-        !met)
+    if (auto met = check_copy_source_conditions(ctx, src); !met)
         co_return std::move(met).error();
 
     registry::copy_object_request request{.source_bucket = &*source_bucket,

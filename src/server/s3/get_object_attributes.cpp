@@ -5,27 +5,7 @@
 #include "server/s3/operations.hpp"
 #include "server/services.hpp"
 
-#include <charconv>
-
 namespace depot::server::s3op {
-namespace {
-
-/// A non-negative integer header, or `fallback` when absent.
-result<int> int_header(const request_context& ctx, std::string_view name, int fallback)
-{
-    auto v = ctx.get(name);
-    if (!v)
-        return fallback;
-    int n = 0;
-    auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
-    if (ec != std::errc() || p != v->data() + v->size() || n < 0)
-        return make_error(errc::invalid_argument, "Invalid value for " + std::string(name),
-                          std::string(name));
-    return n;
-}
-
-} // namespace
-
 asio::awaitable<result<response>> get_object_attributes(request_context& ctx)
 {
     auto wanted = ctx.get("x-amz-object-attributes");
@@ -58,10 +38,10 @@ asio::awaitable<result<response>> get_object_attributes(request_context& ctx)
                                  "x-amz-object-attributes");
         rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     }
-    auto max_parts = int_header(ctx, "x-amz-max-parts", 1000);
+    auto max_parts = integer_of(ctx.get("x-amz-max-parts"), "x-amz-max-parts", 1000, 0, 1000000);
     if (!max_parts)
         co_return std::move(max_parts).error();
-    auto marker = int_header(ctx, "x-amz-part-number-marker", 0);
+    auto marker = integer_of(ctx.get("x-amz-part-number-marker"), "x-amz-part-number-marker", 0, 0, 10000);
     if (!marker)
         co_return std::move(marker).error();
 

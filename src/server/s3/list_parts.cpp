@@ -5,8 +5,6 @@
 #include "server/s3/operations.hpp"
 #include "server/services.hpp"
 
-#include <charconv>
-
 namespace depot::server::s3op {
 
 asio::awaitable<result<response>> list_parts(request_context& ctx)
@@ -14,19 +12,16 @@ asio::awaitable<result<response>> list_parts(request_context& ctx)
     auto max_parts = s3::parse_max_keys(ctx.param("max-parts"), "max-parts");
     if (!max_parts)
         co_return std::move(max_parts).error();
-    int marker = 0;
-    if (auto m = ctx.param("part-number-marker")) {
-        auto [p, ec] = std::from_chars(m->data(), m->data() + m->size(), marker);
-        if (ec != std::errc() || p != m->data() + m->size() || marker < 0)
-            co_return make_error(errc::invalid_argument, "Invalid part-number-marker", "part-number-marker");
-    }
+    auto marker = integer_of(ctx.param("part-number-marker"), "part-number-marker", 0, 0, 10000);
+    if (!marker)
+        co_return std::move(marker).error();
     auto bucket = co_await authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     auto upload = co_await ctx.svc->multipart.find(bucket->id, ctx.key, ctx.param("uploadId").value_or(""));
     if (!upload)
         co_return std::move(upload).error();
-    auto page = co_await ctx.svc->multipart.list_parts(*upload, marker, static_cast<int>(*max_parts));
+    auto page = co_await ctx.svc->multipart.list_parts(*upload, *marker, static_cast<int>(*max_parts));
     if (!page)
         co_return std::move(page).error();
     s3::list_parts_result out{.bucket = bucket->name,
@@ -34,7 +29,7 @@ asio::awaitable<result<response>> list_parts(request_context& ctx)
                               .upload_id = upload->upload_id,
                               .initiator = {upload->owner_id, upload->owner_display_name},
                               .owner = {upload->owner_id, upload->owner_display_name},
-                              .part_number_marker = marker,
+                              .part_number_marker = *marker,
                               .next_part_number_marker = page->next_marker,
                               .max_parts = static_cast<int>(*max_parts),
                               .is_truncated = page->truncated};

@@ -1,6 +1,5 @@
 // UploadPart — https://docs.aws.amazon.com/AmazonS3/latest/API/API_UploadPart.html
 // UploadPartCopy — https://docs.aws.amazon.com/AmazonS3/latest/API/API_UploadPartCopy.html
-#include "s3/conditions.hpp"
 #include "s3/etag.hpp"
 #include "s3/range.hpp"
 #include "s3/responses.hpp"
@@ -84,13 +83,7 @@ asio::awaitable<result<response>> upload_part_copy(request_context& ctx)
         co_return std::move(opened).error();
     const auto& src = opened->version;
 
-    s3::read_conditions conditions{.if_match = ctx.get("x-amz-copy-source-if-match"),
-                                   .if_none_match = ctx.get("x-amz-copy-source-if-none-match"),
-                                   .if_modified_since = ctx.get("x-amz-copy-source-if-modified-since"),
-                                   .if_unmodified_since = ctx.get("x-amz-copy-source-if-unmodified-since")};
-    if (auto met =
-            s3::to_result(s3::evaluate_copy_source_conditions(conditions, src.etag, src.last_modified));
-        !met)
+    if (auto met = check_copy_source_conditions(ctx, src); !met)
         co_return std::move(met).error();
 
     std::uint64_t first = 0;
