@@ -115,7 +115,16 @@ void aio_queue::start(std::uint64_t tag, Submit&& submit)
     ++pending_;
     // From here on the callback may run (on a librados thread) before submit() even returns.
     auto* raw = c.release();
-    int r = submit(raw->completion, raw->out);
+    int r = 0;
+    try {
+        r = submit(raw->completion, raw->out);
+    } catch (...) {
+        // Nothing was submitted (librados throws only before handing the operation over, e.g. bad_alloc).
+        std::unique_ptr<call> owned(raw);
+        owned->completion->release();
+        --pending_;
+        throw;
+    }
     if (r < 0) {
         // Never submitted: librados will not call back.
         std::unique_ptr<call> owned(raw);
