@@ -246,6 +246,10 @@ class Depot:
         self.bin_dir = bin_dir
         self.workdir = workdir
         self.blob_dir = workdir / "blobs"
+        # DEPOT_E2E_STORAGE=rados runs the suite on the RADOS store of the cluster scripts/test started
+        # (DEPOT_TEST_CEPH_*), in a namespace of its own.
+        self.storage = os.environ.get("DEPOT_E2E_STORAGE", "localfs")
+        self.rados_namespace = "e2e-" + secrets.token_hex(6)
         self.key_file = workdir / "server.key"
         self.log_path = workdir / "depotd.log"
         self.db_name = "depot_e2e_" + secrets.token_hex(6)
@@ -311,8 +315,7 @@ class Depot:
             str(self.bin_dir / "depotd"),
             "--listen", f"127.0.0.1:{self.port}",
             "--database-url", self.db.url,
-            "--storage", "localfs",
-            "--blob-dir", str(self.blob_dir),
+            *self.storage_args(),
             "--server-key-file", str(self.key_file),
             "--region", self.region,
             "--domain", "localhost",
@@ -473,8 +476,27 @@ class Depot:
 
     # ---- "nothing changed" checks
 
+    def storage_args(self) -> list[str]:
+        if self.storage == "rados":
+            return ["--storage", "rados",
+                    "--rados-conf", os.environ["DEPOT_TEST_CEPH_CONF"],
+                    "--rados-keyring", os.environ["DEPOT_TEST_CEPH_KEYRING"],
+                    "--rados-pool", os.environ.get("DEPOT_TEST_CEPH_POOL", "depot"),
+                    "--rados-namespace", self.rados_namespace]
+        return ["--storage", "localfs", "--blob-dir", str(self.blob_dir)]
+
+    def rados_objects(self) -> list[str]:
+        """Every RADOS object of this depotd's namespace."""
+        proc = run(["rados", "-c", os.environ["DEPOT_TEST_CEPH_CONF"], "--keyring", os.environ["DEPOT_TEST_CEPH_KEYRING"],
+                    "-p", os.environ.get("DEPOT_TEST_CEPH_POOL", "depot"), "-N", self.rados_namespace, "ls"],
+                   check=True, env=clean_env({}), timeout=120)
+        return [line for line in proc.stdout.splitlines() if line]
+
     def blob_files(self) -> frozenset[str]:
-        """Relative paths of the blob files, leaving out in-progress temporary files."""
+        """The stored blobs: relative paths of the blob files (leaving out in-progress temporary files),
+        or on RADOS the blobs' head objects (a blob is a head `<id>` plus stripes `<id>.<n>`)."""
+        if self.storage == "rados":
+            return frozenset(name for name in self.rados_objects() if "." not in name)
         found = set()
         for dirpath, dirnames, filenames in os.walk(self.blob_dir):
             dirnames[:] = [d for d in dirnames if not _is_temporary(d)]
