@@ -263,6 +263,8 @@ class Depot:
         self._log_file = None
         self.aws_config = workdir / "aws-config"
         self.aws_credentials = workdir / "aws-credentials"
+        # More depotd flags for start() (e.g. a short cleanup interval in the crash tests).
+        self.extra_args: list[str] = []
 
     # ---- lifecycle
 
@@ -320,6 +322,7 @@ class Depot:
             "--region", self.region,
             "--domain", "localhost",
             "--log-level", "info",
+            *self.extra_args,
         ]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log_file, stderr=self._log_file,
                                      env=self.server_env(), preexec_fn=_die_with_parent)
@@ -350,6 +353,14 @@ class Depot:
         if self._log_file:
             self._log_file.close()
         return self.proc.returncode
+
+    def kill(self) -> None:
+        """SIGKILL: a crash, with no chance to clean up."""
+        assert self.proc is not None
+        self.proc.kill()
+        self.proc.wait()
+        if self._log_file:
+            self._log_file.close()
 
     def drop_database(self) -> None:
         try:
@@ -503,6 +514,16 @@ class Depot:
             for name in filenames:
                 if not _is_temporary(name):
                     found.add(os.path.relpath(os.path.join(dirpath, name), self.blob_dir))
+        return frozenset(found)
+
+    def store_entries(self) -> frozenset[str]:
+        """Everything in the blob store, including what in-progress or cut-short writes left: every RADOS
+        object of the namespace, or every file under the blob directory."""
+        if self.storage == "rados":
+            return frozenset(self.rados_objects())
+        found = set()
+        for dirpath, _, filenames in os.walk(self.blob_dir):
+            found.update(os.path.relpath(os.path.join(dirpath, name), self.blob_dir) for name in filenames)
         return frozenset(found)
 
     def listing(self, bucket: str, user: str = "alice"):
