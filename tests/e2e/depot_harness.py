@@ -265,12 +265,36 @@ class Depot:
         self.aws_credentials = workdir / "aws-credentials"
         # More depotd flags for start() (e.g. a short cleanup interval in the crash tests).
         self.extra_args: list[str] = []
+        # TLS (see use_tls): the listener speaks HTTPS with this certificate and key, clients trust ca_bundle.
+        self.tls_cert: Path | None = None
+        self.tls_key: Path | None = None
+        self.ca_bundle: Path | None = None
 
     # ---- lifecycle
 
     @property
     def endpoint(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{'https' if self.tls_cert else 'http'}://{self.host}:{self.port}"
+
+    def use_tls(self, cert: Path, key: Path, ca_bundle: Path) -> None:
+        """Serve HTTPS only (--tls-cert/--tls-key) from the next start(); every client here trusts ca_bundle."""
+        self.tls_cert, self.tls_key, self.ca_bundle = cert, key, ca_bundle
+
+    @property
+    def verify(self) -> str | bool:
+        """`verify` for requests and boto3: the test CA's bundle for a TLS server, else the default."""
+        return str(self.ca_bundle) if self.ca_bundle else True
+
+    def sibling(self, workdir: Path) -> "Depot":
+        """Another depotd (not started) on this one's database, blob store, server key and users: what a
+        second replica behind a load balancer is. Give it its own flags (extra_args, use_tls) and start it."""
+        other = Depot(bin_dir=self.bin_dir, base_url=self.admin_db.url, workdir=workdir)
+        workdir.mkdir(parents=True, exist_ok=True)
+        other.db, other.db_name = self.db, self.db_name
+        other.blob_dir, other.key_file = self.blob_dir, self.key_file
+        other.storage, other.rados_namespace = self.storage, self.rados_namespace
+        other.users = self.users
+        return other
 
     def server_env(self) -> dict[str, str]:
         return clean_env({"DEPOT_DATABASE_URL": self.db.url, "DEPOT_SERVER_KEY_FILE": str(self.key_file)})
@@ -322,6 +346,7 @@ class Depot:
             "--region", self.region,
             "--domain", "localhost",
             "--log-level", "info",
+            *(["--tls-cert", str(self.tls_cert), "--tls-key", str(self.tls_key)] if self.tls_cert else []),
             *self.extra_args,
         ]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log_file, stderr=self._log_file,
@@ -332,7 +357,7 @@ class Depot:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"depotd exited with {self.proc.returncode} during start-up:\n{self.log_text()[-8000:]}")
             try:
-                if requests.get(self.endpoint + "/healthz", timeout=2).status_code == 200:
+                if requests.get(self.endpoint + "/healthz", timeout=2, verify=self.verify).status_code == 200:
                     return
             except requests.RequestException as e:  # not listening yet
                 last_error = e
@@ -404,6 +429,7 @@ class Depot:
         return boto3.session.Session().client(
             "s3",
             endpoint_url=endpoint or self.endpoint,
+            verify=self.verify,
             region_name=self.region,
             aws_access_key_id=access_key if access_key is not None else u.access_key,
             aws_secret_access_key=secret if secret is not None else u.secret,
@@ -450,7 +476,8 @@ class Depot:
 
     def aws(self, *args: str, user: str = "alice", check: bool = True, timeout: float = 300, cwd=None):
         """Runs Debian's aws cli against this server as `user` (profile `user`, or `user-single-put`)."""
-        cmd = [AWS, "--endpoint-url", self.endpoint, "--profile", user, *args]
+        cmd = [AWS, "--endpoint-url", self.endpoint, "--profile", user,
+               *(["--ca-bundle", str(self.ca_bundle)] if self.ca_bundle else []), *args]
         return run(cmd, check=check, env=self.aws_env(), timeout=timeout, cwd=cwd)
 
     def aws_json(self, *args: str, user: str = "alice"):
@@ -483,7 +510,8 @@ class Depot:
         hdrs = dict(headers or {})
         if signed:
             hdrs = self.sign(method, url, body=body, headers=hdrs, **sign_args)
-        return requests.request(method, url, data=body, headers=hdrs, timeout=60, allow_redirects=False)
+        return requests.request(method, url, data=body, headers=hdrs, timeout=60, allow_redirects=False,
+                                verify=self.verify)
 
     # ---- "nothing changed" checks
 
