@@ -185,6 +185,7 @@ Target:
 Load:
   --size SIZE           object size: 4KiB, 64MiB, 1GiB, ... (default 4KiB)
   --concurrency N       clients, each with its own connection (default 8)
+  --prepare-concurrency N  clients writing the prepared keys (default: --concurrency)
   --duration D          run this long: 500ms, 15s, 2m (default 15s)
   --ops N               run exactly N operations instead (list: N pages)
   --objects N           keys prepared before get/head/delete/list/mixed (default: enough for the run)
@@ -292,6 +293,11 @@ options parse_options(const std::vector<std::string>& args, bool& help)
             if (n == 0 || n > 10000)
                 throw bad(flag, value);
             o.concurrency = static_cast<unsigned>(n);
+        } else if (flag == "--prepare-concurrency") {
+            auto n = to_u64(flag, value);
+            if (n == 0 || n > 10000)
+                throw bad(flag, value);
+            o.prepare_concurrency = static_cast<unsigned>(n);
         } else if (flag == "--duration") {
             auto d = parse_duration(value);
             if (!d)

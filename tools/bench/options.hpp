@@ -74,6 +74,7 @@ struct options
     std::uint64_t part_size = 16 * 1024 * 1024; ///< multipart part size
     std::optional<std::uint64_t> range_size;    ///< GET of this many bytes at a random offset
     unsigned concurrency = 8;                   ///< connections, one coroutine each
+    unsigned prepare_concurrency = 0;           ///< clients of the prepare phase (0: `concurrency`)
     std::chrono::milliseconds duration{15000};  ///< used when ops == 0
     std::uint64_t ops = 0;                      ///< operations to run (0: run for `duration`)
     std::uint64_t objects = 0;                  ///< prepared keys (get/head/delete/list/mixed); 0: default
