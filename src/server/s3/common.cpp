@@ -25,6 +25,11 @@ std::string lower(std::string_view s)
     return out;
 }
 
+std::string too_big_message(std::size_t limit)
+{
+    return "Your request was too big: XML request bodies are limited to " + std::to_string(limit) + " bytes.";
+}
+
 } // namespace
 
 asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx)
@@ -136,7 +141,7 @@ asio::awaitable<result<std::string>> read_small_body(request_context& ctx, std::
     if (!md5_expected)
         co_return std::move(md5_expected).error();
     if (ctx.content_length && *ctx.content_length > limit)
-        co_return make_error(errc::entity_too_large, "Your request body is too large");
+        co_return make_error(errc::too_large, too_big_message(limit));
     std::string body;
     std::byte buf[16 * 1024];
     for (;;) {
@@ -146,7 +151,7 @@ asio::awaitable<result<std::string>> read_small_body(request_context& ctx, std::
         if (*n == 0)
             break;
         if (body.size() + *n > limit)
-            co_return make_error(errc::entity_too_large, "Your request body is too large");
+            co_return make_error(errc::too_large, too_big_message(limit));
         body.append(reinterpret_cast<const char*>(buf), *n);
     }
     if (!md5_expected->empty() && md5(body) != *md5_expected)

@@ -35,8 +35,8 @@ void set_object_headers(response& res, const registry::object_version& v);
 result<std::string> content_md5_of(const request_context& ctx);
 
 /// Reads a whole small body (XML documents) up to `limit` bytes, verifying Content-MD5 and a signed
-/// payload hash. Errors: entity_too_large (malformed_xml for S3 XML callers is their choice), bad_digest,
-/// content_sha256_mismatch, incomplete_body.
+/// payload hash. Errors: too_large (S3's MaxMessageLengthExceeded, decided from Content-Length before
+/// reading when it is declared), bad_digest, content_sha256_mismatch, incomplete_body.
 asio::awaitable<result<std::string>> read_small_body(request_context& ctx, std::size_t limit);
 
 /// The flexible checksum a request asserts: a header x-amz-checksum-<alg>, or a trailer announced in
