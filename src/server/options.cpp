@@ -148,6 +148,33 @@ const std::vector<setting>& settings()
              o.cleanup_interval = std::chrono::seconds(s);
              return okay;
          }},
+        {"--tls-cert", "DEPOT_TLS_CERT",
+         "PEM certificate chain; with --tls-key the listener speaks HTTPS only (reloaded on SIGHUP)",
+         [](options& o, const std::string& v) {
+             o.tls_cert_file = v;
+             return true;
+         }},
+        {"--tls-key", "DEPOT_TLS_KEY", "PEM private key of --tls-cert (reloaded on SIGHUP)",
+         [](options& o, const std::string& v) {
+             o.tls_key_file = v;
+             return true;
+         }},
+        {"--max-connections", "DEPOT_MAX_CONNECTIONS",
+         "open connections at most; more are accepted and closed at once (default 4096)",
+         [](options& o, const std::string& v) {
+             return parse_number(v, o.max_connections) && o.max_connections > 0;
+         }},
+        {"--max-header-bytes", "DEPOT_MAX_HEADER_BYTES",
+         "largest request line plus headers, in bytes (default 16384, at least 1024)",
+         [](options& o, const std::string& v) {
+             return parse_number(v, o.max_header_bytes) && o.max_header_bytes >= 1024 &&
+                    o.max_header_bytes <= (64u << 20);
+         }},
+        {"--max-xml-body-bytes", "DEPOT_MAX_XML_BODY_BYTES",
+         "largest XML request body (DeleteObjects, CompleteMultipartUpload), in bytes (default 2097152)",
+         [](options& o, const std::string& v) {
+             return parse_number(v, o.max_xml_body_bytes) && o.max_xml_body_bytes >= 1024;
+         }},
         {"--idle-timeout", "DEPOT_IDLE_TIMEOUT", "seconds a keep-alive connection may stay idle (default 60)",
          [](options& o, const std::string& v) {
              long s = 0;
@@ -227,6 +254,10 @@ result<options> parse_options(const std::vector<std::string>& args, bool& help)
     if (o.database_url.empty())
         return make_error(errc::invalid_argument,
                           "a database is required: set --database-url or DEPOT_DATABASE_URL");
+    if (o.tls_cert_file.empty() != o.tls_key_file.empty())
+        return make_error(errc::invalid_argument,
+                          "TLS needs both a certificate and a key: set --tls-cert and --tls-key (or "
+                          "DEPOT_TLS_CERT and DEPOT_TLS_KEY), or neither");
     return o;
 }
 

@@ -34,7 +34,16 @@ struct options
     unsigned threads = 0; ///< 0 = hardware concurrency
     std::size_t db_connections = 32;
     bool migrate = true;
+    /// TLS: with both files set the listener speaks HTTPS only (PEM certificate chain and private key,
+    /// reloaded on SIGHUP).
+    std::string tls_cert_file;
+    std::string tls_key_file;
+    /// Open connections beyond this are accepted and closed at once (clients retry a closed connection).
+    std::size_t max_connections = 4096;
+    /// Request line plus header fields; larger ones answer 400 RequestHeaderSectionTooLarge and close.
     std::uint64_t max_header_bytes = 16 * 1024;
+    /// XML request bodies (DeleteObjects, CompleteMultipartUpload, CreateBucket); larger ones answer 400
+    /// MaxMessageLengthExceeded.
     std::uint64_t max_xml_body_bytes = 2 * 1024 * 1024;
     std::chrono::seconds idle_timeout{60};
     std::chrono::seconds io_timeout{120};

@@ -5,6 +5,7 @@
 #include "registry/pg/migrations.hpp"
 #include "server/services.hpp"
 #include "server/session.hpp"
+#include "server/tls.hpp"
 #include "storage/localfs/localfs_blob_store.hpp"
 #include "storage/memory/memory_blob_store.hpp"
 #include "storage/rados/rados_blob_store.hpp"
@@ -20,6 +21,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <cstdlib>
 #include <exception>
+#include <functional>
+#include <sys/resource.h>
 #include <thread>
 
 namespace depot::server {
@@ -54,9 +57,17 @@ tcp::endpoint parse_listen(const std::string& listen)
     return {address, static_cast<unsigned short>(port)};
 }
 
-asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, services& svc, connection_registry& registry)
+/// Accepts connections until the acceptor closes. Connections beyond --max-connections are closed at once:
+/// that costs nothing (no TLS handshake, no parsing), and S3 clients retry a connection closed before an
+/// answer, so the limit sheds load without tying up resources on the refusals. With `tls`, every new
+/// connection takes the context current at its accept and keeps it.
+asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, services& svc, connection_registry& registry,
+                                  const tls_context_store* tls)
 {
     auto& ioc = static_cast<asio::io_context&>(acceptor.get_executor().context());
+    asio::steady_timer backoff(ioc);
+    std::chrono::steady_clock::time_point last_refusal_log{};
+    std::uint64_t refused = 0;
     for (;;) {
         boost::system::error_code ec;
         tcp::socket socket(asio::make_strand(ioc));
@@ -65,21 +76,61 @@ asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, services& svc, connec
             if (!acceptor.is_open() || ec == asio::error::operation_aborted)
                 co_return;
             log::warn("accept failed", {{"error", ec.message()}});
+            // Out of descriptors or memory: the connection stays queued, so retrying at once would spin.
+            backoff.expires_after(std::chrono::milliseconds(100));
+            co_await backoff.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+            continue;
+        }
+        if (!registry.try_open(svc.opts.max_connections)) {
+            socket.close(ec);
+            ++refused;
+            auto now = std::chrono::steady_clock::now();
+            if (now - last_refusal_log >= std::chrono::seconds(10)) {
+                log::warn("connection limit reached; closing new connections",
+                          {{"max_connections", svc.opts.max_connections}, {"refused", refused}});
+                last_refusal_log = now;
+                refused = 0;
+            }
             continue;
         }
         socket.set_option(tcp::no_delay(true), ec);
         auto ex = socket.get_executor();
-        asio::co_spawn(ex, run_session(beast::tcp_stream(std::move(socket)), svc, registry),
-                       [](std::exception_ptr e) {
-                           if (!e)
-                               return;
-                           try {
-                               std::rethrow_exception(e);
-                           } catch (const std::exception& ex) {
-                               log::error("connection failed", {{"error", ex.what()}});
-                           }
-                       });
+        auto done = [&registry](std::exception_ptr e) {
+            registry.closed();
+            if (!e)
+                return;
+            try {
+                std::rethrow_exception(e);
+            } catch (const std::exception& ex) {
+                log::error("connection failed", {{"error", ex.what()}});
+            }
+        };
+        beast::tcp_stream stream(std::move(socket));
+        if (tls)
+            asio::co_spawn(ex, run_tls_session(std::move(stream), tls->current(), svc, registry), done);
+        else
+            asio::co_spawn(ex, run_session(std::move(stream), svc, registry), done);
     }
+}
+
+/// Raises the soft limit on open descriptors to the hard limit (every connection is one), and warns when
+/// even that leaves too little room for --max-connections.
+void raise_descriptor_limit(std::size_t max_connections)
+{
+    rlimit lim{};
+    if (::getrlimit(RLIMIT_NOFILE, &lim) != 0)
+        return;
+    if (lim.rlim_cur < lim.rlim_max) {
+        lim.rlim_cur = lim.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &lim);
+        ::getrlimit(RLIMIT_NOFILE, &lim);
+    }
+    // Headroom for the database pool, blob files, the listener and logs.
+    constexpr rlim_t reserve = 256;
+    if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < max_connections + reserve)
+        log::warn("open-file limit below --max-connections; connections beyond it fail to accept",
+                  {{"open_file_limit", static_cast<std::uint64_t>(lim.rlim_cur)},
+                   {"max_connections", max_connections}});
 }
 
 /// Aborts multipart uploads older than the configured age and reclaims blob writes that never committed
@@ -130,6 +181,18 @@ void run(const options& opts)
     log::parse_level(opts.log_level, lvl);
     log::set_level(lvl);
 
+    // TLS files first: a bad certificate or key is the operator's mistake to report before anything else.
+    std::unique_ptr<tls_context_store> tls;
+    if (!opts.tls_cert_file.empty()) {
+        tls = std::make_unique<tls_context_store>(opts.tls_cert_file, opts.tls_key_file);
+        auto info = tls->info();
+        log::info("TLS certificate loaded", {{"file", opts.tls_cert_file},
+                                             {"subject", info.subject},
+                                             {"serial", info.serial},
+                                             {"not_after", info.not_after}});
+    }
+    raise_descriptor_limit(opts.max_connections);
+
     unsigned threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
     asio::io_context ioc(static_cast<int>(threads));
 
@@ -150,6 +213,7 @@ void run(const options& opts)
     connection_registry registry;
     tcp::acceptor acceptor(ioc);
     asio::signal_set signals(ioc, SIGINT, SIGTERM);
+    asio::signal_set reload_signal(ioc, SIGHUP);
     asio::steady_timer drain_timer(ioc);
     asio::steady_timer cleanup_timer(ioc);
     std::exception_ptr startup_failure;
@@ -177,9 +241,10 @@ void run(const options& opts)
         auto bound = acceptor.local_endpoint();
         log::info("listening", {{"address", bound.address().to_string() + ":" + std::to_string(bound.port())},
                                 {"storage", std::string(store->kind())},
+                                {"tls", tls != nullptr},
                                 {"threads", threads}});
         asio::co_spawn(ioc, cleanup_loop(svc, cleanup_timer, registry), asio::detached);
-        co_await accept_loop(acceptor, svc, registry);
+        co_await accept_loop(acceptor, svc, registry, tls.get());
     };
     asio::co_spawn(ioc, startup(), [&](std::exception_ptr e) {
         if (e && !startup_failure && !registry.stopping()) {
@@ -188,9 +253,32 @@ void run(const options& opts)
         }
     });
 
+    // SIGHUP reloads the TLS certificate and key for new connections; a failed reload keeps the current
+    // ones. (Without TLS there is nothing to reload, and SIGHUP must not end the process either.)
+    std::function<void()> wait_for_reload = [&] {
+        reload_signal.async_wait([&](boost::system::error_code ec, int) {
+            if (ec)
+                return;
+            if (!tls) {
+                log::info("SIGHUP: nothing to reload (TLS is off)");
+            } else if (auto info = tls->reload()) {
+                log::info("TLS certificate reloaded", {{"file", tls->cert_file()},
+                                                       {"subject", info->subject},
+                                                       {"serial", info->serial},
+                                                       {"not_after", info->not_after}});
+            } else {
+                log::error("TLS reload failed; new connections keep the previous certificate",
+                           {{"error", info.error().message}});
+            }
+            wait_for_reload();
+        });
+    };
+    wait_for_reload();
+
     signals.async_wait([&](boost::system::error_code ec, int sig) {
         if (ec)
             return;
+        reload_signal.cancel();
         log::info("shutting down", {{"signal", sig}, {"connections", registry.size()}});
         boost::system::error_code ignored;
         acceptor.close(ignored);

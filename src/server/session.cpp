@@ -2,12 +2,14 @@
 
 #include "common/hash.hpp"
 #include "common/log.hpp"
+#include "s3/errors.hpp"
 #include "server/services.hpp"
 
 #include <atomic>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/detect_ssl.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/empty_body.hpp>
@@ -15,14 +17,32 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <chrono>
 #include <cstdio>
+#include <type_traits>
 
 namespace depot::server {
 namespace {
 
 using parser_t = http::request_parser<http::buffer_body>;
+using tls_stream = beast::ssl_stream<beast::tcp_stream>;
 constexpr std::size_t stream_chunk = 1 << 20;
+/// Upper bounds of the TLS handshake and of the close_notify exchange at the end of a TLS connection.
+constexpr std::chrono::seconds handshake_timeout{30};
+constexpr std::chrono::seconds tls_shutdown_timeout{5};
+/// After an error answer that closes the connection, how long (and how much) the client's unread bytes are
+/// read and discarded first, so that closing with unread data (which sends a TCP RST) cannot destroy the
+/// answer before the client has read it.
+constexpr std::chrono::seconds linger_timeout{2};
+constexpr std::size_t linger_bytes = 1 << 20;
+
+/// The TCP layer under a stream: timeouts and the socket live there.
+template <class Stream>
+beast::tcp_stream& tcp_of(Stream& stream)
+{
+    return beast::get_lowest_layer(stream);
+}
 
 std::string new_request_id()
 {
@@ -46,10 +66,11 @@ std::string http_date_now()
 
 /// The request body, pulled from the parser on demand. Sends "100 Continue" before the first read when the
 /// client asked for it, so a request refused before its body is read never makes the client send it.
+template <class Stream>
 class body_source final : public registry::byte_source
 {
 public:
-    body_source(beast::tcp_stream& stream, beast::flat_buffer& buffer, parser_t& parser, bool expect_continue,
+    body_source(Stream& stream, beast::flat_buffer& buffer, parser_t& parser, bool expect_continue,
                 std::chrono::seconds timeout)
         : stream_(stream), buffer_(buffer), parser_(parser), expect_continue_(expect_continue),
           timeout_(timeout)
@@ -63,7 +84,7 @@ public:
             expect_continue_ = false;
             if (!parser_.is_done()) {
                 http::response<http::empty_body> cont{http::status::continue_, 11};
-                stream_.expires_after(timeout_);
+                tcp_of(stream_).expires_after(timeout_);
                 boost::system::error_code ec;
                 co_await http::async_write(stream_, cont, asio::redirect_error(asio::use_awaitable, ec));
                 if (ec)
@@ -73,7 +94,7 @@ public:
         while (!parser_.is_done()) {
             parser_.get().body().data = buf.data();
             parser_.get().body().size = buf.size();
-            stream_.expires_after(timeout_);
+            tcp_of(stream_).expires_after(timeout_);
             boost::system::error_code ec;
             co_await http::async_read_some(stream_, buffer_, parser_,
                                            asio::redirect_error(asio::use_awaitable, ec));
@@ -94,7 +115,7 @@ public:
     bool continue_pending() const noexcept { return expect_continue_; }
 
 private:
-    beast::tcp_stream& stream_;
+    Stream& stream_;
     beast::flat_buffer& buffer_;
     parser_t& parser_;
     bool expect_continue_;
@@ -103,7 +124,8 @@ private:
 };
 
 /// Drains what is left of a small unread body so the connection can be reused; false = close instead.
-asio::awaitable<bool> drain_body(body_source& body, parser_t& parser)
+template <class Stream>
+asio::awaitable<bool> drain_body(body_source<Stream>& body, parser_t& parser)
 {
     if (parser.is_done())
         co_return true;
@@ -124,8 +146,9 @@ asio::awaitable<bool> drain_body(body_source& body, parser_t& parser)
     }
 }
 
-asio::awaitable<bool> write_response(beast::tcp_stream& stream, response& res, bool keep_alive,
-                                     unsigned version, const options& opts)
+template <class Stream>
+asio::awaitable<bool> write_response(Stream& stream, response& res, bool keep_alive, unsigned version,
+                                     const options& opts)
 {
     boost::system::error_code ec;
     auto set_common = [&](auto& msg) {
@@ -149,7 +172,7 @@ asio::awaitable<bool> write_response(beast::tcp_stream& stream, response& res, b
             msg.body() = std::move(res.body);
             msg.prepare_payload();
         }
-        stream.expires_after(opts.io_timeout);
+        tcp_of(stream).expires_after(opts.io_timeout);
         http::response_serializer<http::string_body> sr{msg};
         if (res.head_only || no_body)
             co_await http::async_write_header(stream, sr, asio::redirect_error(asio::use_awaitable, ec));
@@ -162,7 +185,7 @@ asio::awaitable<bool> write_response(beast::tcp_stream& stream, response& res, b
     set_common(msg);
     msg.content_length(res.stream_length);
     http::response_serializer<http::empty_body> sr{msg};
-    stream.expires_after(opts.io_timeout);
+    tcp_of(stream).expires_after(opts.io_timeout);
     co_await http::async_write_header(stream, sr, asio::redirect_error(asio::use_awaitable, ec));
     if (ec)
         co_return false;
@@ -178,7 +201,7 @@ asio::awaitable<bool> write_response(beast::tcp_stream& stream, response& res, b
                        {{"error", n ? "unexpected end" : n.error().message}});
             co_return false;
         }
-        stream.expires_after(opts.io_timeout);
+        tcp_of(stream).expires_after(opts.io_timeout);
         co_await asio::async_write(stream, asio::buffer(buf.data(), *n),
                                    asio::redirect_error(asio::use_awaitable, ec));
         if (ec)
@@ -186,6 +209,155 @@ asio::awaitable<bool> write_response(beast::tcp_stream& stream, response& res, b
         left -= *n;
     }
     co_return true;
+}
+
+/// An S3 error answer for failures found before there is a request to dispatch (the connection closes
+/// after it).
+response early_error(std::string_view code, unsigned status, std::string message,
+                     const std::string& request_id)
+{
+    s3::error_info info{.code = code, .status = status, .message = std::move(message)};
+    response res;
+    res.status = static_cast<http::status>(status);
+    res.headers.set(http::field::content_type, "application/xml");
+    res.headers.set("x-amz-request-id", request_id);
+    res.headers.set("x-amz-id-2", request_id);
+    res.body = s3::error_xml(info, "", request_id);
+    return res;
+}
+
+/// Before closing a connection on which the client may still be sending (an oversized header, plain
+/// HTTP on the TLS port): reads and discards for a short while, so the close does not turn into a TCP
+/// reset that can destroy the error answer before the client has read it.
+template <class Stream>
+asio::awaitable<void> linger(Stream& stream)
+{
+    boost::system::error_code ec;
+    if constexpr (std::is_same_v<Stream, beast::tcp_stream>)
+        stream.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+    tcp_of(stream).expires_after(linger_timeout);
+    std::vector<char> sink(16 * 1024);
+    for (std::size_t total = 0; total < linger_bytes;) {
+        auto n = co_await stream.async_read_some(asio::buffer(sink),
+                                                 asio::redirect_error(asio::use_awaitable, ec));
+        if (ec)
+            break;
+        total += n;
+    }
+}
+
+/// A connection's entry in the registry, for the life of the session. Declared after the stream it
+/// watches, so it is unregistered before the stream goes away.
+class registration
+{
+public:
+    registration(connection_registry& registry, beast::tcp_stream& stream)
+        : registry_(registry), state_(std::make_shared<live_state>(live_state{true, &stream})),
+          entry_{[weak = std::weak_ptr<live_state>(state_), ex = stream.get_executor()](bool force) {
+              // Runs on the connection's strand like the session itself, so it sees either a live session
+              // or an expired pointer, never a dangling one.
+              asio::post(ex, [weak, force] {
+                  if (auto s = weak.lock(); s && (s->idle || force))
+                      s->stream->socket().close();
+              });
+          }}
+    {
+        registry_.add(&entry_);
+    }
+    ~registration() { registry_.remove(&entry_); }
+    registration(const registration&) = delete;
+    registration& operator=(const registration&) = delete;
+
+    /// Idle connections (between requests, or not yet past the TLS handshake) are closed at shutdown
+    /// right away; busy ones get the grace period.
+    void set_idle(bool idle) noexcept { state_->idle = idle; }
+
+private:
+    struct live_state
+    {
+        bool idle = true;
+        beast::tcp_stream* stream;
+    };
+    connection_registry& registry_;
+    std::shared_ptr<live_state> state_;
+    connection_registry::entry entry_;
+};
+
+std::string remote_address(beast::tcp_stream& stream)
+{
+    boost::system::error_code ec;
+    auto ep = stream.socket().remote_endpoint(ec);
+    return ec ? std::string() : ep.address().to_string();
+}
+
+/// The request loop, the same for plain and TLS streams: read a header, dispatch, answer, repeat while the
+/// connection is kept alive.
+template <class Stream>
+asio::awaitable<void> serve(Stream& stream, beast::flat_buffer& buffer, registration& reg,
+                            const std::string& remote, services& svc, connection_registry& registry)
+{
+    const auto& opts = svc.opts;
+    while (!registry.stopping()) {
+        parser_t parser;
+        parser.header_limit(static_cast<std::uint32_t>(opts.max_header_bytes));
+        parser.body_limit(boost::none);
+        reg.set_idle(true);
+        tcp_of(stream).expires_after(opts.idle_timeout);
+        boost::system::error_code ec;
+        co_await http::async_read_header(stream, buffer, parser,
+                                         asio::redirect_error(asio::use_awaitable, ec));
+        reg.set_idle(false);
+        if (ec) {
+            if (ec == http::error::header_limit) {
+                // S3's answer to an oversized header section; the rest of the request is unread, so the
+                // connection cannot be reused.
+                auto request_id = new_request_id();
+                log::info("request header too large",
+                          {{"remote", remote}, {"limit", opts.max_header_bytes}, {"request_id", request_id}});
+                auto res = early_error("RequestHeaderSectionTooLarge", 400,
+                                       "Your request header section exceeds the maximum allowed size (" +
+                                           std::to_string(opts.max_header_bytes) + " bytes).",
+                                       request_id);
+                if (co_await write_response(stream, res, false, 11, opts))
+                    co_await linger(stream);
+            } else if (ec != http::error::end_of_stream && ec != asio::error::operation_aborted &&
+                       ec != beast::error::timeout && ec != asio::error::connection_reset &&
+                       ec != asio::error::bad_descriptor && ec != asio::error::eof &&
+                       ec != asio::ssl::error::stream_truncated) {
+                log::debug("bad request header", {{"remote", remote}, {"error", ec.message()}});
+            }
+            co_return;
+        }
+
+        const auto& header = parser.get().base();
+        const bool expect_continue =
+            beast::iequals(header[http::field::expect], "100-continue") && header.version() >= 11;
+        body_source<Stream> body(stream, buffer, parser, expect_continue, opts.io_timeout);
+
+        request_context ctx;
+        ctx.header = &parser.get().base();
+        ctx.request_id = new_request_id();
+        ctx.body = &body;
+        ctx.svc = &svc;
+        if (auto len = parser.content_length())
+            ctx.content_length = *len;
+        ctx.remote = remote;
+
+        auto res = co_await dispatch(ctx);
+        bool keep_alive = parser.get().keep_alive() && !registry.stopping() && !body.failed();
+        if (keep_alive && !(co_await drain_body(body, parser)))
+            keep_alive = false;
+        res.headers.set("x-amz-request-id", ctx.request_id);
+        res.headers.set("x-amz-id-2", ctx.request_id);
+        if (!(co_await write_response(stream, res, keep_alive, header.version(), opts)))
+            co_return;
+        if (!keep_alive) {
+            // An answer given before the body was read (a refused upload): the client may still be sending.
+            if (!parser.is_done() && !body.failed() && !body.continue_pending())
+                co_await linger(stream);
+            co_return;
+        }
+    }
 }
 
 } // namespace
@@ -223,93 +395,67 @@ std::size_t connection_registry::size() const
     return live_.size();
 }
 
+bool connection_registry::try_open(std::size_t limit) noexcept
+{
+    auto n = open_.load();
+    do {
+        if (limit != 0 && n >= limit)
+            return false;
+    } while (!open_.compare_exchange_weak(n, n + 1));
+    return true;
+}
+
 asio::awaitable<void> run_session(beast::tcp_stream stream, services& svc, connection_registry& registry)
 {
-    const auto& opts = svc.opts;
-    // Shared with the shutdown hook, which runs on this connection's strand like the session itself, so it
-    // sees either a live session or an expired pointer, never a dangling one.
-    struct live_state
-    {
-        bool idle = true;
-        beast::tcp_stream* stream;
-    };
-    auto state = std::make_shared<live_state>(live_state{true, &stream});
-    connection_registry::entry self{
-        [weak = std::weak_ptr<live_state>(state), ex = stream.get_executor()](bool force) {
-            asio::post(ex, [weak, force] {
-                if (auto s = weak.lock(); s && (s->idle || force))
-                    s->stream->socket().close();
-            });
-        }};
-    bool& idle = state->idle;
-    registry.add(&self);
-    struct unregister
-    {
-        connection_registry& r;
-        connection_registry::entry* e;
-        ~unregister() { r.remove(e); }
-    } guard{registry, &self};
-
+    registration reg(registry, stream);
     beast::flat_buffer buffer;
-    std::string remote;
-    {
-        boost::system::error_code ec;
-        auto ep = stream.socket().remote_endpoint(ec);
-        if (!ec)
-            remote = ep.address().to_string();
-    }
-
-    while (!registry.stopping()) {
-        parser_t parser;
-        parser.header_limit(static_cast<std::uint32_t>(opts.max_header_bytes));
-        parser.body_limit(boost::none);
-        idle = true;
-        stream.expires_after(opts.idle_timeout);
-        boost::system::error_code ec;
-        co_await http::async_read_header(stream, buffer, parser,
-                                         asio::redirect_error(asio::use_awaitable, ec));
-        idle = false;
-        if (ec) {
-            if (ec == http::error::header_limit) {
-                http::response<http::string_body> too_big{http::status::request_header_fields_too_large, 11};
-                too_big.body() = "request header too large\n";
-                too_big.prepare_payload();
-                too_big.keep_alive(false);
-                co_await http::async_write(stream, too_big, asio::redirect_error(asio::use_awaitable, ec));
-            } else if (ec != http::error::end_of_stream && ec != asio::error::operation_aborted &&
-                       ec != beast::error::timeout && ec != asio::error::connection_reset &&
-                       ec != asio::error::bad_descriptor) {
-                log::debug("bad request header", {{"remote", remote}, {"error", ec.message()}});
-            }
-            break;
-        }
-
-        const auto& header = parser.get().base();
-        const bool expect_continue =
-            beast::iequals(header[http::field::expect], "100-continue") && header.version() >= 11;
-        body_source body(stream, buffer, parser, expect_continue, opts.io_timeout);
-
-        request_context ctx;
-        ctx.header = &parser.get().base();
-        ctx.request_id = new_request_id();
-        ctx.body = &body;
-        ctx.svc = &svc;
-        if (auto len = parser.content_length())
-            ctx.content_length = *len;
-        ctx.remote = remote;
-
-        auto res = co_await dispatch(ctx);
-        bool keep_alive = parser.get().keep_alive() && !registry.stopping() && !body.failed();
-        if (keep_alive && !(co_await drain_body(body, parser)))
-            keep_alive = false;
-        res.headers.set("x-amz-request-id", ctx.request_id);
-        res.headers.set("x-amz-id-2", ctx.request_id);
-        if (!(co_await write_response(stream, res, keep_alive, header.version(), opts)) || !keep_alive)
-            break;
-    }
+    const auto remote = remote_address(stream);
+    co_await serve(stream, buffer, reg, remote, svc, registry);
     boost::system::error_code ignored;
     stream.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
     stream.socket().close(ignored);
+}
+
+asio::awaitable<void> run_tls_session(beast::tcp_stream tcp, std::shared_ptr<asio::ssl::context> tls,
+                                      services& svc, connection_registry& registry)
+{
+    tls_stream stream(std::move(tcp), *tls);
+    auto& lowest = tcp_of(stream);
+    registration reg(registry, lowest);
+    const auto remote = remote_address(lowest);
+    beast::flat_buffer buffer;
+    boost::system::error_code ec;
+
+    // A TLS client starts with a handshake record; anything else is most likely plain HTTP sent to the
+    // HTTPS port, which gets a readable answer instead of a TLS alert the client would not understand.
+    lowest.expires_after(std::min<std::chrono::seconds>(handshake_timeout, svc.opts.idle_timeout));
+    bool is_tls =
+        co_await beast::async_detect_ssl(lowest, buffer, asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec && !is_tls) {
+        auto request_id = new_request_id();
+        log::debug("plain HTTP on the TLS port", {{"remote", remote}, {"request_id", request_id}});
+        auto res =
+            early_error("InvalidRequest", 400,
+                        "This port speaks HTTPS only: send the request with https:// (TLS).", request_id);
+        if (co_await write_response(lowest, res, false, 11, svc.opts))
+            co_await linger(lowest);
+    } else if (!ec) {
+        auto used = co_await stream.async_handshake(asio::ssl::stream_base::server, buffer.data(),
+                                                    asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) {
+            log::debug("TLS handshake failed", {{"remote", remote}, {"error", ec.message()}});
+        } else {
+            buffer.consume(used);
+            co_await serve(stream, buffer, reg, remote, svc, registry);
+            // close_notify both ways when the peer is still there; bounded, since a peer may never answer.
+            if (lowest.socket().is_open()) {
+                lowest.expires_after(tls_shutdown_timeout);
+                co_await stream.async_shutdown(asio::redirect_error(asio::use_awaitable, ec));
+            }
+        }
+    }
+    boost::system::error_code ignored;
+    lowest.socket().close(ignored);
 }
 
 } // namespace depot::server

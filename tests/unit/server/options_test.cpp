@@ -49,3 +49,65 @@ TEST_CASE("help is recognised before validation")
     CHECK(help);
     CHECK(depot::server::options_help().find("DEPOT_STORAGE") != std::string::npos);
 }
+
+TEST_CASE("TLS needs both a certificate and a key, from flags or the environment")
+{
+    ::setenv("DEPOT_DATABASE_URL", "postgresql://env/db", 1);
+    bool help = false;
+    auto plain = parse_options({}, help);
+    REQUIRE(plain);
+    CHECK(plain->tls_cert_file.empty());
+    CHECK(plain->tls_key_file.empty());
+
+    auto both = parse_options({"--tls-cert", "/etc/depot/cert.pem", "--tls-key=/etc/depot/key.pem"}, help);
+    REQUIRE(both);
+    CHECK(both->tls_cert_file == "/etc/depot/cert.pem");
+    CHECK(both->tls_key_file == "/etc/depot/key.pem");
+
+    auto cert_only = parse_options({"--tls-cert", "/etc/depot/cert.pem"}, help);
+    REQUIRE_FALSE(cert_only);
+    CHECK(cert_only.error().message.find("--tls-key") != std::string::npos);
+
+    ::setenv("DEPOT_TLS_CERT", "/env/cert.pem", 1);
+    ::setenv("DEPOT_TLS_KEY", "/env/key.pem", 1);
+    auto from_env = parse_options({"--tls-key", "/flag/key.pem"}, help);
+    REQUIRE(from_env);
+    CHECK(from_env->tls_cert_file == "/env/cert.pem");
+    CHECK(from_env->tls_key_file == "/flag/key.pem");
+    ::unsetenv("DEPOT_TLS_KEY");
+    auto key_missing = parse_options({}, help);
+    REQUIRE_FALSE(key_missing);
+    ::unsetenv("DEPOT_TLS_CERT");
+    ::unsetenv("DEPOT_DATABASE_URL");
+}
+
+TEST_CASE("request limits have defaults and refuse nonsense")
+{
+    ::setenv("DEPOT_DATABASE_URL", "postgresql://env/db", 1);
+    bool help = false;
+    auto defaults = parse_options({}, help);
+    REQUIRE(defaults);
+    CHECK(defaults->max_connections == 4096);
+    CHECK(defaults->max_header_bytes == 16 * 1024);
+    CHECK(defaults->max_xml_body_bytes == 2 * 1024 * 1024);
+
+    ::setenv("DEPOT_MAX_CONNECTIONS", "64", 1);
+    auto set = parse_options({"--max-header-bytes", "8192", "--max-xml-body-bytes=4096"}, help);
+    REQUIRE(set);
+    CHECK(set->max_connections == 64);
+    CHECK(set->max_header_bytes == 8192);
+    CHECK(set->max_xml_body_bytes == 4096);
+    ::unsetenv("DEPOT_MAX_CONNECTIONS");
+
+    for (auto bad : std::vector<std::vector<std::string>>{{"--max-connections", "0"},
+                                                          {"--max-connections", "-1"},
+                                                          {"--max-connections", "many"},
+                                                          {"--max-header-bytes", "100"},
+                                                          {"--max-header-bytes", "1000000000"},
+                                                          {"--max-xml-body-bytes", "10"}}) {
+        auto refused = parse_options(bad, help);
+        REQUIRE_FALSE(refused);
+        CHECK(refused.error().message.find(bad[0]) != std::string::npos);
+    }
+    ::unsetenv("DEPOT_DATABASE_URL");
+}
