@@ -608,6 +608,49 @@ def unique_bucket_name(hint: str = "b") -> str:
 
 
 # --------------------------------------------------------------------------------------------------
+# TLS: a throw-away certificate authority (Debian's openssl CLI)
+
+OPENSSL = "/usr/bin/openssl"
+
+
+class CertAuthority:
+    """A test CA in `directory` that issues server certificates for 127.0.0.1 and localhost."""
+
+    def __init__(self, directory: Path, name: str = "Depot e2e test CA"):
+        directory.mkdir(parents=True, exist_ok=True)
+        self.directory = directory
+        self.cert = directory / "ca.pem"
+        self.key = directory / "ca.key"
+        run([OPENSSL, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+             "-keyout", str(self.key), "-out", str(self.cert), "-days", "2", "-subj", f"/CN={name}",
+             "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"])
+
+    def issue(self, serial: int, cert: Path, key: Path, common_name: str = "localhost") -> tuple[Path, Path]:
+        """A new key and a server certificate with this serial number, signed by the CA, for 127.0.0.1 and
+        localhost. Each file is replaced atomically (a reload never reads half a file)."""
+        work = self.directory / f"issue-{serial:x}"
+        work.mkdir(exist_ok=True)
+        (work / "ext.cnf").write_text(
+            "basicConstraints = critical, CA:FALSE\n"
+            "keyUsage = critical, digitalSignature\n"
+            "extendedKeyUsage = serverAuth\n"
+            "subjectAltName = IP:127.0.0.1, DNS:localhost\n"
+            "subjectKeyIdentifier = hash\n"
+            "authorityKeyIdentifier = keyid, issuer\n")
+        run([OPENSSL, "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+             "-keyout", str(work / "key.pem"), "-out", str(work / "req.csr"), "-subj", f"/CN={common_name}"])
+        run([OPENSSL, "x509", "-req", "-in", str(work / "req.csr"), "-CA", str(self.cert), "-CAkey", str(self.key),
+             "-set_serial", str(serial), "-days", "2", "-extfile", str(work / "ext.cnf"),
+             "-out", str(work / "cert.pem")])
+        for made, target in ((work / "cert.pem", cert), (work / "key.pem", key)):
+            staged = target.with_name(target.name + ".new")
+            staged.write_bytes(made.read_bytes())
+            staged.chmod(0o600)
+            os.replace(staged, target)
+        return cert, key
+
+
+# --------------------------------------------------------------------------------------------------
 # Assertions on errors
 
 
