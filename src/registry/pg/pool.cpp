@@ -9,8 +9,13 @@
 /// concurrent_channel: release() runs on any thread, hands the connection over under the mutex, then
 /// signals the channel, which resumes the waiter on its own executor. The waiter decides what happened
 /// under the mutex too, so a hand-over racing with its timeout or cancellation is never lost.
+///
+/// Metrics: the connections the pool opens are wrapped in a `timed_connection` that times every statement
+/// into the default registry (depot_db_query_duration_seconds, depot_db_query_errors_total); acquire() times
+/// its waits (depot_db_pool_acquire_duration_seconds).
 
 #include "common/log.hpp"
+#include "common/metrics.hpp"
 #include "registry/pg/pg.hpp"
 
 #include <algorithm>
@@ -24,6 +29,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 #include <deque>
+#include <exception>
 #include <mutex>
 
 namespace depot::pg {
@@ -33,6 +39,70 @@ using boost::asio::deferred;
 using boost::asio::use_awaitable;
 using boost::asio::experimental::make_parallel_group;
 using boost::asio::experimental::wait_for_one;
+
+struct pool_metrics
+{
+    metrics::histogram& query_seconds;
+    metrics::counter& query_errors;
+    metrics::histogram& acquire_seconds;
+};
+
+const pool_metrics& instruments()
+{
+    static const pool_metrics m{
+        .query_seconds = metrics::default_registry()
+                             .histograms("depot_db_query_duration_seconds",
+                                         "PostgreSQL statements run through the pool, including failed ones.",
+                                         {}, metrics::latency_buckets_us(), 1e6)
+                             .add({}),
+        .query_errors = metrics::default_registry().counter_metric(
+            "depot_db_query_errors_total",
+            "PostgreSQL statements that failed (SQL errors and lost connections)."),
+        .acquire_seconds =
+            metrics::default_registry()
+                .histograms("depot_db_pool_acquire_duration_seconds",
+                            "Time acquire() took to hand out a connection, including opening one.", {},
+                            metrics::latency_buckets_us(), 1e6)
+                .add({}),
+    };
+    return m;
+}
+
+/// Times every statement of the connection it wraps; otherwise passes everything through.
+class timed_connection final : public connection
+{
+public:
+    explicit timed_connection(std::unique_ptr<connection> inner) : inner_(std::move(inner)) {}
+
+    asio::awaitable<result_set> query(std::string_view sql, std::vector<param> params) override
+    {
+        timer t;
+        co_return co_await inner_->query(sql, std::move(params));
+    }
+    asio::awaitable<void> execute(std::string_view sql) override
+    {
+        timer t;
+        co_await inner_->execute(sql);
+    }
+    bool in_transaction() const noexcept override { return inner_->in_transaction(); }
+    bool healthy() const noexcept override { return inner_->healthy(); }
+    bool check() noexcept override { return inner_->check(); }
+
+private:
+    /// Observes the statement's latency when it goes out of scope; an exception leaving it is an error.
+    struct timer
+    {
+        std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+        int exceptions = std::uncaught_exceptions();
+        ~timer()
+        {
+            instruments().query_seconds.observe(metrics::micros_since(start));
+            if (std::uncaught_exceptions() > exceptions)
+                instruments().query_errors.inc();
+        }
+    };
+    std::unique_ptr<connection> inner_;
+};
 
 class pg_pool final : public pool
 {
@@ -122,6 +192,7 @@ asio::awaitable<pooled_connection> pg_pool::acquire()
 {
     auto self = std::static_pointer_cast<pg_pool>(shared_from_this());
     auto caller = co_await asio::this_coro::executor;
+    const auto started = std::chrono::steady_clock::now();
     std::unique_ptr<connection> conn;
     std::shared_ptr<waiter> w;
     bool open_new = false;
@@ -154,9 +225,11 @@ asio::awaitable<pooled_connection> pg_pool::acquire()
         conn = co_await wait_turn(std::move(w), open_new);
     if (open_new) {
         slot_guard slot(*this);
-        conn = co_await connect(executor_, options_.conninfo, options_.connect_timeout);
+        auto opened = co_await connect(executor_, options_.conninfo, options_.connect_timeout);
+        conn = std::make_unique<timed_connection>(std::move(opened));
         slot.dismiss();
     }
+    instruments().acquire_seconds.observe(metrics::micros_since(started));
     co_return pooled_connection(std::move(self), std::move(conn));
 }
 
