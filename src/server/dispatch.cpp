@@ -5,6 +5,9 @@
 #include "registry/pg/pg.hpp"
 #include "server/authenticate.hpp"
 #include "server/errors.hpp"
+#include "server/health.hpp"
+#include "server/metrics_endpoint.hpp"
+#include "server/metrics_requests.hpp"
 #include "server/s3/operations.hpp"
 #include "server/services.hpp"
 #include "server/session.hpp"
@@ -78,6 +81,24 @@ constexpr std::array<route, 27> routes = {{
     {http::verb::get, scope::object, "tagging", "GetObjectTagging", nullptr},
 }};
 
+/// Operation names for metrics and logs: the routes' in order, then "Unknown" (no route matched), then
+/// "RestApi" (any /api/v1 request).
+constexpr auto operation_names = [] {
+    std::array<std::string_view, routes.size() + 2> names{};
+    for (std::size_t i = 0; i < routes.size(); ++i)
+        names[i] = routes[i].name;
+    names[routes.size()] = "Unknown";
+    names[routes.size() + 1] = "RestApi";
+    return names;
+}();
+[[maybe_unused]] constexpr std::size_t rest_api_operation = routes.size() + 1;
+
+const request_metrics& s3_request_metrics()
+{
+    static const request_metrics m(operation_names, metrics::default_registry());
+    return m;
+}
+
 /// Splits the request into bucket and key: virtual-hosted style when Host is BUCKET.<domain>, else path
 /// style.
 result<void> resolve_address(request_context& ctx, std::string_view path)
@@ -127,7 +148,7 @@ const route* find_route(const request_context& ctx, scope where, std::string_vie
     return nullptr;
 }
 
-asio::awaitable<result<response>> run_s3(request_context& ctx, std::string_view& operation)
+asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& operation)
 {
     auto target = ctx.header->target();
     std::string_view raw(target.data(), target.size());
@@ -145,7 +166,7 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::string_view&
     const scope where = ctx.bucket.empty() ? scope::service : ctx.key.empty() ? scope::bucket : scope::object;
     std::string_view unimplemented;
     const route* r = find_route(ctx, where, unimplemented);
-    operation = r ? r->name : std::string_view("Unknown");
+    operation = r ? static_cast<std::size_t>(r - routes.data()) : routes.size();
 
     // Authenticate before anything else, including before the body is read.
     auto authed = co_await authenticate(ctx);
@@ -171,21 +192,32 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::string_view&
 
 asio::awaitable<response> dispatch(request_context& ctx)
 {
-    const auto started = std::chrono::steady_clock::now();
     auto target = ctx.header->target();
     std::string_view raw(target.data(), target.size());
     std::string_view resource = raw.substr(0, raw.find('?'));
-    std::string_view operation = "Unknown";
+    std::size_t operation = routes.size();
 
+    // Unauthenticated operational endpoints. A signed request for these paths is S3 (a bucket named
+    // "metrics"), and so is anything with a query string.
     if ((ctx.header->method() == http::verb::get || ctx.header->method() == http::verb::head) &&
-        (raw == "/healthz" || raw == "/readyz") &&
+        (raw == "/healthz" || raw == "/readyz" || raw == "/metrics") &&
         ctx.header->find(http::field::authorization) == ctx.header->end()) {
         response res;
-        res.headers.set(http::field::content_type, "text/plain");
-        res.body = "ok\n";
+        if (raw == "/metrics") {
+            (void)s3_request_metrics(); // every S3 series exists from the first scrape on, at zero
+            res = co_await metrics_response(*ctx.svc);
+        } else if (raw == "/readyz") {
+            res = co_await readiness_response(*ctx.svc);
+        } else {
+            res.headers.set(http::field::content_type, "text/plain");
+            res.body = "ok\n";
+        }
         res.head_only = ctx.header->method() == http::verb::head;
         co_return res;
     }
+
+    // Counts the request in flight now; writes the access log once the response has been sent.
+    auto record = std::make_shared<request_record>(s3_request_metrics(), ctx);
 
     std::optional<error> failure;
     std::optional<response> res;
@@ -209,18 +241,8 @@ asio::awaitable<response> dispatch(request_context& ctx)
         res = s3_error_response(*failure, resource, ctx.request_id, ctx.header->method() == http::verb::head,
                                 ctx.bucket, ctx.key);
 
-    auto elapsed =
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
-    log::info("request", {{"request_id", ctx.request_id},
-                          {"remote", ctx.remote},
-                          {"operation", operation},
-                          {"method", std::string(ctx.header->method_string())},
-                          {"bucket", ctx.bucket},
-                          {"key", ctx.key},
-                          {"status", static_cast<int>(res->status)},
-                          {"error", failure ? std::string(to_string(failure->code)) : std::string()},
-                          {"caller", ctx.who.access_key_id},
-                          {"us", static_cast<long long>(elapsed.count())}});
+    const std::string_view error_code = failure ? to_string(failure->code) : std::string_view();
+    request_record::attach(std::move(record), ctx, operation, operation_names[operation], error_code, *res);
     co_return std::move(*res);
 }
 

@@ -3,9 +3,11 @@
 #include "common/log.hpp"
 #include "common/secret_box.hpp"
 #include "registry/pg/migrations.hpp"
+#include "server/log_control.hpp"
 #include "server/services.hpp"
 #include "server/session.hpp"
 #include "server/tls.hpp"
+#include "storage/instrumented/instrumented_blob_store.hpp"
 #include "storage/localfs/localfs_blob_store.hpp"
 #include "storage/memory/memory_blob_store.hpp"
 #include "storage/rados/rados_blob_store.hpp"
@@ -208,11 +210,12 @@ void run(const options& opts)
 
     auto pool = pg::make_pool(ioc.get_executor(),
                               {.conninfo = opts.database_url, .max_connections = opts.db_connections});
-    auto store = make_store(opts);
+    auto store = storage::make_instrumented_blob_store(make_store(opts));
     services svc(opts, pool, store, std::move(server_key));
     connection_registry registry;
     tcp::acceptor acceptor(ioc);
     asio::signal_set signals(ioc, SIGINT, SIGTERM);
+    log_level_signals level_signals(ioc, lvl);
     asio::signal_set reload_signal(ioc, SIGHUP);
     asio::steady_timer drain_timer(ioc);
     asio::steady_timer cleanup_timer(ioc);

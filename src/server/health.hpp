@@ -1,0 +1,22 @@
+#pragma once
+/// \file
+/// GET /readyz: whether this depotd can serve requests. Unauthenticated, like /healthz (which only says the
+/// process is up). Ready means, checked on every call within 2 seconds in all:
+/// - database: a pooled PostgreSQL connection answers a query;
+/// - migrations: the schema is at the version this binary needs;
+/// - blob_store: the store answers a stat() (for a blob that does not exist: "not found" is an answer).
+///
+/// Answers 200 with {"status":"ready","checks":{...}} or 503 with "unready" and each failing check's short
+/// reason ("unreachable", "timeout", "behind", "ahead"); details go to the log when readiness changes, never
+/// into the unauthenticated response.
+
+#include "server/context.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+namespace depot::server {
+
+/// The /readyz response. Never throws.
+boost::asio::awaitable<response> readiness_response(services& svc);
+
+} // namespace depot::server
