@@ -312,7 +312,8 @@ multipart_service::complete(std::int64_t bucket_id, std::string_view key, std::s
         unreferenced.clear();
         if (!co_await lock_upload(c, upload->row, true))
             co_return no_such_upload();
-        if (!co_await lock_bucket(c, bucket_id))
+        auto mode = co_await lock_bucket_versioning(c, bucket_id);
+        if (!mode)
             co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
         struct stored_part
         {
@@ -437,9 +438,9 @@ multipart_service::complete(std::int64_t bucket_id, std::string_view key, std::s
         co_await sql(c, "DELETE FROM multipart_uploads WHERE id = $1", upload->row);
         co_await drop_references(c, dropped, unreferenced);
 
-        if (current)
-            co_await release_version(c, current->row, unreferenced);
-        auto [row, modified] = co_await insert_version(c, v);
+        auto slot = co_await retire_current(c, *mode, bucket_id, key, current, unreferenced);
+        v.version_id = slot.version_id;
+        auto [row, modified] = co_await insert_version(c, v, slot.seq);
         co_await insert_segments(c, row, manifest);
         const std::string numbers = bigint_array(part_numbers), offsets = bigint_array(part_offsets),
                           sizes = bigint_array(part_sizes);

@@ -101,7 +101,8 @@ asio::awaitable<result<object_version>> object_service::put_object(put_object_re
         auto published =
             co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<object_version>> {
                 unreferenced.clear();
-                if (!co_await lock_bucket(c, v.bucket_id))
+                auto mode = co_await lock_bucket_versioning(c, v.bucket_id);
+                if (!mode)
                     co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
                 std::optional<blob_ref> blob;
                 if (!in->store_id.empty())
@@ -109,9 +110,9 @@ asio::awaitable<result<object_version>> object_service::put_object(put_object_re
                 auto current = co_await lock_current(c, v.bucket_id, v.key);
                 if (auto met = check_write_conditions(req.if_match, req.if_none_match, current); !met)
                     co_return std::move(met).error();
-                if (current)
-                    co_await release_version(c, current->row, unreferenced);
-                auto [row, modified] = co_await insert_version(c, v);
+                auto slot = co_await retire_current(c, *mode, v.bucket_id, v.key, current, unreferenced);
+                v.version_id = slot.version_id;
+                auto [row, modified] = co_await insert_version(c, v, slot.seq);
                 if (blob) {
                     std::vector<segment> one(1);
                     one[0].blob_row = blob->row;
@@ -150,6 +151,30 @@ asio::awaitable<result<object_handle>> object_service::open_object(std::int64_t 
     co_return handle_from(rs[0]);
 }
 
+asio::awaitable<result<object_handle>>
+object_service::open_version(std::int64_t bucket_id, std::string_view key,
+                             const std::optional<std::string>& version_id)
+{
+    auto conn = co_await pool_.acquire();
+    const std::string select = std::string("SELECT ") + version_columns +
+                               " FROM object_versions o JOIN users u ON u.id = o.owner_id "
+                               "WHERE o.bucket_id = $1 AND o.key = $2 AND ";
+    if (!version_id) {
+        auto rs = co_await sql(*conn, select + "o.superseded_seq IS NULL", bucket_id, key);
+        if (rs.empty())
+            co_return make_error(errc::no_such_key, "The specified key does not exist.");
+        co_return handle_from(rs[0]);
+    }
+    // A non-null id names its created_seq, so the lookup is one probe of object_versions_history.
+    const std::int64_t seq = *version_id == "null" ? 0 : seq_of_version_id(*version_id);
+    auto rs =
+        co_await sql(*conn, select + "o.version_id = $3 AND ($4::bigint = 0 OR o.created_seq = $4::bigint)",
+                     bucket_id, key, *version_id, seq);
+    if (rs.empty())
+        co_return make_error(errc::no_such_version, "The specified version does not exist.");
+    co_return handle_from(rs[0]);
+}
+
 asio::awaitable<std::vector<object_part_info>> object_service::parts(std::int64_t version_row)
 {
     auto conn = co_await pool_.acquire();
@@ -172,14 +197,15 @@ asio::awaitable<result<object_version>> object_service::copy_object(copy_object_
     std::vector<std::string> unreferenced;
     auto copied = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<object_version>> {
         unreferenced.clear();
-        if (!co_await lock_bucket(c, req.target->id))
+        auto mode = co_await lock_bucket_versioning(c, req.target->id);
+        if (!mode)
             co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
         auto src = co_await sql(c,
                                 std::string("SELECT ") + version_columns +
                                     " FROM object_versions o JOIN users u ON u.id = o.owner_id "
-                                    "WHERE o.id = $1 AND o.superseded_seq IS NULL AND NOT o.is_delete_marker "
-                                    "FOR SHARE OF o",
-                                req.expected_source_row);
+                                    "WHERE o.id = $1 AND ($2 OR o.superseded_seq IS NULL) AND NOT "
+                                    "o.is_delete_marker FOR SHARE OF o",
+                                req.expected_source_row, req.source_version_pinned);
         if (src.empty())
             co_return make_error(errc::no_such_key, "The specified key does not exist.");
         auto source = handle_from(src[0]);
@@ -189,16 +215,16 @@ asio::awaitable<result<object_version>> object_service::copy_object(copy_object_
         for (const auto& seg : source.segments)
             blobs.push_back(seg.blob_row);
         co_await add_references(c, blobs);
-        if (auto current = co_await lock_current(c, req.target->id, req.key))
-            co_await release_version(c, current->row, unreferenced);
+        auto current = co_await lock_current(c, req.target->id, req.key);
+        auto slot = co_await retire_current(c, *mode, req.target->id, req.key, current, unreferenced);
         object_version v = source.version;
         v.bucket_id = req.target->id;
         v.key = req.key;
-        v.version_id = "null";
+        v.version_id = slot.version_id;
         v.owner_id = req.owner_id;
         if (req.replace_headers)
-            v.headers = std::move(*req.replace_headers);
-        auto [row, modified] = co_await insert_version(c, v);
+            v.headers = *req.replace_headers;
+        auto [row, modified] = co_await insert_version(c, v, slot.seq);
         // From the manifest read above: copying a key onto itself has just deleted the source row.
         co_await insert_segments(c, row, source.segments);
         v.row_id = row;
@@ -211,15 +237,11 @@ asio::awaitable<result<object_version>> object_service::copy_object(copy_object_
 
 asio::awaitable<result<void>> object_service::delete_object(std::int64_t bucket_id, std::string_view key)
 {
-    std::vector<std::string> unreferenced;
-    auto deleted = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
-        unreferenced.clear();
-        if (auto current = co_await lock_current(c, bucket_id, key))
-            co_await release_version(c, current->row, unreferenced);
-        co_return ok();
-    });
-    co_await remove_blobs(store_, std::move(unreferenced));
-    co_return deleted;
+    delete_request request{.bucket_id = bucket_id, .key = std::string(key), .version_id = std::nullopt};
+    auto deleted = co_await remove(std::move(request));
+    if (!deleted)
+        co_return std::move(deleted).error();
+    co_return ok();
 }
 
 } // namespace depot::registry

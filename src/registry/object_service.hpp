@@ -14,6 +14,7 @@
 #include "registry/byte_source.hpp"
 #include "registry/pg/pg.hpp"
 #include "registry/types.hpp"
+#include "registry/versions.hpp"
 #include "storage/blob_store.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -62,6 +63,69 @@ struct copy_object_request
     /// Checked against the source version inside the transaction (copy-source conditionals are evaluated
     /// by the caller on this version before it asks for the copy).
     std::int64_t expected_source_row = 0;
+    /// The source was named by version id (x-amz-copy-source ?versionId=): it need not be current.
+    bool source_version_pinned = false;
+};
+
+/// DeleteObject / one entry of DeleteObjects.
+struct delete_request
+{
+    std::int64_t bucket_id = 0;
+    std::string key;
+    /// Deletes this version permanently (S3 ?versionId=); without it, the key's current version is deleted
+    /// (never-versioned bucket) or hidden behind a new delete marker (versioned bucket).
+    /// Precondition: is_valid_version_id.
+    std::optional<std::string> version_id;
+    /// Owner of a delete marker this creates (the requester); empty = the bucket's owner.
+    std::string owner_id;
+};
+
+struct delete_outcome
+{
+    /// x-amz-version-id: the delete marker created, or the version named in the request; empty in a
+    /// never-versioned bucket without version id.
+    std::string version_id;
+    /// x-amz-delete-marker: a delete marker was created, or the version deleted was one.
+    bool delete_marker = false;
+};
+
+/// One ListObjectVersions page request.
+struct list_versions_request
+{
+    std::int64_t bucket_id = 0;
+    std::string prefix;
+    std::string delimiter;
+    std::string key_marker;
+    /// With key_marker: continue with that key's versions older than this one. Precondition:
+    /// is_valid_version_id (or empty).
+    std::string version_id_marker;
+    std::size_t max_keys = 1000;
+};
+
+struct version_listing_entry
+{
+    std::string key;
+    std::string version_id;
+    bool is_latest = false;
+    bool is_delete_marker = false;
+    std::uint64_t size = 0;
+    std::string etag;
+    time_point last_modified;
+    std::string owner_id;
+    std::string owner_display_name;
+    std::string checksum_algorithm;
+    std::string checksum_type;
+};
+
+struct versions_page
+{
+    std::vector<version_listing_entry> entries; ///< by key, then newest first
+    std::vector<std::string> common_prefixes;
+    bool truncated = false;
+    /// Where the next page starts: NextKeyMarker (the last key or common prefix) and NextVersionIdMarker
+    /// (empty when the page ended with a common prefix).
+    std::string next_key_marker;
+    std::string next_version_id_marker;
 };
 
 struct listing_entry
@@ -123,6 +187,13 @@ public:
     /// The current version of a key with its segments; no_such_key when absent or a delete marker.
     asio::awaitable<result<object_handle>> open_object(std::int64_t bucket_id, std::string_view key);
 
+    /// A version of a key: the current one without `version_id` (no_such_key when the key has none), else
+    /// the named one (no_such_version when it does not exist). Unlike open_object, a delete marker is
+    /// returned (version.is_delete_marker) so that the caller can answer as S3 does (404 or 405 with
+    /// x-amz-delete-marker). Precondition: `version_id` is valid (is_valid_version_id).
+    asio::awaitable<result<object_handle>> open_version(std::int64_t bucket_id, std::string_view key,
+                                                        const std::optional<std::string>& version_id);
+
     /// The parts of a multipart object version, by part number (empty for single-part objects).
     asio::awaitable<std::vector<object_part_info>> parts(std::int64_t version_row);
 
@@ -137,6 +208,19 @@ public:
 
     /// Deletes the current version of a key. Deleting a missing key succeeds (S3 semantics).
     asio::awaitable<result<void>> delete_object(std::int64_t bucket_id, std::string_view key);
+
+    /// DeleteObject with versioning: see delete_request. Deleting a version permanently drops its blob
+    /// references; when it was the current version, the newest remaining one becomes current. A missing
+    /// key or version succeeds, as in S3. Errors: no_such_bucket.
+    asio::awaitable<result<delete_outcome>> remove(delete_request request);
+
+    /// PutBucketVersioning: enabled or suspended (a bucket never goes back to unversioned). Waits for
+    /// writes in flight on the bucket. Errors: no_such_bucket, invalid_argument for unversioned.
+    asio::awaitable<result<void>> set_versioning(std::int64_t bucket_id, versioning_mode mode);
+
+    /// One page of ListObjectVersions: every version and delete marker by key (UTF-8 byte order), newest
+    /// first, folded into common prefixes at `delimiter`; index range scans, O(page size).
+    asio::awaitable<result<versions_page>> list_versions(list_versions_request request);
 
     /// One page of current keys in UTF-8 byte order, folding keys into common prefixes at `delimiter`.
     asio::awaitable<result<list_page>> list(list_request request);

@@ -5,6 +5,7 @@
 #include "s3/conditions.hpp"
 
 #include <nlohmann/json.hpp>
+#include <random>
 
 namespace depot::registry {
 
@@ -32,6 +33,72 @@ asio::awaitable<bool> lock_bucket(pg::connection& c, std::int64_t bucket_id)
     co_return !rs.empty();
 }
 
+versioning_mode versioning_mode_of(std::string_view stored) noexcept
+{
+    if (stored == "enabled")
+        return versioning_mode::enabled;
+    if (stored == "suspended")
+        return versioning_mode::suspended;
+    return versioning_mode::unversioned;
+}
+
+std::string_view to_string(versioning_mode mode) noexcept
+{
+    switch (mode) {
+    case versioning_mode::enabled:
+        return "enabled";
+    case versioning_mode::suspended:
+        return "suspended";
+    case versioning_mode::unversioned:
+        break;
+    }
+    return "unversioned";
+}
+
+asio::awaitable<std::optional<versioning_mode>> lock_bucket_versioning(pg::connection& c,
+                                                                       std::int64_t bucket_id)
+{
+    auto rs = co_await sql(c, "SELECT versioning FROM buckets WHERE id = $1 FOR SHARE", bucket_id);
+    if (rs.empty())
+        co_return std::nullopt;
+    co_return versioning_mode_of(rs[0].text(0));
+}
+
+std::string make_version_id(std::int64_t seq)
+{
+    thread_local std::mt19937_64 random(std::random_device{}());
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string id(32, '0');
+    auto n = static_cast<std::uint64_t>(seq);
+    for (int i = 15; i >= 0; --i, n >>= 4)
+        id[static_cast<std::size_t>(i)] = hex[n & 0xf];
+    auto r = random();
+    for (int i = 31; i >= 16; --i, r >>= 4)
+        id[static_cast<std::size_t>(i)] = hex[r & 0xf];
+    return id;
+}
+
+bool is_valid_version_id(std::string_view id) noexcept
+{
+    if (id == "null")
+        return true;
+    if (id.size() != 32)
+        return false;
+    for (char ch : id)
+        if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
+            return false;
+    // created_seq is a positive bigint.
+    return id[0] <= '7' && id.substr(0, 16) != "0000000000000000";
+}
+
+std::int64_t seq_of_version_id(std::string_view id) noexcept
+{
+    std::uint64_t n = 0;
+    for (char ch : id.substr(0, 16))
+        n = (n << 4) | static_cast<std::uint64_t>(ch <= '9' ? ch - '0' : ch - 'a' + 10);
+    return static_cast<std::int64_t>(n);
+}
+
 /// Locks and returns the current version row of a key, if any.
 asio::awaitable<std::optional<current_version>> lock_current(pg::connection& c, std::int64_t bucket_id,
                                                              std::string_view key)
@@ -41,11 +108,11 @@ asio::awaitable<std::optional<current_version>> lock_current(pg::connection& c, 
     // fresh snapshot, so looking again without the lock tells "absent" from "replaced meanwhile".
     for (int attempt = 0; attempt < 8; ++attempt) {
         auto rs = co_await sql(c,
-                               "SELECT id, etag, is_delete_marker FROM object_versions WHERE bucket_id = $1 "
-                               "AND key = $2 AND superseded_seq IS NULL FOR UPDATE",
+                               "SELECT id, etag, is_delete_marker, version_id FROM object_versions WHERE "
+                               "bucket_id = $1 AND key = $2 AND superseded_seq IS NULL FOR UPDATE",
                                bucket_id, key);
         if (!rs.empty())
-            co_return current_version{rs[0].i64(0), rs[0].str(1), rs[0].boolean(2)};
+            co_return current_version{rs[0].i64(0), rs[0].str(1), rs[0].boolean(2), rs[0].str(3)};
         auto again = co_await sql(c,
                                   "SELECT 1 FROM object_versions WHERE bucket_id = $1 AND key = $2 "
                                   "AND superseded_seq IS NULL",
@@ -86,9 +153,52 @@ asio::awaitable<void> release_version(pg::connection& c, std::int64_t row,
     co_await drop_references(c, blobs, unreferenced);
 }
 
+asio::awaitable<version_slot> retire_current(pg::connection& c, versioning_mode mode, std::int64_t bucket_id,
+                                             std::string_view key,
+                                             const std::optional<current_version>& current,
+                                             std::vector<std::string>& unreferenced)
+{
+    version_slot slot;
+    if (mode == versioning_mode::unversioned) {
+        if (current)
+            co_await release_version(c, current->row, unreferenced);
+        co_return slot;
+    }
+    if (mode == versioning_mode::suspended) {
+        // The 'null' version is replaced wherever it is; the caller holds the key's current-row lock, which
+        // every writer of the key takes, so the history cannot change meanwhile.
+        if (current && current->version_id == "null") {
+            co_await release_version(c, current->row, unreferenced);
+            co_return slot;
+        }
+        auto nulls = co_await sql(c,
+                                  "SELECT id FROM object_versions WHERE bucket_id = $1 AND key = $2 AND "
+                                  "version_id = 'null' FOR UPDATE",
+                                  bucket_id, key);
+        for (auto r : nulls)
+            co_await release_version(c, r.i64(0), unreferenced);
+    }
+    // One commit sequence number for the change: the replaced version's superseded_seq is the new
+    // version's created_seq, so a snapshot at any number sees exactly one of them.
+    if (current) {
+        auto rs =
+            co_await sql(c,
+                         "UPDATE object_versions SET superseded_seq = nextval('commit_seq') WHERE id = $1 "
+                         "RETURNING superseded_seq",
+                         current->row);
+        slot.seq = rs[0].i64(0);
+    } else if (mode == versioning_mode::enabled) {
+        auto rs = co_await sql(c, "SELECT nextval('commit_seq')");
+        slot.seq = rs[0].i64(0);
+    }
+    if (mode == versioning_mode::enabled)
+        slot.version_id = make_version_id(slot.seq);
+    co_return slot;
+}
+
 /// Inserts a version row; returns (row id, last_modified ms).
-asio::awaitable<std::pair<std::int64_t, std::int64_t>> insert_version(pg::connection& c,
-                                                                      const object_version& v)
+asio::awaitable<std::pair<std::int64_t, std::int64_t>>
+insert_version(pg::connection& c, const object_version& v, std::int64_t seq)
 {
     const auto& h = v.headers;
     // Optional parameters are built before the co_await: GCC 12 destroys class temporaries of a conditional
@@ -100,14 +210,13 @@ asio::awaitable<std::pair<std::int64_t, std::int64_t>> insert_version(pg::connec
         c,
         "INSERT INTO object_versions (bucket_id, key, version_id, created_seq, size, etag, sha256, owner_id, "
         "content_type, content_encoding, content_disposition, content_language, cache_control, expires, "
-        "user_metadata, parts_count, checksum_algorithm, checksum_type, checksum_value) VALUES ($1, $2, "
-        "'null', nextval('commit_seq'), $3, $4, $5, $6, $7, $8, "
-        "$9, "
-        "$10, $11, $12, $13::jsonb, $14, nullif($15, ''), nullif($16, ''), nullif($17, '')) RETURNING "
-        "id, " DEPOT_MS("last_modified"),
+        "user_metadata, parts_count, checksum_algorithm, checksum_type, checksum_value, is_delete_marker) "
+        "VALUES ($1, $2, $18, CASE WHEN $19::bigint = 0 THEN nextval('commit_seq') ELSE $19::bigint END, "
+        "$3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, nullif($15, ''), nullif($16, ''), "
+        "nullif($17, ''), $20) RETURNING id, " DEPOT_MS("last_modified"),
         v.bucket_id, v.key, v.size, v.etag, sha, v.owner_id, h.content_type, h.content_encoding,
         h.content_disposition, h.content_language, h.cache_control, h.expires, metadata, parts,
-        v.checksum_algorithm, v.checksum_type, v.checksum_value);
+        v.checksum_algorithm, v.checksum_type, v.checksum_value, v.version_id, seq, v.is_delete_marker);
     co_return std::pair{rs[0].i64(0), rs[0].i64(1)};
 }
 

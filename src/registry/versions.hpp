@@ -24,11 +24,40 @@ std::vector<std::pair<std::string, std::string>> metadata_from_json(std::string_
 /// Locks the bucket row against deletion for the transaction; false when the bucket is gone.
 asio::awaitable<bool> lock_bucket(pg::connection& c, std::int64_t bucket_id);
 
+/// A bucket's S3 versioning state (buckets.versioning).
+enum class versioning_mode
+{
+    unversioned, ///< never versioned: a write replaces the key's only version
+    enabled,     ///< every write adds a version; replaced versions are kept
+    suspended,   ///< writes create the 'null' version, replacing an earlier 'null' version of the key
+};
+
+/// "unversioned", "enabled" or "suspended" (as stored); anything else reads as unversioned.
+versioning_mode versioning_mode_of(std::string_view stored) noexcept;
+std::string_view to_string(versioning_mode mode) noexcept;
+
+/// lock_bucket that also returns the bucket's versioning mode, read under the same lock (a concurrent
+/// PutBucketVersioning waits for the write to commit); nullopt when the bucket is gone.
+asio::awaitable<std::optional<versioning_mode>> lock_bucket_versioning(pg::connection& c,
+                                                                       std::int64_t bucket_id);
+
+/// The id of every version created while versioning is enabled: 16 hex digits of its created_seq (so ids
+/// sort by creation) followed by 16 random hex digits; 32 characters of [0-9a-f], URL-safe.
+std::string make_version_id(std::int64_t seq);
+
+/// True for "null" and for ids `make_version_id` produces; S3 answers InvalidArgument for anything else.
+bool is_valid_version_id(std::string_view id) noexcept;
+
+/// The created_seq a non-null version id encodes (its row, if it exists, has exactly this created_seq).
+/// Precondition: is_valid_version_id(id) && id != "null".
+std::int64_t seq_of_version_id(std::string_view id) noexcept;
+
 struct current_version
 {
     std::int64_t row = 0;
     std::string etag;
     bool is_delete_marker = false;
+    std::string version_id;
 };
 
 /// Locks and returns the current version row of a key, if any.
@@ -46,9 +75,31 @@ result<void> check_write_conditions(const std::optional<std::string>& if_match,
 asio::awaitable<void> release_version(pg::connection& c, std::int64_t row,
                                       std::vector<std::string>& unreferenced);
 
-/// Inserts a version row from `v` (bucket, key, size, etag, sha256, owner, headers, parts_count); returns
-/// (row id, last_modified in epoch milliseconds).
-asio::awaitable<std::pair<std::int64_t, std::int64_t>> insert_version(pg::connection& c,
-                                                                      const object_version& v);
+/// Where the next version of a key goes: its version id and, when the change already took its commit
+/// sequence number (superseding the previous current version), that number; 0 = take a new one.
+struct version_slot
+{
+    std::string version_id = "null";
+    std::int64_t seq = 0;
+};
+
+/// Before a new current version (object or delete marker) of a locked key is inserted, retires the one it
+/// replaces as the bucket's versioning mode says:
+/// - unversioned: the current version is deleted and its references dropped (release_version);
+/// - enabled: the current version is superseded and keeps its blob references; the new version gets a new
+///   version id and the same commit sequence number;
+/// - suspended: the key's 'null' version is deleted wherever it is in the history, a current version with
+///   another id is superseded; the new version is the 'null' version.
+/// Blobs left unreferenced are appended to `unreferenced`.
+asio::awaitable<version_slot> retire_current(pg::connection& c, versioning_mode mode, std::int64_t bucket_id,
+                                             std::string_view key,
+                                             const std::optional<current_version>& current,
+                                             std::vector<std::string>& unreferenced);
+
+/// Inserts a version row from `v` (bucket, key, version_id, is_delete_marker, size, etag, sha256, owner,
+/// headers, parts_count, checksum) with created_seq `seq` (0 = nextval); returns (row id, last_modified in
+/// epoch milliseconds).
+asio::awaitable<std::pair<std::int64_t, std::int64_t>>
+insert_version(pg::connection& c, const object_version& v, std::int64_t seq = 0);
 
 } // namespace depot::registry

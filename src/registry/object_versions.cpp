@@ -1,0 +1,220 @@
+// S3 versioning on objects: deleting (delete markers, permanent deletion of a version), the bucket's
+// versioning state, and ListObjectVersions. Writes go through the same steps as PutObject (lock the bucket
+// and the key's current row, retire_current, insert_version), so exactly one version of a key is current at
+// any time and a version that is not current keeps its blob references until it is deleted permanently.
+#include "registry/content.hpp"
+#include "registry/object_service.hpp"
+#include "registry/sql_util.hpp"
+#include "registry/transaction.hpp"
+#include "registry/versions.hpp"
+#include "s3/listing.hpp"
+#include "s3/names.hpp"
+
+namespace depot::registry {
+namespace {
+
+struct located_version
+{
+    std::int64_t row = 0;
+    bool is_current = false;
+    bool is_delete_marker = false;
+};
+
+/// The row of `version_id` of a key, locked; nullopt when it does not exist.
+asio::awaitable<std::optional<located_version>>
+lock_version(pg::connection& c, std::int64_t bucket_id, std::string_view key, const std::string& version_id)
+{
+    const std::int64_t seq = version_id == "null" ? 0 : seq_of_version_id(version_id);
+    auto rs = co_await sql(c,
+                           "SELECT id, superseded_seq IS NULL, is_delete_marker FROM object_versions "
+                           "WHERE bucket_id = $1 AND key = $2 AND version_id = $3 AND "
+                           "($4::bigint = 0 OR created_seq = $4::bigint) FOR UPDATE",
+                           bucket_id, key, version_id, seq);
+    if (rs.empty())
+        co_return std::nullopt;
+    co_return located_version{rs[0].i64(0), rs[0].boolean(1), rs[0].boolean(2)};
+}
+
+} // namespace
+
+asio::awaitable<result<delete_outcome>> object_service::remove(delete_request req)
+{
+    std::vector<std::string> unreferenced;
+    auto removed =
+        co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<delete_outcome>> {
+            unreferenced.clear();
+            auto mode = co_await lock_bucket_versioning(c, req.bucket_id);
+            if (!mode)
+                co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
+            // Every change to a key's versions takes the current row's lock first: writers of the key
+            // serialize.
+            auto current = co_await lock_current(c, req.bucket_id, req.key);
+            delete_outcome out;
+            if (!req.version_id) {
+                if (*mode == versioning_mode::unversioned) {
+                    if (current)
+                        co_await release_version(c, current->row, unreferenced);
+                    co_return out;
+                }
+                // A delete marker becomes the current version, even when the key has no version at all.
+                auto slot = co_await retire_current(c, *mode, req.bucket_id, req.key, current, unreferenced);
+                object_version marker;
+                marker.bucket_id = req.bucket_id;
+                marker.key = req.key;
+                marker.version_id = slot.version_id;
+                marker.is_delete_marker = true;
+                marker.owner_id = req.owner_id;
+                if (marker.owner_id.empty()) {
+                    auto owner = co_await sql(c, "SELECT owner_id FROM buckets WHERE id = $1", req.bucket_id);
+                    marker.owner_id = owner[0].str(0);
+                }
+                co_await insert_version(c, marker, slot.seq);
+                out.version_id = slot.version_id;
+                out.delete_marker = true;
+                co_return out;
+            }
+            out.version_id = *req.version_id;
+            auto found = co_await lock_version(c, req.bucket_id, req.key, *req.version_id);
+            if (!found)
+                co_return out;
+            out.delete_marker = found->is_delete_marker;
+            co_await release_version(c, found->row, unreferenced);
+            if (found->is_current)
+                co_await sql(
+                    c,
+                    "UPDATE object_versions SET superseded_seq = NULL WHERE id = (SELECT id FROM "
+                    "object_versions WHERE bucket_id = $1 AND key = $2 ORDER BY created_seq DESC LIMIT 1)",
+                    req.bucket_id, req.key);
+            co_return out;
+        });
+    co_await remove_blobs(store_, std::move(unreferenced));
+    co_return removed;
+}
+
+asio::awaitable<result<void>> object_service::set_versioning(std::int64_t bucket_id, versioning_mode mode)
+{
+    if (mode == versioning_mode::unversioned)
+        co_return make_error(errc::invalid_argument, "A bucket cannot return to the unversioned state");
+    auto conn = co_await pool_.acquire();
+    auto rs = co_await sql(*conn, "UPDATE buckets SET versioning = $2 WHERE id = $1 RETURNING id", bucket_id,
+                           to_string(mode));
+    if (rs.empty())
+        co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
+    co_return ok();
+}
+
+asio::awaitable<result<versions_page>> object_service::list_versions(list_versions_request req)
+{
+    versions_page page;
+    auto start = s3::listing_start(req.prefix, req.delimiter, req.key_marker);
+    if (req.max_keys == 0 || start.exhausted)
+        co_return page;
+    const std::string upper = req.prefix.empty() ? std::string() : s3::prefix_successor(req.prefix);
+    s3::listing_page fold(req.prefix, req.delimiter, req.max_keys);
+
+    // The scan position: keys after (or from) `bound`; while `within` is set, first the versions of key
+    // `bound` older than created_seq `within`.
+    std::string bound = std::move(start.key);
+    bool inclusive = start.inclusive;
+    std::int64_t within = 0;
+
+    auto conn = co_await pool_.acquire();
+    // A version-id-marker continues inside its key, unless that key rolled up into a common prefix (then the
+    // whole prefix was listed already and listing_start skips it).
+    if (!req.version_id_marker.empty() && !inclusive && bound == req.key_marker) {
+        if (req.version_id_marker == "null") {
+            auto rs =
+                co_await sql(*conn,
+                             "SELECT created_seq FROM object_versions WHERE bucket_id = $1 AND key = $2 "
+                             "AND version_id = 'null'",
+                             req.bucket_id, req.key_marker);
+            if (!rs.empty())
+                within = rs[0].i64(0);
+        } else {
+            within = seq_of_version_id(req.version_id_marker);
+        }
+    }
+
+    const std::string columns =
+        "SELECT o.key, o.version_id, o.created_seq, o.superseded_seq IS NULL, o.is_delete_marker, o.size, "
+        "o.etag, " DEPOT_MS(
+            "o.last_modified") ", o.owner_id, u.display_name, "
+                               "coalesce(o.checksum_algorithm, ''), coalesce(o.checksum_type, '') "
+                               "FROM object_versions o JOIN users u ON u.id = o.owner_id "
+                               "WHERE o.bucket_id = $1 AND ";
+    std::string last_version;
+    bool done = false;
+    while (!done) {
+        const auto batch =
+            static_cast<std::int64_t>(std::min<std::size_t>(req.max_keys - fold.count() + 1, 1000));
+        pg::result_set rs;
+        const bool in_key = within != 0;
+        if (in_key)
+            rs = co_await sql(
+                *conn, columns + "o.key = $2 AND o.created_seq < $3 ORDER BY o.created_seq DESC LIMIT $4",
+                req.bucket_id, bound, within, batch);
+        else
+            rs = co_await sql(*conn,
+                              columns + (inclusive ? "o.key >= $2" : "o.key > $2") +
+                                  " AND ($3 = '' OR o.key < $3) ORDER BY o.key, o.created_seq DESC LIMIT $4",
+                              req.bucket_id, bound, upper, batch);
+        const bool full = static_cast<std::int64_t>(rs.size()) == batch;
+        bool reseek = false;
+        for (auto r : rs) {
+            auto step = fold.offer(r.text(0));
+            if (step.what == s3::listing_page::action::stop) {
+                done = true;
+                break;
+            }
+            if (step.what == s3::listing_page::action::common_prefix) {
+                last_version.clear();
+                if (step.seek.empty()) {
+                    done = true;
+                } else {
+                    bound = std::move(step.seek);
+                    inclusive = true;
+                    within = 0;
+                    reseek = true;
+                }
+                break;
+            }
+            if (step.what == s3::listing_page::action::content) {
+                version_listing_entry e{.key = r.str(0),
+                                        .version_id = r.str(1),
+                                        .is_latest = r.boolean(3),
+                                        .is_delete_marker = r.boolean(4),
+                                        .size = static_cast<std::uint64_t>(r.i64(5)),
+                                        .etag = r.str(6),
+                                        .last_modified = from_millis(r.i64(7)),
+                                        .owner_id = r.str(8),
+                                        .owner_display_name = r.str(9),
+                                        .checksum_algorithm = r.str(10),
+                                        .checksum_type = r.str(11)};
+                last_version = e.version_id;
+                page.entries.push_back(std::move(e));
+            }
+            // Resume after this row: the key's older versions, then the following keys.
+            bound = r.str(0);
+            inclusive = false;
+            within = r.i64(2);
+        }
+        if (done || reseek)
+            continue;
+        if (!full) {
+            if (!in_key)
+                break;
+            // The key's versions are exhausted: continue with the keys after it.
+            within = 0;
+            inclusive = false;
+        }
+    }
+    page.common_prefixes = fold.common_prefixes();
+    page.truncated = fold.truncated();
+    if (page.truncated) {
+        page.next_key_marker = fold.last();
+        page.next_version_id_marker = last_version;
+    }
+    co_return page;
+}
+
+} // namespace depot::registry
