@@ -36,7 +36,7 @@ struct route
 
 // Query parameters that select a different operation on the same path. A request naming one that has no
 // route gets NotImplemented rather than being silently treated as the plain operation.
-constexpr std::array<std::string_view, 27> subresources = {"accelerate",  "acl",
+constexpr std::array<std::string_view, 28> subresources = {"accelerate",  "acl",
                                                            "analytics",   "attributes",
                                                            "cors",        "delete",
                                                            "encryption",  "intelligent-tiering",
@@ -49,7 +49,7 @@ constexpr std::array<std::string_view, 27> subresources = {"accelerate",  "acl",
                                                            "replication", "requestPayment",
                                                            "restore",     "retention",
                                                            "tagging",     "uploads",
-                                                           "versioning"};
+                                                           "versioning",  "versions"};
 
 constexpr std::array<route, 27> routes = {{
     {http::verb::get, scope::service, "", "ListBuckets", s3op::list_buckets},
@@ -58,11 +58,11 @@ constexpr std::array<route, 27> routes = {{
     {http::verb::delete_, scope::bucket, "", "DeleteBucket", s3op::delete_bucket},
     {http::verb::get, scope::bucket, "location", "GetBucketLocation", s3op::get_bucket_location},
     {http::verb::get, scope::bucket, "versioning", "GetBucketVersioning", s3op::get_bucket_versioning},
-    {http::verb::put, scope::bucket, "versioning", "PutBucketVersioning", nullptr},
+    {http::verb::put, scope::bucket, "versioning", "PutBucketVersioning", s3op::put_bucket_versioning},
     {http::verb::get, scope::bucket, "acl", "GetBucketAcl", s3op::get_bucket_acl},
     {http::verb::get, scope::bucket, "list-type", "ListObjectsV2", s3op::list_objects_v2},
     {http::verb::get, scope::bucket, "", "ListObjects", s3op::list_objects},
-    {http::verb::get, scope::bucket, "versions", "ListObjectVersions", nullptr},
+    {http::verb::get, scope::bucket, "versions", "ListObjectVersions", s3op::list_object_versions},
     {http::verb::get, scope::bucket, "uploads", "ListMultipartUploads", s3op::list_multipart_uploads},
     {http::verb::post, scope::bucket, "delete", "DeleteObjects", s3op::delete_objects},
     {http::verb::put, scope::object, "", "PutObject", s3op::put_object},

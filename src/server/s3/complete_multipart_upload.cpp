@@ -51,6 +51,8 @@ asio::awaitable<result<response>> complete_multipart_upload(request_context& ctx
     set_xml_checksum(out.checksum, done->checksum_algorithm, done->checksum_type, done->checksum_value);
     auto res = xml_response(s3::complete_multipart_upload_xml(out));
     set_checksum_headers(res, done->checksum_algorithm, done->checksum_type, done->checksum_value);
+    if (done->version_id != "null")
+        res.headers.set("x-amz-version-id", done->version_id);
     co_return res;
 }
 

@@ -4,6 +4,7 @@
 #include "s3/responses.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
+#include "server/s3/versioning.hpp"
 #include "server/services.hpp"
 
 namespace depot::server::s3op {
@@ -14,8 +15,9 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
     auto source = parse_copy_source(*ctx.get("x-amz-copy-source"));
     if (!source)
         co_return std::move(source).error();
-    if (source->version_id && *source->version_id != "null")
-        co_return make_error(errc::no_such_version, "The specified version does not exist.");
+    if (source->version_id)
+        if (auto valid = check_version_id(*source->version_id, "x-amz-copy-source"); !valid)
+            co_return std::move(valid).error();
 
     auto directive = ctx.get("x-amz-metadata-directive").value_or("COPY");
     if (directive != "COPY" && directive != "REPLACE")
@@ -35,12 +37,20 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
     auto source_bucket = co_await authorized_bucket(ctx, source->bucket);
     if (!source_bucket)
         co_return std::move(source_bucket).error();
-    auto opened = co_await ctx.svc->objects.open_object(source_bucket->id, source->key);
+    auto opened = co_await ctx.svc->objects.open_version(source_bucket->id, source->key, source->version_id);
     if (!opened)
         co_return std::move(opened).error();
     const auto& src = opened->version;
+    if (src.is_delete_marker) {
+        if (source->version_id)
+            co_return make_error(errc::invalid_request,
+                                 "The source of a copy request may not specifically refer to a delete marker "
+                                 "by version id.");
+        co_return make_error(errc::no_such_key, "The specified key does not exist.");
+    }
 
-    if (source_bucket->id == target->id && source->key == ctx.key && !replacement)
+    // Copying a key onto itself is a way to change its metadata, or (naming an older version) to restore it.
+    if (source_bucket->id == target->id && source->key == ctx.key && !replacement && !source->version_id)
         co_return make_error(
             errc::invalid_request,
             "This copy request is illegal because it is trying to copy an object to itself without "
@@ -56,15 +66,18 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
                                           .key = ctx.key,
                                           .owner_id = ctx.who.user_id,
                                           .replace_headers = std::move(replacement),
-                                          .expected_source_row = src.row_id};
+                                          .expected_source_row = src.row_id,
+                                          .source_version_pinned = source->version_id.has_value()};
     auto copied = co_await ctx.svc->objects.copy_object(std::move(request));
     if (!copied)
         co_return std::move(copied).error();
 
     auto res = xml_response(
         s3::copy_object_result_xml({.etag = copied->etag, .last_modified = copied->last_modified}));
-    if (src.version_id != "null")
+    if (src.version_id != "null" || source->version_id)
         res.headers.set("x-amz-copy-source-version-id", src.version_id);
+    if (copied->version_id != "null")
+        res.headers.set("x-amz-version-id", copied->version_id);
     co_return res;
 }
 

@@ -1,21 +1,31 @@
 // DeleteObject — https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObject.html
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
+#include "server/s3/versioning.hpp"
 #include "server/services.hpp"
 
 namespace depot::server::s3op {
 
 asio::awaitable<result<response>> delete_object(request_context& ctx)
 {
+    auto version_id = version_id_of(ctx);
+    if (!version_id)
+        co_return std::move(version_id).error();
     auto bucket = co_await authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
-    // Deleting a key that does not exist succeeds, as in S3.
-    auto deleted = co_await ctx.svc->objects.delete_object(bucket->id, ctx.key);
+    // Deleting a key or a version that does not exist succeeds, as in S3.
+    registry::delete_request request{
+        .bucket_id = bucket->id, .key = ctx.key, .version_id = *version_id, .owner_id = ctx.who.user_id};
+    auto deleted = co_await ctx.svc->objects.remove(std::move(request));
     if (!deleted)
         co_return std::move(deleted).error();
     response res;
     res.status = http::status::no_content;
+    if (!deleted->version_id.empty())
+        res.headers.set("x-amz-version-id", deleted->version_id);
+    if (deleted->delete_marker)
+        res.headers.set("x-amz-delete-marker", "true");
     co_return res;
 }
 

@@ -4,6 +4,7 @@
 #include "s3/xml.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
+#include "server/s3/versioning.hpp"
 #include "server/services.hpp"
 
 namespace depot::server::s3op {
@@ -23,14 +24,27 @@ asio::awaitable<result<response>> delete_objects(request_context& ctx)
     s3::delete_result out{.quiet = request->quiet};
     for (const auto& object : request->objects) {
         result<void> outcome = check_key(object.key);
-        if (outcome && object.version_id && *object.version_id != "null")
-            outcome = make_error(errc::no_such_version, "The specified version does not exist.");
-        if (outcome)
-            outcome = co_await ctx.svc->objects.delete_object(bucket->id, object.key);
+        if (outcome && object.version_id)
+            outcome = check_version_id(*object.version_id, "VersionId");
+        std::optional<registry::delete_outcome> removed;
+        if (outcome) {
+            registry::delete_request request{.bucket_id = bucket->id,
+                                             .key = object.key,
+                                             .version_id = object.version_id,
+                                             .owner_id = ctx.who.user_id};
+            auto r = co_await ctx.svc->objects.remove(std::move(request));
+            if (r)
+                removed = std::move(*r);
+            else
+                outcome = std::move(r).error();
+        }
         if (outcome) {
             s3::deleted_entry done;
             done.key = object.key;
             done.version_id = object.version_id.value_or("");
+            done.delete_marker = removed->delete_marker;
+            if (removed->delete_marker)
+                done.delete_marker_version_id = removed->version_id;
             out.deleted.push_back(std::move(done));
         } else {
             auto info = s3::describe(outcome.error());

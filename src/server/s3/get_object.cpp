@@ -7,6 +7,7 @@
 #include "server/errors.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
+#include "server/s3/versioning.hpp"
 #include "server/services.hpp"
 
 #include <algorithm>
@@ -27,12 +28,17 @@ constexpr std::array<std::pair<std::string_view, http::field>, 6> overrides = {{
 
 asio::awaitable<result<response>> read_object(request_context& ctx, bool head)
 {
+    auto version_id = version_id_of(ctx);
+    if (!version_id)
+        co_return std::move(version_id).error();
     auto bucket = co_await authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
-    auto opened = co_await ctx.svc->objects.open_object(bucket->id, ctx.key);
+    auto opened = co_await ctx.svc->objects.open_version(bucket->id, ctx.key, *version_id);
     if (!opened)
         co_return std::move(opened).error();
+    if (opened->version.is_delete_marker)
+        co_return delete_marker_response(ctx, opened->version, version_id->has_value());
     auto handle = std::make_shared<registry::object_handle>(std::move(*opened));
     const auto& v = handle->version;
 
@@ -54,6 +60,7 @@ asio::awaitable<result<response>> read_object(request_context& ctx, bool head)
 
     response res;
     set_object_headers(res, v);
+    set_version_header(res, *bucket, v);
     for (const auto& [param, field] : overrides)
         if (auto value = ctx.param(param))
             res.headers.set(field, *value);

@@ -3,6 +3,7 @@
 #include "s3/responses.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
+#include "server/s3/versioning.hpp"
 #include "server/services.hpp"
 
 namespace depot::server::s3op {
@@ -45,12 +46,18 @@ asio::awaitable<result<response>> get_object_attributes(request_context& ctx)
     if (!marker)
         co_return std::move(marker).error();
 
+    auto version_id = version_id_of(ctx);
+    if (!version_id)
+        co_return std::move(version_id).error();
+
     auto bucket = co_await authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
-    auto opened = co_await ctx.svc->objects.open_object(bucket->id, ctx.key);
+    auto opened = co_await ctx.svc->objects.open_version(bucket->id, ctx.key, *version_id);
     if (!opened)
         co_return std::move(opened).error();
+    if (opened->version.is_delete_marker)
+        co_return delete_marker_response(ctx, opened->version, version_id->has_value());
     const auto& v = opened->version;
 
     s3::object_attributes out;
@@ -91,6 +98,7 @@ asio::awaitable<result<response>> get_object_attributes(request_context& ctx)
         out.object_size = v.size;
     auto res = xml_response(s3::object_attributes_xml(out));
     res.headers.set(http::field::last_modified, format_http_date(v.last_modified));
+    set_version_header(res, *bucket, v);
     co_return res;
 }
 

@@ -20,6 +20,8 @@ asio::awaitable<result<response>> head_bucket(request_context& ctx);
 asio::awaitable<result<response>> delete_bucket(request_context& ctx);
 asio::awaitable<result<response>> get_bucket_location(request_context& ctx);
 asio::awaitable<result<response>> get_bucket_versioning(request_context& ctx);
+asio::awaitable<result<response>> put_bucket_versioning(request_context& ctx);
+asio::awaitable<result<response>> list_object_versions(request_context& ctx);
 asio::awaitable<result<response>> get_bucket_acl(request_context& ctx);
 asio::awaitable<result<response>> list_objects(request_context& ctx);
 asio::awaitable<result<response>> list_objects_v2(request_context& ctx);

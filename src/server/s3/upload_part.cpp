@@ -5,6 +5,7 @@
 #include "s3/responses.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
+#include "server/s3/versioning.hpp"
 #include "server/services.hpp"
 
 namespace depot::server::s3op {
@@ -70,18 +71,26 @@ asio::awaitable<result<response>> upload_part_copy(request_context& ctx)
     auto source = parse_copy_source(*ctx.get("x-amz-copy-source"));
     if (!source)
         co_return std::move(source).error();
-    if (source->version_id && *source->version_id != "null")
-        co_return make_error(errc::no_such_version, "The specified version does not exist.");
+    if (source->version_id)
+        if (auto valid = check_version_id(*source->version_id, "x-amz-copy-source"); !valid)
+            co_return std::move(valid).error();
     auto target = co_await resolve_part(ctx);
     if (!target)
         co_return std::move(target).error();
     auto source_bucket = co_await authorized_bucket(ctx, source->bucket);
     if (!source_bucket)
         co_return std::move(source_bucket).error();
-    auto opened = co_await ctx.svc->objects.open_object(source_bucket->id, source->key);
+    auto opened = co_await ctx.svc->objects.open_version(source_bucket->id, source->key, source->version_id);
     if (!opened)
         co_return std::move(opened).error();
     const auto& src = opened->version;
+    if (src.is_delete_marker) {
+        if (source->version_id)
+            co_return make_error(errc::invalid_request,
+                                 "The source of a copy request may not specifically refer to a delete marker "
+                                 "by version id.");
+        co_return make_error(errc::no_such_key, "The specified key does not exist.");
+    }
 
     if (auto met = check_copy_source_conditions(ctx, src); !met)
         co_return std::move(met).error();
@@ -99,8 +108,11 @@ asio::awaitable<result<response>> upload_part_copy(request_context& ctx)
         co_await ctx.svc->multipart.copy_part(target->upload, target->part_number, *opened, first, length);
     if (!part)
         co_return std::move(part).error();
-    co_return xml_response(
-        s3::copy_part_result_xml({.etag = part->etag, .last_modified = part->last_modified}));
+    auto res =
+        xml_response(s3::copy_part_result_xml({.etag = part->etag, .last_modified = part->last_modified}));
+    if (src.version_id != "null" || source->version_id)
+        res.headers.set("x-amz-copy-source-version-id", src.version_id);
+    co_return res;
 }
 
 } // namespace depot::server::s3op
