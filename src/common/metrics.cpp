@@ -82,8 +82,12 @@ void text_writer::append_number(std::string& out, double v)
         out += v > 0 ? "+Inf" : "-Inf";
         return;
     }
-    char buf[32];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    // Plain decimals where they are short ("0.0005", not "5e-04", for bucket bounds); exponents beyond.
+    char buf[64];
+    const double magnitude = std::fabs(v);
+    const bool plain = magnitude == 0 || (magnitude >= 1e-6 && magnitude < 1e15);
+    auto [end, ec] = plain ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed)
+                           : std::to_chars(buf, buf + sizeof buf, v);
     out.append(buf, ec == std::errc() ? end : buf);
 }
 
