@@ -239,7 +239,8 @@ def test_list_object_versions_pages_with_small_max_keys_and_common_prefixes(s3, 
     assert [(v["Key"], v["IsLatest"]) for v in under["Versions"]] == [("b/1", True), ("b/1", False),
                                                                       ("b/1", False), ("b/2", True),
                                                                       ("b/2", False), ("b/2", False)]
-    assert all_versions(s3, bucket, PaginationConfig={"PageSize": 2}) == all_versions(s3, bucket)
+    # boto3 groups each page's Versions and DeleteMarkers apart: compare the sets of entries.
+    assert sorted(all_versions(s3, bucket, PaginationConfig={"PageSize": 2})) == sorted(all_versions(s3, bucket))
 
 
 def test_list_object_versions_rejects_bad_markers(depot, s3, bucket):
@@ -393,7 +394,8 @@ def test_aws_cli_versioning_round_trip(depot, s3, bucket, tmp_path):
     depot.aws("s3", "rm", f"s3://{bucket}/dir/f.txt")
     assert depot.aws("s3", "ls", f"s3://{bucket}/dir/", check=False).stdout == ""
     listed = depot.aws_json("s3api", "list-object-versions", "--bucket", bucket, "--max-items", "2")
-    assert len(listed["Versions"]) + len(listed.get("DeleteMarkers", [])) == 2 and listed.get("NextToken")
+    # The cli truncates Versions and DeleteMarkers each to --max-items and hands out a NextToken.
+    assert len(listed["Versions"]) == 2 and listed.get("NextToken")
     out = depot.aws_json("s3api", "delete-object", "--bucket", bucket, "--key", "dir/f.txt", "--version-id", ids[1])
     assert out["VersionId"] == ids[1]
     quoted = quote_key("dir/f.txt")
