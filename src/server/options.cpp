@@ -86,6 +86,15 @@ const std::vector<setting>& settings()
          [](options& o, const std::string& v) {
              return parse_number(v, o.rados_window) && o.rados_window > 0;
          }},
+        {"--rados-op-timeout", "DEPOT_RADOS_OP_TIMEOUT",
+         "seconds a RADOS operation may take before it fails and the request answers 503 SlowDown "
+         "(default 30)",
+         [](options& o, const std::string& v) {
+             long s = 0;
+             bool okay = parse_number(v, s) && s > 0;
+             o.rados_op_timeout = std::chrono::seconds(s);
+             return okay;
+         }},
         {"--blob-dir", "DEPOT_BLOB_DIR", "directory of the localfs blob store (default ./var/blobs)",
          [](options& o, const std::string& v) {
              o.blob_dir = v;
@@ -146,6 +155,32 @@ const std::vector<setting>& settings()
              long s = 0;
              bool okay = parse_number(v, s) && s > 0;
              o.cleanup_interval = std::chrono::seconds(s);
+             return okay;
+         }},
+        {"--rate-limit", "DEPOT_RATE_LIMIT",
+         "requests per second each access key or API token may make; more answer 503 SlowDown "
+         "(default 0 = unlimited)",
+         [](options& o, const std::string& v) {
+             long n = 0;
+             bool okay = parse_number(v, n) && n >= 0;
+             o.rate_limit = static_cast<double>(n);
+             return okay;
+         }},
+        {"--rate-burst", "DEPOT_RATE_BURST",
+         "requests a credential may make at once above its rate (default: one second's worth, at least 1)",
+         [](options& o, const std::string& v) {
+             long n = 0;
+             bool okay = parse_number(v, n) && n > 0;
+             o.rate_burst = static_cast<double>(n);
+             return okay;
+         }},
+        {"--blob-grace", "DEPOT_BLOB_GRACE",
+         "seconds a blob write may go untouched, or a committed blob stay unpublished, before the cleanup "
+         "reclaims it (default 3600)",
+         [](options& o, const std::string& v) {
+             long s = 0;
+             bool okay = parse_number(v, s) && s > 0;
+             o.blob_grace = std::chrono::seconds(s);
              return okay;
          }},
         {"--tls-cert", "DEPOT_TLS_CERT",

@@ -26,6 +26,7 @@ struct options
     std::string rados_namespace;
     std::uint64_t rados_stripe_size = 4 << 20;
     unsigned rados_window = 8;
+    std::chrono::seconds rados_op_timeout{30};
     std::string server_key_file = "./var/server.key";
     std::string server_key_hex; ///< DEPOT_SERVER_KEY; overrides the file when set
     std::string region = "us-east-1";
@@ -53,6 +54,13 @@ struct options
     std::chrono::seconds multipart_max_age{7 * 24 * 3600};
     /// How often the cleanup task runs (abandoned uploads, incomplete blob writes).
     std::chrono::seconds cleanup_interval{3600};
+    /// Grace age of the blob collector: incomplete writes untouched this long, and committed blobs that no
+    /// metadata names this long after their commit, are reclaimed. Must exceed the longest pause of a
+    /// live upload (uploads stream continuously) and of a publish after its blob committed (milliseconds).
+    std::chrono::seconds blob_grace{3600};
+    /// Requests per second per credential (0 = unlimited) and the burst above it (0 = one second's worth).
+    double rate_limit = 0;
+    double rate_burst = 0;
 };
 
 /// The text `depotd --help` prints.

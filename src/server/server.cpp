@@ -2,7 +2,9 @@
 
 #include "common/log.hpp"
 #include "common/secret_box.hpp"
+#include "registry/blob_collector.hpp"
 #include "registry/pg/migrations.hpp"
+#include "server/blob_store_factory.hpp"
 #include "server/log_control.hpp"
 #include "server/services.hpp"
 #include "server/session.hpp"
@@ -135,8 +137,9 @@ void raise_descriptor_limit(std::size_t max_connections)
                    {"max_connections", max_connections}});
 }
 
-/// Aborts multipart uploads older than the configured age and reclaims blob writes that never committed
-/// (a crash mid-upload). Safe with several depotd processes: each upload is aborted under its row lock.
+/// Aborts multipart uploads older than the configured age and reclaims blob-store space no metadata can
+/// reach (writes a crash cut short, blobs whose publishing transaction never committed). Safe with several
+/// depotd processes: each upload is aborted under its row lock, and removing a blob twice is harmless.
 asio::awaitable<void> cleanup_loop(services& svc, asio::steady_timer& timer,
                                    const connection_registry& registry)
 {
@@ -149,30 +152,17 @@ asio::awaitable<void> cleanup_loop(services& svc, asio::steady_timer& timer,
         try {
             const auto now = std::chrono::system_clock::now();
             auto aborted = co_await svc.multipart.abort_initiated_before(now - svc.opts.multipart_max_age);
-            // A write that has not been touched for an hour is abandoned: uploads stream continuously.
-            auto reclaimed = co_await svc.blobs->remove_incomplete(now - std::chrono::hours(1));
-            if (aborted || (reclaimed && *reclaimed))
-                log::info("cleanup",
-                          {{"aborted_uploads", aborted}, {"incomplete_blobs", reclaimed ? *reclaimed : 0}});
+            auto collected =
+                co_await registry::collect_unreachable_blobs(*svc.db, *svc.blobs, now - svc.opts.blob_grace);
+            if (aborted || collected.incomplete || collected.orphans)
+                log::info("cleanup", {{"aborted_uploads", aborted},
+                                      {"incomplete_blobs", collected.incomplete},
+                                      {"unreferenced_blobs", collected.orphans},
+                                      {"blobs_scanned", collected.scanned}});
         } catch (const std::exception& e) {
             log::warn("cleanup failed; will retry", {{"error", e.what()}});
         }
     }
-}
-
-std::shared_ptr<storage::blob_store> make_store(const options& opts)
-{
-    if (opts.storage == "memory")
-        return storage::make_memory_blob_store();
-    if (opts.storage == "rados")
-        return storage::make_rados_blob_store({.conf_file = opts.rados_conf,
-                                               .user = opts.rados_user,
-                                               .keyring = opts.rados_keyring,
-                                               .pool = opts.rados_pool,
-                                               .ns = opts.rados_namespace,
-                                               .stripe_size = opts.rados_stripe_size,
-                                               .window = opts.rados_window});
-    return storage::make_localfs_blob_store({.root = opts.blob_dir});
 }
 
 } // namespace
@@ -210,13 +200,13 @@ void run(const options& opts)
 
     auto pool = pg::make_pool(ioc.get_executor(),
                               {.conninfo = opts.database_url, .max_connections = opts.db_connections});
-    auto store = storage::make_instrumented_blob_store(make_store(opts));
+    auto store = storage::make_instrumented_blob_store(make_blob_store(opts));
     services svc(opts, pool, store, std::move(server_key));
     connection_registry registry;
     tcp::acceptor acceptor(ioc);
     asio::signal_set signals(ioc, SIGINT, SIGTERM);
-    log_level_signals level_signals(ioc, lvl);
     asio::signal_set reload_signal(ioc, SIGHUP);
+    log_level_signals level_signals(ioc, lvl);
     asio::steady_timer drain_timer(ioc);
     asio::steady_timer cleanup_timer(ioc);
     std::exception_ptr startup_failure;

@@ -305,6 +305,61 @@ def test_abort_keeps_the_existing_object_and_other_uploads(depot, s3, bucket):
     assert get_bytes(s3, bucket, "k") == data(300, "keep")
 
 
+def test_abort_racing_complete_leaves_one_consistent_outcome(depot, bucket):
+    """Abort and Complete of the same upload sent at the same moment: exactly one wins; the loser gets
+    NoSuchUpload; the key holds either the old object or the whole new one; nothing leaks."""
+    from concurrent.futures import ThreadPoolExecutor
+    import threading
+
+    s3 = depot.client("alice")
+    s3.put_object(Bucket=bucket, Key="raced", Body=b"the old object")
+    # Holds the old content's blob, so restoring the old object after a completed round reuses it
+    # (deduplicated) and every round can be compared with the same blob set.
+    s3.put_object(Bucket=bucket, Key="anchor", Body=b"the old object")
+    before = depot.snapshot(bucket)
+    completer, aborter = depot.client("alice"), depot.client("alice")
+    outcomes = set()
+    for round_ in range(8):
+        parts = [data(PART, f"race{round_}-1"), data(1000 + round_, f"race{round_}-2")]
+        upload_id, done = upload(s3, bucket, "raced", parts)
+        gate = threading.Barrier(2)
+
+        def do_complete():
+            gate.wait()
+            try:
+                return "ok", complete(completer, bucket, "raced", upload_id, done)
+            except completer.exceptions.ClientError as e:
+                return e.response["Error"]["Code"], e.response
+
+        def do_abort():
+            gate.wait()
+            try:
+                return "ok", aborter.abort_multipart_upload(Bucket=bucket, Key="raced", UploadId=upload_id)
+            except aborter.exceptions.ClientError as e:
+                return e.response["Error"]["Code"], e.response
+
+        with ThreadPoolExecutor(2) as pool:
+            completed = pool.submit(do_complete)
+            aborted = pool.submit(do_abort)
+            completed, aborted = completed.result(), aborted.result()
+        assert upload_ids(s3, bucket) == []
+        if completed[0] == "ok":
+            assert aborted[0] == "NoSuchUpload", aborted
+            assert get_bytes(s3, bucket, "raced") == b"".join(parts)
+            assert completed[1]["ETag"] == multipart_etag(parts)
+            outcomes.add("completed")
+            # Back to the old object, so every round starts from the same state.
+            s3.put_object(Bucket=bucket, Key="raced", Body=b"the old object")
+        else:
+            assert completed[0] == "NoSuchUpload", completed
+            assert aborted[0] == "ok", aborted
+            assert get_bytes(s3, bucket, "raced") == b"the old object"
+            outcomes.add("aborted")
+        wait_for_blobs(depot, before.blobs)
+        depot.assert_unchanged(before)
+    assert outcomes  # which side wins is up to the scheduler; both outcomes are consistent
+
+
 # ---- listings
 
 
