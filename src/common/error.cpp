@@ -97,6 +97,8 @@ std::string_view to_string(errc code) noexcept
         return "invalid_tag";
     case errc::invalid_part_number:
         return "invalid_part_number";
+    case errc::rate_limited:
+        return "rate_limited";
     case errc::invalid_location_constraint:
         return "invalid_location_constraint";
     }

@@ -62,6 +62,7 @@ enum class errc
     invalid_tag,                 ///< a tag set breaking S3's tagging rules (S3: InvalidTag)
     invalid_location_constraint, ///< CreateBucketConfiguration names an unknown region
     invalid_part_number, ///< GetObject ?partNumber=N beyond the object's parts (S3: InvalidPartNumber)
+    rate_limited,        ///< the credential exceeded its request rate (S3: 503 SlowDown)
 };
 
 /// A failure with a human-readable message for the client. Messages never contain secrets.

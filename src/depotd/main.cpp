@@ -1,5 +1,6 @@
 // depotd: the Depot server. See `depotd --help`.
 #include "common/log.hpp"
+#include "server/api/api.hpp"
 #include "server/options.hpp"
 #include "server/server.hpp"
 
@@ -11,6 +12,13 @@
 int main(int argc, char** argv)
 {
     std::vector<std::string> args(argv + 1, argv + argc);
+    // The REST API's routes, one "METHOD /api/v1/path" per line: the test comparing the server with
+    // openapi/openapi.yaml reads them.
+    if (args.size() == 1 && args[0] == "--print-api-routes") {
+        for (const auto& r : depot::server::api::route_list())
+            std::printf("%s\n", r.c_str());
+        return 0;
+    }
     bool help = false;
     auto opts = depot::server::parse_options(args, help);
     if (help) {

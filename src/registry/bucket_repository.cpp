@@ -6,7 +6,7 @@ namespace depot::registry {
 namespace {
 
 constexpr const char* bucket_columns =
-    "b.id, b.name, b.owner_id, u.display_name, b.region, b.versioning, " DEPOT_MS("b.created_at");
+    "b.id, b.name, b.owner_id, u.display_name, b.region, b.versioning, " DEPOT_MS("b.created_at") ", b.dedup";
 
 bucket bucket_from(const pg::row& r)
 {
@@ -16,7 +16,8 @@ bucket bucket_from(const pg::row& r)
                   .owner_display_name = r.str(3),
                   .region = r.str(4),
                   .versioning = r.str(5),
-                  .created_at = from_millis(r.i64(6))};
+                  .created_at = from_millis(r.i64(6)),
+                  .dedup = r.boolean(7)};
 }
 
 } // namespace
@@ -53,6 +54,20 @@ asio::awaitable<result<bucket>> bucket_repository::get(std::string_view name)
                            std::string("SELECT ") + bucket_columns +
                                " FROM buckets b JOIN users u ON u.id = b.owner_id WHERE b.name = $1",
                            name);
+    if (rs.empty())
+        co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
+    co_return bucket_from(rs[0]);
+}
+
+asio::awaitable<result<bucket>> bucket_repository::set_dedup(std::string_view name, bool dedup)
+{
+    auto conn = co_await pool_.acquire();
+    auto rs =
+        co_await sql(*conn,
+                     std::string("WITH b AS (UPDATE buckets SET dedup = $2 WHERE name = $1 RETURNING *) "
+                                 "SELECT ") +
+                         bucket_columns + " FROM b JOIN users u ON u.id = b.owner_id",
+                     name, dedup);
     if (rs.empty())
         co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
     co_return bucket_from(rs[0]);

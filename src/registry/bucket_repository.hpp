@@ -28,6 +28,8 @@ public:
     /// no_such_bucket, bucket_not_empty while any object version remains, or conflict while multipart
     /// uploads remain (the caller aborts them and retries).
     asio::awaitable<result<void>> remove(std::string_view name);
+    /// Turns deduplication of new content on or off; what is stored stays as it is. no_such_bucket.
+    asio::awaitable<result<bucket>> set_dedup(std::string_view name, bool dedup);
 
 private:
     pg::pool& pool_;

@@ -73,6 +73,7 @@ asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source
         crash = std::current_exception();
     }
     ingested out;
+    out.share = limits.dedup;
     out.size = total;
     if (!failure && !crash) {
         out.md5 = md5.finish();
@@ -126,12 +127,14 @@ asio::awaitable<blob_ref> publish_blob(pg::connection& c, const ingested& in,
 {
     const pg::bytes sha(in.sha256);
     const pg::bytes md5(in.md5);
-    auto rs =
-        co_await sql(c,
-                     "INSERT INTO blobs (store_id, size, sha256, md5, refcount) VALUES ($1, $2, $3, $4, 1) "
-                     "ON CONFLICT (sha256, size) DO UPDATE SET refcount = blobs.refcount + 1 "
-                     "RETURNING id, store_id",
-                     in.store_id, in.size, sha, md5);
+    // A bucket without deduplication keeps its blob private: no lookup, and no later write reuses it.
+    const std::string_view statement =
+        in.share ? "INSERT INTO blobs (store_id, size, sha256, md5, refcount) VALUES ($1, $2, $3, $4, 1) "
+                   "ON CONFLICT (sha256, size) WHERE shared DO UPDATE SET refcount = blobs.refcount + 1 "
+                   "RETURNING id, store_id"
+                 : "INSERT INTO blobs (store_id, size, sha256, md5, refcount, shared) "
+                   "VALUES ($1, $2, $3, $4, 1, false) RETURNING id, store_id";
+    auto rs = co_await sql(c, statement, in.store_id, in.size, sha, md5);
     blob_ref ref{rs[0].i64(0), rs[0].str(1)};
     if (ref.store_id != in.store_id)
         unreferenced.push_back(in.store_id);

@@ -36,6 +36,8 @@ struct ingest_limits
     std::optional<std::string> checksum_value;
     /// Where an asserted value arrives in a trailer: called once the body has ended.
     std::function<std::optional<std::string>()> trailer_checksum;
+    /// Deduplicate the content against stored blobs (the bucket's dedup mode); see `ingested::share`.
+    bool dedup = true;
 };
 
 /// A committed blob holding a verified body. `store_id` is empty for an empty body (no blob is written).
@@ -49,6 +51,8 @@ struct ingested
     /// The requested algorithm's raw checksum (equal to crc64nvme when none was requested).
     checksum_algorithm algorithm = checksum_algorithm::crc64nvme;
     std::string checksum;
+    /// Publish as a shared blob (deduplicated on (sha256, size)); false keeps the blob private to this write.
+    bool share = true;
 };
 
 /// Streams `body` into a new blob and commits it once every check passed. On any error the blob is aborted:

@@ -76,7 +76,8 @@ asio::awaitable<result<object_version>> object_service::put_object(put_object_re
                          .expected_sha256 = std::move(req.expected_sha256),
                          .checksum = req.checksum,
                          .checksum_value = req.checksum_value,
-                         .trailer_checksum = req.trailer_checksum};
+                         .trailer_checksum = req.trailer_checksum,
+                         .dedup = req.target->dedup};
     auto in = co_await ingest(store_, *req.body, limits);
     if (!in)
         co_return std::move(in).error();

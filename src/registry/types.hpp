@@ -42,6 +42,7 @@ struct bucket
     std::string region;
     std::string versioning; ///< "unversioned", "enabled" or "suspended"
     time_point created_at;
+    bool dedup = true; ///< new content is deduplicated against stored blobs
 };
 
 /// Standard HTTP headers S3 stores with an object and returns on GET/HEAD.

@@ -127,6 +127,8 @@ error_mapping lookup(errc code) noexcept
         return {"InvalidLocationConstraint", 400, "The specified location-constraint is not valid"};
     case errc::invalid_part_number:
         return {"InvalidPartNumber", 416, "The requested partnumber is not satisfiable"};
+    case errc::rate_limited:
+        return {"SlowDown", 503, "Please reduce your request rate."};
     }
     // Only reachable with a value outside the enumeration.
     return {"InternalError", 500, "We encountered an internal error. Please try again."};

@@ -3,6 +3,7 @@
 #include "common/log.hpp"
 #include "common/uri.hpp"
 #include "registry/pg/pg.hpp"
+#include "server/api/api.hpp"
 #include "server/authenticate.hpp"
 #include "server/errors.hpp"
 #include "server/health.hpp"
@@ -174,6 +175,8 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
         co_return std::move(authed).error();
     if (!*authed)
         co_return make_error(errc::access_denied, "Access Denied");
+    if (!ctx.svc->limiter.admit(ctx.who.access_key_id))
+        co_return make_error(errc::rate_limited, "Please reduce your request rate.");
 
     if (!r) {
         if (!unimplemented.empty())
@@ -219,6 +222,13 @@ asio::awaitable<response> dispatch(request_context& ctx)
     // Counts the request in flight now; writes the access log once the response has been sent.
     auto record = std::make_shared<request_record>(s3_request_metrics(), ctx);
 
+    if (api::is_api_target(raw)) {
+        auto api_res = co_await api::dispatch(ctx);
+        request_record::attach(std::move(record), ctx, rest_api_operation,
+                               operation_names[rest_api_operation], "", api_res);
+        co_return api_res;
+    }
+
     std::optional<error> failure;
     std::optional<response> res;
     try {
@@ -237,6 +247,10 @@ asio::awaitable<response> dispatch(request_context& ctx)
         log::error("request failed", {{"request_id", ctx.request_id}, {"error", e.what()}});
         failure = make_error(errc::internal, "We encountered an internal error. Please try again.");
     }
+    if (failure && failure->code == errc::unavailable)
+        log::warn("backend unavailable; answering 503 SlowDown", {{"request_id", ctx.request_id},
+                                                                  {"operation", operation_names[operation]},
+                                                                  {"error", failure->message}});
     if (failure)
         res = s3_error_response(*failure, resource, ctx.request_id, ctx.header->method() == http::verb::head,
                                 ctx.bucket, ctx.key);

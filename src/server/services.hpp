@@ -4,11 +4,14 @@
 /// services. Built once by `server` and alive until it stops.
 
 #include "registry/bucket_repository.hpp"
+#include "registry/content_catalog.hpp"
 #include "registry/identity_repository.hpp"
 #include "registry/multipart_service.hpp"
 #include "registry/object_service.hpp"
 #include "registry/pg/pg.hpp"
+#include "registry/token_repository.hpp"
 #include "server/options.hpp"
+#include "server/rate_limit.hpp"
 #include "storage/blob_store.hpp"
 
 #include <memory>
@@ -20,7 +23,8 @@ struct services
     services(const options& o, std::shared_ptr<pg::pool> pool, std::shared_ptr<storage::blob_store> store,
              std::string server_key)
         : opts(o), db(std::move(pool)), blobs(std::move(store)), identities(*db, std::move(server_key)),
-          buckets(*db), objects(*db, *blobs), multipart(*db, *blobs)
+          buckets(*db), objects(*db, *blobs), multipart(*db, *blobs), tokens(*db), catalog(*db),
+          limiter(o.rate_limit, o.rate_burst > 0 ? o.rate_burst : o.rate_limit)
     {}
 
     const options& opts;
@@ -30,6 +34,9 @@ struct services
     registry::bucket_repository buckets;
     registry::object_service objects;
     registry::multipart_service multipart;
+    registry::token_repository tokens;
+    registry::content_catalog catalog;
+    rate_limiter limiter;
 };
 
 } // namespace depot::server

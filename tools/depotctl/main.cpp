@@ -1,9 +1,13 @@
 // depotctl: administration of a Depot installation (schema, users, access keys). It talks to PostgreSQL
 // directly with the same server key as depotd, so it works before any depotd is running.
 #include "common/secret_box.hpp"
+#include "registry/blob_collector.hpp"
 #include "registry/identity_repository.hpp"
 #include "registry/pg/migrations.hpp"
 #include "registry/pg/pg.hpp"
+#include "registry/token_repository.hpp"
+#include "server/blob_store_factory.hpp"
+#include "server/options.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -33,6 +37,15 @@ Commands:
   key create USER_ID [--access-key ID --secret SECRET] [--credentials-file PATH [--profile NAME]]
   key list USER_ID
   key revoke ACCESS_KEY_ID
+  fsck [--repair] [STORAGE]                 cross-check registry and blob store (exit 1 if they disagree);
+                                            --repair recomputes reference counts
+  gc [--dry-run] [--grace SECONDS] [STORAGE] reclaim blobs nothing references (older than --grace, 3600)
+  token create USER_ID [--name N] [--expires-in SECONDS]   an API token for the REST API (shown once)
+  token list USER_ID
+  token revoke TOKEN_ID
+
+STORAGE: the blob store's depotd flags (--storage, --blob-dir, --rados-conf, --rados-user, --rados-keyring,
+--rados-pool, --rados-namespace, --rados-op-timeout) or their DEPOT_* variables, as for depotd.
 
 Global options (or environment):
   --database-url URL        DEPOT_DATABASE_URL
@@ -53,7 +66,7 @@ struct cli
     }
 };
 
-const std::vector<std::string> switches = {"--json", "--admin", "--help"};
+const std::vector<std::string> switches = {"--json", "--admin", "--help", "--dry-run", "--repair"};
 
 struct failure : std::runtime_error
 {
@@ -65,6 +78,36 @@ std::string env_or(const char* name, const std::string& fallback)
 {
     const char* v = std::getenv(name);
     return v && *v ? std::string(v) : fallback;
+}
+
+bool parse_seconds(const std::string& text, long& out)
+{
+    try {
+        std::size_t used = 0;
+        out = std::stol(text, &used);
+        return used == text.size() && out >= 0;
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
+/// The blob store depotd would use with these flags and the DEPOT_* environment.
+std::shared_ptr<storage::blob_store> blob_store_of(const cli& c)
+{
+    static const char* const storage_flags[] = {"--storage",         "--blob-dir",        "--rados-conf",
+                                                "--rados-user",      "--rados-keyring",   "--rados-pool",
+                                                "--rados-namespace", "--rados-op-timeout"};
+    std::vector<std::string> args = {"--database-url", "unused-here"};
+    for (const char* f : storage_flags)
+        if (c.has(f)) {
+            args.push_back(f);
+            args.push_back(c.get(f));
+        }
+    bool help = false;
+    auto opts = server::parse_options(args, help);
+    if (!opts)
+        throw failure(opts.error().message, 2);
+    return server::make_blob_store(*opts);
 }
 
 std::string format_time(registry::time_point t)
@@ -213,6 +256,133 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
         if (p[1] == "revoke") {
             need(3);
             auto r = co_await ids.revoke_key(p[2]);
+            if (!r)
+                throw failure(r.error().message);
+            if (!json)
+                std::cout << "revoked " << p[2] << "\n";
+            co_return;
+        }
+    }
+    if (p[0] == "fsck" || p[0] == "gc") {
+        auto store = blob_store_of(c);
+        if (p[0] == "gc") {
+            long grace = 3600;
+            if (c.has("--grace") && !parse_seconds(c.get("--grace"), grace))
+                throw failure("--grace needs a number of seconds", 2);
+            const auto cutoff = std::chrono::system_clock::now() - std::chrono::seconds(grace);
+            const bool dry = c.has("--dry-run");
+            auto r = co_await registry::collect_unreachable_blobs(*pool, *store, cutoff, dry);
+            if (json)
+                std::cout << nlohmann::json{{"dry_run", dry},
+                                            {"blobs_scanned", r.scanned},
+                                            {"unreferenced_blobs", r.orphans},
+                                            {"unreferenced_bytes", r.orphan_bytes},
+                                            {"incomplete_writes", r.incomplete}}
+                                 .dump()
+                          << "\n";
+            else
+                std::cout << (dry ? "would remove " : "removed ") << r.orphans << " unreferenced blobs ("
+                          << r.orphan_bytes << " bytes) of " << r.scanned << " scanned"
+                          << (dry ? "" : ", and " + std::to_string(r.incomplete) + " incomplete writes")
+                          << "\n";
+            co_return;
+        }
+        auto r = co_await registry::check_consistency(*pool, *store);
+        std::size_t repaired = 0;
+        if (c.has("--repair") && !r.refcount_mismatches.empty()) {
+            repaired = co_await registry::repair_refcounts(*pool, *store);
+            r = co_await registry::check_consistency(*pool, *store);
+        }
+        if (json) {
+            auto orphans = nlohmann::json::array();
+            for (const auto& [id, size] : r.orphans)
+                orphans.push_back({{"blob", id}, {"size", size}});
+            auto refcounts = nlohmann::json::array();
+            for (const auto& [row, recorded, actual] : r.refcount_mismatches)
+                refcounts.push_back({{"row", row}, {"recorded", recorded}, {"actual", actual}});
+            std::cout << nlohmann::json{{"store_blobs", r.store_blobs},
+                                        {"registry_blobs", r.registry_blobs},
+                                        {"missing", r.missing},
+                                        {"orphans", orphans},
+                                        {"size_mismatches", r.size_mismatches},
+                                        {"refcount_mismatches", refcounts},
+                                        {"refcounts_repaired", repaired},
+                                        {"clean", r.clean()}}
+                             .dump()
+                      << "\n";
+        } else {
+            std::cout << r.store_blobs << " blobs in the store, " << r.registry_blobs << " in the registry\n";
+            for (const auto& id : r.missing)
+                std::cout << "MISSING   " << id << " (the registry names it; the store has lost it)\n";
+            for (const auto& [id, size] : r.orphans)
+                std::cout << "ORPHAN    " << id << " (" << size << " bytes; `depotctl gc` reclaims it)\n";
+            for (const auto& id : r.size_mismatches)
+                std::cout << "SIZE      " << id << " (stored size differs from the registry's)\n";
+            for (const auto& [row, recorded, actual] : r.refcount_mismatches)
+                std::cout << "REFCOUNT  row " << row << ": recorded " << recorded << ", actual " << actual
+                          << " (--repair fixes it)\n";
+            if (repaired)
+                std::cout << "repaired " << repaired << " refcounts\n";
+            std::cout << (r.clean() ? "consistent\n" : "INCONSISTENT\n");
+        }
+        if (!r.clean())
+            throw failure("the registry and the blob store disagree", 1);
+        co_return;
+    }
+    if (p[0] == "token") {
+        need(2);
+        registry::token_repository tokens(*pool);
+        if (p[1] == "create") {
+            need(3);
+            std::optional<registry::time_point> expires;
+            if (c.has("--expires-in")) {
+                long seconds = 0;
+                try {
+                    seconds = std::stol(c.get("--expires-in"));
+                } catch (const std::exception&) {
+                }
+                if (seconds <= 0)
+                    throw failure("--expires-in needs a positive number of seconds", 2);
+                expires = std::chrono::system_clock::now() + std::chrono::seconds(seconds);
+            }
+            auto t = co_await tokens.create(p[2], c.get("--name"), expires);
+            if (!t)
+                throw failure(t.error().message);
+            if (json)
+                std::cout
+                    << nlohmann::json{{"id", t->id}, {"token", t->token}, {"user_id", t->user_id}}.dump()
+                    << "\n";
+            else
+                std::cout << "id: " << t->id << "\ntoken: " << t->token
+                          << "\n(the token is shown only now; store it safely)\n";
+            co_return;
+        }
+        if (p[1] == "list") {
+            need(3);
+            auto list = co_await tokens.list(p[2]);
+            auto arr = nlohmann::json::array();
+            for (const auto& t : list) {
+                std::string state = t.revoked_at ? "revoked"
+                                    : t.expires_at && *t.expires_at <= std::chrono::system_clock::now()
+                                        ? "expired"
+                                        : "active";
+                if (json)
+                    arr.push_back({{"id", t.id},
+                                   {"name", t.name},
+                                   {"created_at", format_time(t.created_at)},
+                                   {"expires_at", t.expires_at ? format_time(*t.expires_at) : std::string()},
+                                   {"state", state}});
+                else
+                    std::cout << t.id << "\t" << t.name << "\t" << format_time(t.created_at) << "\t" << state
+                              << "\n";
+            }
+            if (json)
+                std::cout << arr.dump() << "\n";
+            co_return;
+        }
+        if (p[1] == "revoke") {
+            need(3);
+            auto r = co_await tokens.revoke(p[2]);
             if (!r)
                 throw failure(r.error().message);
             if (!json)

@@ -11,6 +11,10 @@ asio::awaitable<result<response>> create_bucket(request_context& ctx)
 {
     if (auto valid = s3::validate_bucket_name(ctx.bucket); !valid)
         co_return std::move(valid).error();
+    // Path-style /api/v1/... is the REST API, so no bucket may be named "api".
+    if (ctx.bucket == "api")
+        co_return make_error(errc::invalid_bucket_name,
+                             "The bucket name \"api\" is reserved for Depot's REST API");
     auto body = co_await read_small_body(ctx, ctx.svc->opts.max_xml_body_bytes);
     if (!body)
         co_return std::move(body).error();

@@ -54,7 +54,8 @@ asio::awaitable<result<response>> upload_part(request_context& ctx)
                                    .expected_sha256 = ctx.payload.sha256,
                                    .checksum = checksum->algorithm,
                                    .checksum_value = std::move(checksum->value),
-                                   .trailer_checksum = std::move(checksum->trailer)};
+                                   .trailer_checksum = std::move(checksum->trailer),
+                                   .dedup = target->bucket.dedup};
     auto part =
         co_await ctx.svc->multipart.upload_part(target->upload, target->part_number, *ctx.body, limits);
     if (!part)

@@ -1,0 +1,52 @@
+#pragma once
+/// \file
+/// API tokens: bearer credentials for the REST API. A token reads `dpt_<id>_<secret>`; the id (12
+/// lower-case alphanumerics) is public and names the token, the secret (32 alphanumerics) is shown once
+/// and only its SHA-256 is stored, so the database never holds a usable token.
+
+#include "common/result.hpp"
+#include "registry/pg/pg.hpp"
+#include "registry/types.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace depot::registry {
+
+namespace asio = boost::asio;
+
+struct api_token
+{
+    std::string id;
+    std::string user_id;
+    std::string user_display_name;
+    std::string name;
+    time_point created_at;
+    std::optional<time_point> expires_at;
+    std::optional<time_point> revoked_at;
+    /// The whole token; set only by create().
+    std::string token;
+};
+
+class token_repository
+{
+public:
+    explicit token_repository(pg::pool& pool) : pool_(pool) {}
+
+    /// not_found for an unknown user.
+    asio::awaitable<result<api_token>> create(std::string_view user_id, std::string name,
+                                              std::optional<time_point> expires_at = std::nullopt);
+    /// The active (not revoked, not expired) token `token` names, if its secret matches. not_found for
+    /// anything else, including a malformed token (the caller answers 401 either way).
+    asio::awaitable<result<api_token>> authenticate(std::string_view token);
+    asio::awaitable<std::vector<api_token>> list(std::string_view user_id);
+    /// not_found unless an active token with this id exists.
+    asio::awaitable<result<void>> revoke(std::string_view id);
+
+private:
+    pg::pool& pool_;
+};
+
+} // namespace depot::registry

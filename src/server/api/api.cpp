@@ -1,0 +1,239 @@
+// The REST API's router: route table, path matching, authentication, and the one place where errors and
+// exceptions become problem responses.
+#include "server/api/api.hpp"
+
+#include "common/log.hpp"
+#include "registry/pg/pg.hpp"
+#include "server/api/http_api.hpp"
+#include "server/authenticate.hpp"
+#include "server/services.hpp"
+
+#include <array>
+#include <chrono>
+
+namespace depot::server::api {
+namespace {
+
+constexpr std::string_view root = "/api/v1";
+
+struct route
+{
+    http::verb method;
+    std::string_view pattern; ///< below /api/v1; `{name}` matches one non-empty segment
+    std::string_view name;    ///< for logs and metrics (the OpenAPI operationId)
+    handler fn;
+};
+
+constexpr std::array<route, 7> routes = {{
+    {http::verb::get, "/whoami", "whoami", whoami},
+    {http::verb::post, "/content/lookup", "lookupContent", lookup_content},
+    {http::verb::get, "/usage", "getUsage", owner_usage},
+    {http::verb::get, "/buckets/{bucket}", "getBucket", get_bucket},
+    {http::verb::patch, "/buckets/{bucket}", "updateBucket", update_bucket},
+    {http::verb::get, "/buckets/{bucket}/usage", "getBucketUsage", bucket_usage},
+    {http::verb::post, "/buckets/{bucket}/objects", "createObjectFromDigest", create_object_from_digest},
+}};
+
+std::vector<std::string_view> split(std::string_view path)
+{
+    std::vector<std::string_view> out;
+    while (!path.empty()) {
+        path.remove_prefix(1); // the '/'
+        auto slash = path.find('/');
+        out.push_back(path.substr(0, slash));
+        path = slash == std::string_view::npos ? std::string_view() : path.substr(slash);
+    }
+    return out;
+}
+
+/// Matches a percent-decoded path below /api/v1 against a pattern.
+bool match(std::string_view pattern, const std::vector<std::string_view>& segments, path_params& params)
+{
+    auto parts = split(pattern);
+    if (parts.size() != segments.size())
+        return false;
+    params.clear();
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        if (parts[i].starts_with('{')) {
+            if (segments[i].empty())
+                return false;
+            params.emplace_back(parts[i].substr(1, parts[i].size() - 2), std::string(segments[i]));
+        } else if (parts[i] != segments[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+std::optional<std::string> decode_segment(std::string_view s)
+{
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] != '%') {
+            out += s[i];
+            continue;
+        }
+        if (i + 2 >= s.size())
+            return std::nullopt;
+        auto hex = [](char c) -> int {
+            if (c >= '0' && c <= '9')
+                return c - '0';
+            if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+            if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+            return -1;
+        };
+        int hi = hex(s[i + 1]), lo = hex(s[i + 2]);
+        if (hi < 0 || lo < 0)
+            return std::nullopt;
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
+    }
+    return out;
+}
+
+/// Fills ctx.who from a bearer token or a SigV4 signature. Returns false (and sets `failure`) when the
+/// request is not authenticated.
+asio::awaitable<result<bool>> authenticate_api(request_context& ctx)
+{
+    if (auto header = ctx.get("authorization"); header && header->starts_with("Bearer ")) {
+        auto token = co_await ctx.svc->tokens.authenticate(header->substr(7));
+        if (!token)
+            co_return false;
+        ctx.who = caller{.user_id = token->user_id,
+                         .display_name = token->user_display_name,
+                         .access_key_id = "token:" + token->id,
+                         .is_admin = false};
+        co_return true;
+    }
+    auto signed_request = co_await authenticate(ctx);
+    if (!signed_request)
+        co_return std::move(signed_request).error();
+    co_return signed_request->has_value();
+}
+
+response unauthenticated(std::string_view instance, std::string_view request_id)
+{
+    json::object body{{"type", "urn:depot:problem:unauthenticated"},
+                      {"title", "Unauthenticated"},
+                      {"status", 401},
+                      {"detail", "This call needs an API token (Authorization: Bearer dpt_...) or a SigV4 "
+                                 "signature from an active access key."},
+                      {"instance", instance},
+                      {"request_id", request_id}};
+    auto res = json_response(body, http::status::unauthorized);
+    res.headers.set(http::field::content_type, "application/problem+json");
+    res.headers.set(http::field::www_authenticate, "Bearer realm=\"depot\"");
+    return res;
+}
+
+} // namespace
+
+bool is_api_target(std::string_view target) noexcept
+{
+    auto path = target.substr(0, target.find('?'));
+    return path == root || (path.starts_with(root) && path[root.size()] == '/');
+}
+
+std::vector<std::string> route_list()
+{
+    std::vector<std::string> out;
+    for (const auto& r : routes)
+        out.push_back(std::string(http::to_string(r.method)) + " " + std::string(root) +
+                      std::string(r.pattern));
+    return out;
+}
+
+asio::awaitable<response> dispatch(request_context& ctx)
+{
+    const auto started = std::chrono::steady_clock::now();
+    auto target = ctx.header->target();
+    std::string_view raw(target.data(), target.size());
+    const std::string_view path = raw.substr(0, raw.find('?'));
+    std::string_view operation = "Unknown";
+
+    std::optional<error> failure;
+    std::optional<response> res;
+    try {
+        // Route first (a 404/405 needs no credentials to tell), then authenticate, then run.
+        std::vector<std::string> decoded;
+        bool bad_encoding = false;
+        for (auto s : split(path.substr(root.size()))) {
+            auto d = decode_segment(s);
+            if (!d) {
+                bad_encoding = true;
+                break;
+            }
+            decoded.push_back(std::move(*d));
+        }
+        std::vector<std::string_view> segments(decoded.begin(), decoded.end());
+        const route* found = nullptr;
+        bool path_known = false;
+        path_params params;
+        if (!bad_encoding)
+            for (const auto& r : routes)
+                if (match(r.pattern, segments, params)) {
+                    path_known = true;
+                    if (r.method == ctx.header->method()) {
+                        found = &r;
+                        break;
+                    }
+                }
+        if (found)
+            match(found->pattern, segments, params);
+
+        if (bad_encoding) {
+            failure = make_error(errc::invalid_argument, "The request path has an invalid percent-encoding");
+        } else if (!path_known) {
+            failure = make_error(errc::not_found, "No such API resource");
+        } else if (!found) {
+            failure = make_error(errc::method_not_allowed, "The method is not allowed on this resource");
+        } else {
+            operation = found->name;
+            auto authed = co_await authenticate_api(ctx);
+            if (!authed) {
+                failure = std::move(authed).error();
+            } else if (!*authed) {
+                res = unauthenticated(path, ctx.request_id);
+            } else if (!ctx.svc->limiter.admit(ctx.who.access_key_id)) {
+                failure = make_error(errc::rate_limited, "Please reduce your request rate.");
+            } else {
+                auto r = co_await found->fn(ctx, params);
+                if (r)
+                    res = std::move(*r);
+                else
+                    failure = std::move(r).error();
+            }
+        }
+    } catch (const pg::error& e) {
+        log::error("database failure",
+                   {{"request_id", ctx.request_id}, {"error", e.what()}, {"sqlstate", e.sqlstate()}});
+        failure = e.sqlstate().empty()
+                      ? make_error(errc::unavailable, "The service is temporarily unavailable.")
+                      : make_error(errc::internal, "We encountered an internal error.");
+    } catch (const std::exception& e) {
+        log::error("request failed", {{"request_id", ctx.request_id}, {"error", e.what()}});
+        failure = make_error(errc::internal, "We encountered an internal error.");
+    }
+    if (failure)
+        res = problem_response(*failure, path, ctx.request_id);
+    res->headers.set("x-request-id", ctx.request_id);
+
+    auto elapsed =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+    // The access log line (status, bytes, duration) is written by the caller once the response is sent;
+    // this adds the REST route and error at debug level.
+    log::debug("rest call", {{"request_id", ctx.request_id},
+                             {"remote", ctx.remote},
+                             {"operation", std::string(operation)},
+                             {"method", std::string(ctx.header->method_string())},
+                             {"path", std::string(path)},
+                             {"status", static_cast<int>(res->status)},
+                             {"error", failure ? std::string(to_string(failure->code)) : std::string()},
+                             {"caller", ctx.who.access_key_id},
+                             {"us", static_cast<long long>(elapsed.count())}});
+    co_return std::move(*res);
+}
+
+} // namespace depot::server::api

@@ -1,0 +1,216 @@
+// REST handlers for content (upload avoidance), buckets (settings, usage) and the caller.
+#include "common/hash.hpp"
+#include "s3/names.hpp"
+#include "server/api/http_api.hpp"
+#include "server/services.hpp"
+
+namespace depot::server::api {
+namespace {
+
+constexpr std::size_t max_lookup_digests = 1000;
+
+json::object usage_json(const registry::usage& u)
+{
+    return json::object{{"buckets", u.buckets},
+                        {"objects", u.objects},
+                        {"versions", u.versions},
+                        {"logical_bytes", u.logical_bytes},
+                        {"physical_bytes", u.physical_bytes}};
+}
+
+json::object bucket_json(const registry::bucket& b)
+{
+    return json::object{{"name", b.name},
+                        {"owner", b.owner_id},
+                        {"region", b.region},
+                        {"created_at", iso8601(b.created_at)},
+                        {"versioning", b.versioning},
+                        {"dedup", b.dedup}};
+}
+
+} // namespace
+
+asio::awaitable<result<response>> whoami(request_context& ctx, const path_params&)
+{
+    json::object body{{"user_id", ctx.who.user_id},
+                      {"display_name", ctx.who.display_name},
+                      {"credential", ctx.who.access_key_id}};
+    co_return json_response(body);
+}
+
+asio::awaitable<result<response>> lookup_content(request_context& ctx, const path_params&)
+{
+    auto body = co_await read_json_object(ctx);
+    if (!body)
+        co_return std::move(body).error();
+    if (auto only = only_fields(*body, {"sha256"}); !only)
+        co_return std::move(only).error();
+    auto it = body->find("sha256");
+    if (it == body->end() || !it->value().is_array())
+        co_return make_error(errc::invalid_argument,
+                             "The field 'sha256' must be an array of SHA-256 digests");
+    const auto& list = it->value().as_array();
+    if (list.size() > max_lookup_digests)
+        co_return make_error(errc::invalid_argument,
+                             "At most " + std::to_string(max_lookup_digests) + " digests per call");
+    std::vector<std::string> digests;
+    for (const auto& v : list) {
+        if (!v.is_string())
+            co_return make_error(errc::invalid_argument, "The field 'sha256' must hold strings");
+        auto raw = sha256_of(v.as_string(), "sha256");
+        if (!raw)
+            co_return std::move(raw).error();
+        digests.push_back(std::move(*raw));
+    }
+    auto found = co_await ctx.svc->catalog.lookup(ctx.who.user_id, digests);
+    json::array present;
+    std::vector<std::string> seen;
+    for (const auto& m : found) {
+        present.push_back(json::object{{"sha256", to_hex(m.sha256)}, {"size", m.size}});
+        seen.push_back(m.sha256);
+    }
+    json::array missing;
+    for (const auto& d : digests)
+        if (std::find(seen.begin(), seen.end(), d) == seen.end())
+            missing.push_back(json::string(to_hex(d)));
+    json::object out{{"found", std::move(present)}, {"missing", std::move(missing)}};
+    co_return json_response(out);
+}
+
+asio::awaitable<result<response>> create_object_from_digest(request_context& ctx, const path_params& params)
+{
+    auto target = co_await caller_bucket(ctx, path_param(params, "bucket"));
+    if (!target)
+        co_return std::move(target).error();
+    auto body = co_await read_json_object(ctx);
+    if (!body)
+        co_return std::move(body).error();
+    if (auto only = only_fields(*body, {"key", "sha256", "size", "content_type", "metadata"}); !only)
+        co_return std::move(only).error();
+    auto key = string_field(*body, "key");
+    if (!key)
+        co_return std::move(key).error();
+    if (auto valid = s3::validate_object_key(*key); !valid)
+        co_return std::move(valid).error();
+    auto hex = string_field(*body, "sha256");
+    if (!hex)
+        co_return std::move(hex).error();
+    auto digest = sha256_of(*hex, "sha256");
+    if (!digest)
+        co_return std::move(digest).error();
+    auto size = integer_field(*body, "size", 0, INT64_MAX);
+    if (!size)
+        co_return std::move(size).error();
+
+    std::optional<registry::object_headers> headers;
+    auto content_type = body->find("content_type");
+    auto metadata = body->find("metadata");
+    if (content_type != body->end() || metadata != body->end()) {
+        headers.emplace();
+        if (content_type != body->end()) {
+            auto ct = string_field(*body, "content_type");
+            if (!ct)
+                co_return std::move(ct).error();
+            headers->content_type = std::move(*ct);
+        }
+        if (metadata != body->end()) {
+            if (!metadata->value().is_object())
+                co_return make_error(errc::invalid_argument,
+                                     "The field 'metadata' must be an object of strings");
+            for (const auto& m : metadata->value().as_object()) {
+                if (!m.value().is_string())
+                    co_return make_error(errc::invalid_argument,
+                                         "The field 'metadata' must be an object of strings");
+                std::string name(m.key());
+                for (auto& c : name)
+                    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+                headers->user_metadata.emplace_back(std::move(name), std::string(m.value().as_string()));
+            }
+            if (auto valid = s3::validate_user_metadata(headers->user_metadata); !valid)
+                co_return std::move(valid).error();
+        }
+    }
+
+    // Only content the caller can already read may be referenced: a digest is not a capability.
+    auto source =
+        co_await ctx.svc->catalog.find_source(ctx.who.user_id, *digest, static_cast<std::uint64_t>(*size));
+    if (!source)
+        co_return make_error(errc::not_found,
+                             "No object you can read has this SHA-256 and size; upload the bytes");
+    auto source_bucket = co_await ctx.svc->buckets.get(source->bucket);
+    if (!source_bucket)
+        co_return make_error(errc::conflict, "The matching content went away meanwhile; retry");
+    registry::copy_object_request copy{.source_bucket = &*source_bucket,
+                                       .source_key = source->key,
+                                       .target = &*target,
+                                       .key = std::move(*key),
+                                       .owner_id = ctx.who.user_id,
+                                       .replace_headers = std::move(headers),
+                                       .expected_source_row = source->version_row,
+                                       .source_version_pinned = true};
+    auto created = co_await ctx.svc->objects.copy_object(std::move(copy));
+    if (!created) {
+        if (created.error().code == errc::no_such_key || created.error().code == errc::precondition_failed)
+            co_return make_error(errc::conflict, "The matching content went away meanwhile; retry");
+        co_return std::move(created).error();
+    }
+    json::object out{{"bucket", target->name},
+                     {"key", created->key},
+                     {"version_id", created->version_id},
+                     {"etag", "\"" + created->etag + "\""},
+                     {"size", created->size},
+                     {"sha256", to_hex(*digest)},
+                     {"last_modified", iso8601(created->last_modified)}};
+    co_return json_response(out, http::status::created);
+}
+
+asio::awaitable<result<response>> get_bucket(request_context& ctx, const path_params& params)
+{
+    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"));
+    if (!b)
+        co_return std::move(b).error();
+    co_return json_response(bucket_json(*b));
+}
+
+asio::awaitable<result<response>> update_bucket(request_context& ctx, const path_params& params)
+{
+    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"));
+    if (!b)
+        co_return std::move(b).error();
+    auto body = co_await read_json_object(ctx);
+    if (!body)
+        co_return std::move(body).error();
+    if (auto only = only_fields(*body, {"dedup"}); !only)
+        co_return std::move(only).error();
+    auto it = body->find("dedup");
+    if (it != body->end()) {
+        if (!it->value().is_bool())
+            co_return make_error(errc::invalid_argument, "The field 'dedup' must be true or false");
+        auto updated = co_await ctx.svc->buckets.set_dedup(b->name, it->value().as_bool());
+        if (!updated)
+            co_return std::move(updated).error();
+        b = std::move(updated);
+    }
+    co_return json_response(bucket_json(*b));
+}
+
+asio::awaitable<result<response>> bucket_usage(request_context& ctx, const path_params& params)
+{
+    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"));
+    if (!b)
+        co_return std::move(b).error();
+    auto u = co_await ctx.svc->catalog.bucket_usage(b->id);
+    auto out = usage_json(u);
+    out["bucket"] = b->name;
+    co_return json_response(out);
+}
+
+asio::awaitable<result<response>> owner_usage(request_context& ctx, const path_params&)
+{
+    auto u = co_await ctx.svc->catalog.owner_usage(ctx.who.user_id);
+    auto out = usage_json(u);
+    out["owner"] = ctx.who.user_id;
+    co_return json_response(out);
+}
+
+} // namespace depot::server::api

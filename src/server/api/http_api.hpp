@@ -1,0 +1,67 @@
+#pragma once
+/// \file
+/// What REST handlers share: the route signature, JSON bodies in and out, problem responses, and the
+/// checks every handler makes on its inputs.
+
+#include "common/result.hpp"
+#include "server/context.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace depot::registry {
+struct bucket;
+}
+
+namespace depot::server::api {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+/// Values of the `{name}` segments of the matched route, in order.
+using path_params = std::vector<std::pair<std::string_view, std::string>>;
+
+using handler = asio::awaitable<result<response>> (*)(request_context&, const path_params&);
+
+std::string_view path_param(const path_params& params, std::string_view name);
+
+response json_response(const json::value& body, http::status status = http::status::ok);
+
+/// The problem document of an error: type urn:depot:problem:<code>, title, status, detail, instance, and
+/// the request id.
+response problem_response(const error& err, std::string_view instance, std::string_view request_id);
+
+/// Reads the body (at most `limit` bytes, verifying a signed payload hash) and parses it as a JSON object.
+/// invalid_argument naming the problem otherwise.
+asio::awaitable<result<json::object>> read_json_object(request_context& ctx, std::size_t limit = 1 << 20);
+
+/// Field accessors that name the field in their error.
+result<std::string> string_field(const json::object& o, std::string_view name, bool required = true);
+result<std::int64_t> integer_field(const json::object& o, std::string_view name, std::int64_t min,
+                                   std::int64_t max);
+/// A 64-character hex SHA-256 as 32 raw bytes.
+result<std::string> sha256_of(std::string_view hex, std::string_view field);
+/// Refuses members other than `allowed` (a typo must not be silently ignored).
+result<void> only_fields(const json::object& o, std::initializer_list<std::string_view> allowed);
+
+/// The bucket if the caller may use it; no_such_bucket for another owner's bucket as for a missing one, so
+/// a caller learns nothing about buckets that are not theirs.
+asio::awaitable<result<registry::bucket>> caller_bucket(request_context& ctx, std::string_view name);
+
+std::string iso8601(std::chrono::system_clock::time_point t);
+
+// Handlers (one file per resource).
+asio::awaitable<result<response>> whoami(request_context&, const path_params&);
+asio::awaitable<result<response>> lookup_content(request_context&, const path_params&);
+asio::awaitable<result<response>> create_object_from_digest(request_context&, const path_params&);
+asio::awaitable<result<response>> get_bucket(request_context&, const path_params&);
+asio::awaitable<result<response>> update_bucket(request_context&, const path_params&);
+asio::awaitable<result<response>> bucket_usage(request_context&, const path_params&);
+asio::awaitable<result<response>> owner_usage(request_context&, const path_params&);
+
+} // namespace depot::server::api
