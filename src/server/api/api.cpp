@@ -3,6 +3,7 @@
 #include "server/api/api.hpp"
 
 #include "common/log.hpp"
+#include "common/uri.hpp"
 #include "registry/pg/pg.hpp"
 #include "server/api/http_api.hpp"
 #include "server/authenticate.hpp"
@@ -63,34 +64,6 @@ bool match(std::string_view pattern, const std::vector<std::string_view>& segmen
         }
     }
     return true;
-}
-
-std::optional<std::string> decode_segment(std::string_view s)
-{
-    std::string out;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] != '%') {
-            out += s[i];
-            continue;
-        }
-        if (i + 2 >= s.size())
-            return std::nullopt;
-        auto hex = [](char c) -> int {
-            if (c >= '0' && c <= '9')
-                return c - '0';
-            if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-            if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-            return -1;
-        };
-        int hi = hex(s[i + 1]), lo = hex(s[i + 2]);
-        if (hi < 0 || lo < 0)
-            return std::nullopt;
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-    }
-    return out;
 }
 
 /// Fills ctx.who from a bearer token or a SigV4 signature. Returns false (and sets `failure`) when the
@@ -160,7 +133,7 @@ asio::awaitable<response> dispatch(request_context& ctx)
         std::vector<std::string> decoded;
         bool bad_encoding = false;
         for (auto s : split(path.substr(root.size()))) {
-            auto d = decode_segment(s);
+            auto d = uri_decode(s);
             if (!d) {
                 bad_encoding = true;
                 break;
