@@ -125,3 +125,25 @@ def localhost_subdomains(monkeypatch):
         return real(host, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+@pytest.fixture
+def private_depot(depot, tmp_path):
+    """make(*flags) -> a started depotd with a database, blob store and users of its own (alice, bob), for
+    tests that kill it, count everything in its store or give it special flags. Stopped and dropped after."""
+    started = []
+
+    def make(*flags: str) -> Depot:
+        server = Depot(bin_dir=depot.bin_dir, base_url=depot.admin_db.url,
+                       workdir=tmp_path / f"private-{len(started)}")
+        server.extra_args = list(flags)
+        started.append(server)
+        server.setup()
+        server.start()
+        return server
+
+    yield make
+    for server in started:
+        if server.proc is not None and server.proc.poll() is None:
+            server.stop()
+        server.drop_database()

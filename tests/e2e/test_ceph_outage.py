@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from depot_harness import Depot, expect_error, unique_bucket_name
+from depot_harness import expect_error, unique_bucket_name
 
 pytestmark = pytest.mark.skipif(os.environ.get("DEPOT_E2E_STORAGE", "localfs") != "rados",
                                 reason="needs the RADOS store (DEPOT_E2E_STORAGE=rados)")
@@ -30,17 +30,8 @@ def osd_pid() -> int:
 
 
 @pytest.fixture
-def outage_depot(depot, tmp_path):
-    server = Depot(bin_dir=depot.bin_dir, base_url=depot.admin_db.url, workdir=tmp_path / "outage")
-    server.extra_args = ["--rados-op-timeout", str(OP_TIMEOUT), "--cleanup-interval", "1", "--blob-grace", "2"]
-    server.setup()
-    server.start()
-    try:
-        yield server
-    finally:
-        if server.proc is not None and server.proc.poll() is None:
-            server.stop()
-        server.drop_database()
+def outage_depot(private_depot):
+    return private_depot("--rados-op-timeout", str(OP_TIMEOUT), "--cleanup-interval", "1", "--blob-grace", "2")
 
 
 def test_osd_outage_answers_503_in_bounded_time_and_recovers_without_restart(outage_depot):

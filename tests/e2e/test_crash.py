@@ -33,17 +33,9 @@ KILL_AFTER = 384 * MIB
 
 
 @pytest.fixture
-def crashable(depot, tmp_path):
+def crashable(private_depot):
     """A depotd of its own, so killing it cannot disturb the other tests."""
-    server = Depot(bin_dir=depot.bin_dir, base_url=depot.admin_db.url, workdir=tmp_path / "crash")
-    server.setup()
-    server.start()
-    try:
-        yield server
-    finally:
-        if server.proc is not None and server.proc.poll() is None:
-            server.stop()
-        server.drop_database()
+    return private_depot()
 
 
 def wait_for(predicate, timeout: float, what: str):

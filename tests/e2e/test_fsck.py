@@ -14,16 +14,8 @@ from depot_harness import Depot, run, unique_bucket_name
 
 
 @pytest.fixture
-def server(depot, tmp_path):
-    s = Depot(bin_dir=depot.bin_dir, base_url=depot.admin_db.url, workdir=tmp_path / "fsck")
-    s.setup()
-    s.start()
-    try:
-        yield s
-    finally:
-        if s.proc is not None and s.proc.poll() is None:
-            s.stop()
-        s.drop_database()
+def server(private_depot):
+    return private_depot()
 
 
 def depotctl_json(server: Depot, *args: str, check: bool = True) -> tuple[int, dict]:

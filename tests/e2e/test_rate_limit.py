@@ -10,21 +10,12 @@ import time
 import pytest
 import requests
 
-from depot_harness import Depot, unique_bucket_name
+from depot_harness import unique_bucket_name
 
 
 @pytest.fixture
-def limited(depot, tmp_path):
-    server = Depot(bin_dir=depot.bin_dir, base_url=depot.admin_db.url, workdir=tmp_path / "limited")
-    server.extra_args = ["--rate-limit", "2", "--rate-burst", "4"]
-    server.setup()
-    server.start()
-    try:
-        yield server
-    finally:
-        if server.proc is not None and server.proc.poll() is None:
-            server.stop()
-        server.drop_database()
+def limited(private_depot):
+    return private_depot("--rate-limit", "2", "--rate-burst", "4")
 
 
 def test_a_credential_over_its_rate_gets_slow_down_and_others_do_not(limited):
