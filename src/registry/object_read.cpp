@@ -2,6 +2,8 @@
 // the requested range.
 #include "registry/object_service.hpp"
 
+#include <cstring>
+
 namespace depot::registry {
 namespace {
 
@@ -68,7 +70,53 @@ private:
     std::unique_ptr<storage::blob_reader> reader_;
 };
 
+/// A source whose first bytes were already read: they are returned first, then the rest of `inner`.
+class started_source final : public byte_source
+{
+public:
+    started_source(std::unique_ptr<byte_source> inner, std::vector<std::byte> head)
+        : inner_(std::move(inner)), head_(std::move(head))
+    {}
+
+    asio::awaitable<result<std::size_t>> read_some(std::span<std::byte> buf) override
+    {
+        if (used_ < head_.size()) {
+            auto n = std::min(buf.size(), head_.size() - used_);
+            std::memcpy(buf.data(), head_.data() + used_, n);
+            used_ += n;
+            if (used_ == head_.size())
+                head_ = {};
+            co_return n;
+        }
+        co_return co_await inner_->read_some(buf);
+    }
+
+private:
+    std::unique_ptr<byte_source> inner_;
+    std::vector<std::byte> head_;
+    std::size_t used_ = 0;
+};
+
+constexpr std::size_t first_read = 256 << 10;
+
 } // namespace
+
+asio::awaitable<result<std::unique_ptr<byte_source>>>
+object_service::read_started(const object_handle& handle, std::uint64_t offset, std::uint64_t length)
+{
+    auto source = read(handle, offset, length);
+    if (length == 0)
+        co_return source;
+    std::vector<std::byte> head(static_cast<std::size_t>(std::min<std::uint64_t>(length, first_read)));
+    auto n = co_await source->read_some(head);
+    if (!n)
+        co_return std::move(n).error();
+    if (*n == 0)
+        co_return make_error(errc::io_error, "blob is shorter than the object's manifest says");
+    head.resize(*n);
+    co_return std::unique_ptr<byte_source>(
+        std::make_unique<started_source>(std::move(source), std::move(head)));
+}
 
 std::unique_ptr<byte_source> object_service::read(const object_handle& handle, std::uint64_t offset,
                                                   std::uint64_t length)

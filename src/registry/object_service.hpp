@@ -201,6 +201,12 @@ public:
     std::unique_ptr<byte_source> read(const object_handle& handle, std::uint64_t offset,
                                       std::uint64_t length);
 
+    /// As read(), but the first bytes are read before it returns, so that a blob store that cannot serve
+    /// them (unavailable, missing blob) is reported as an error before any response header goes out rather
+    /// than as a body cut short.
+    asio::awaitable<result<std::unique_ptr<byte_source>>>
+    read_started(const object_handle& handle, std::uint64_t offset, std::uint64_t length);
+
     /// Publishes a new version of the target that references the source's segments (no bytes move).
     /// Errors: no_such_key when the source changed or vanished since it was opened (precondition_failed
     /// would be wrong: the caller re-opens and retries or reports NoSuchKey).

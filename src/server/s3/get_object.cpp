@@ -126,7 +126,12 @@ asio::awaitable<result<response>> read_object(request_context& ctx, bool head)
         res.headers.set(http::field::content_length, std::to_string(length));
         co_return res;
     }
-    res.stream = ctx.svc->objects.read(*handle, first, length);
+    // The first bytes are read before the headers go out: a blob store outage answers 503 SlowDown instead
+    // of a 200 whose body stops short.
+    auto stream = co_await ctx.svc->objects.read_started(*handle, first, length);
+    if (!stream)
+        co_return std::move(stream).error();
+    res.stream = std::move(*stream);
     res.stream_length = length;
     res.keep = handle;
     co_return res;
