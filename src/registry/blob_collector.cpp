@@ -95,7 +95,8 @@ namespace {
 /// References each blob row actually has: one per object segment and per multipart part segment.
 constexpr const char* actual_references =
     "(SELECT count(*) FROM object_segments s WHERE s.blob_id = b.id) + "
-    "(SELECT count(*) FROM multipart_part_segments p WHERE p.blob_id = b.id)";
+    "(SELECT count(*) FROM multipart_part_segments p WHERE p.blob_id = b.id) + "
+    "(SELECT count(*) FROM model_file_segments m WHERE m.blob_id = b.id)";
 
 } // namespace
 

@@ -106,7 +106,8 @@ asio::awaitable<result<void>> bucket_repository::remove(std::string_view name)
         // multipart_uploads still references the bucket.
         if (e.sqlstate() != "23503")
             throw;
-        co_return make_error(errc::conflict, "The bucket has multipart uploads in progress");
+        co_return make_error(errc::conflict,
+                             "The bucket has multipart uploads in progress or models bound to it");
     }
     if (rs[0].i64(0) == 0)
         co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");

@@ -188,6 +188,9 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
     }
     if (!r->fn)
         co_return make_error(errc::not_implemented, std::string(r->name) + " is not implemented yet");
+    if (s3op::is_model_view(ctx) && r->fn != s3op::create_bucket && !s3op::model_view_allows(r->name))
+        co_return make_error(errc::access_denied, "The model view is read-only: " + std::string(r->name) +
+                                                      " is not allowed on bucket " + ctx.bucket);
     co_return co_await r->fn(ctx);
 }
 

@@ -1,5 +1,7 @@
 #include "server/options.hpp"
 
+#include "s3/names.hpp"
+
 #include <charconv>
 #include <cstdlib>
 #include <functional>
@@ -120,6 +122,12 @@ const std::vector<setting>& settings()
          [](options& o, const std::string& v) {
              o.domain = v;
              return true;
+         }},
+        {"--models-bucket", "DEPOT_MODELS_BUCKET",
+         "bucket name of the read-only S3 view of released models (default models)",
+         [](options& o, const std::string& v) {
+             o.models_bucket = v;
+             return static_cast<bool>(s3::validate_bucket_name(v)) && v != "api";
          }},
         {"--log-level", "DEPOT_LOG_LEVEL", "debug, info (default), warn or error",
          [](options& o, const std::string& v) {

@@ -31,6 +31,8 @@ struct options
     std::string server_key_hex; ///< DEPOT_SERVER_KEY; overrides the file when set
     std::string region = "us-east-1";
     std::string domain; ///< virtual-hosted-style base domain, e.g. "s3.example.com"
+    /// The read-only S3 view of the model registry: s3://<models_bucket>/<team>/<model>/<version>/<path>.
+    std::string models_bucket = "models";
     std::string log_level = "info";
     unsigned threads = 0; ///< 0 = hardware concurrency
     std::size_t db_connections = 32;

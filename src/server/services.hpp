@@ -6,6 +6,7 @@
 #include "registry/bucket_repository.hpp"
 #include "registry/content_catalog.hpp"
 #include "registry/identity_repository.hpp"
+#include "registry/model_registry.hpp"
 #include "registry/multipart_service.hpp"
 #include "registry/object_service.hpp"
 #include "registry/pg/pg.hpp"
@@ -23,8 +24,8 @@ struct services
     services(const options& o, std::shared_ptr<pg::pool> pool, std::shared_ptr<storage::blob_store> store,
              std::string server_key)
         : opts(o), db(std::move(pool)), blobs(std::move(store)), identities(*db, std::move(server_key)),
-          buckets(*db), objects(*db, *blobs), multipart(*db, *blobs), tokens(*db), catalog(*db),
-          limiter(o.rate_limit, o.rate_burst > 0 ? o.rate_burst : o.rate_limit)
+          buckets(*db), objects(*db, *blobs), models(*db, *blobs, objects), multipart(*db, *blobs),
+          tokens(*db), catalog(*db), limiter(o.rate_limit, o.rate_burst > 0 ? o.rate_burst : o.rate_limit)
     {}
 
     const options& opts;
@@ -33,6 +34,7 @@ struct services
     registry::identity_repository identities;
     registry::bucket_repository buckets;
     registry::object_service objects;
+    registry::model_registry models;
     registry::multipart_service multipart;
     registry::token_repository tokens;
     registry::content_catalog catalog;

@@ -25,7 +25,7 @@ struct route
     handler fn;
 };
 
-constexpr std::array<route, 7> routes = {{
+constexpr std::array<route, 32> routes = {{
     {http::verb::get, "/whoami", "whoami", whoami},
     {http::verb::post, "/content/lookup", "lookupContent", lookup_content},
     {http::verb::get, "/usage", "getUsage", owner_usage},
@@ -33,6 +33,38 @@ constexpr std::array<route, 7> routes = {{
     {http::verb::patch, "/buckets/{bucket}", "updateBucket", update_bucket},
     {http::verb::get, "/buckets/{bucket}/usage", "getBucketUsage", bucket_usage},
     {http::verb::post, "/buckets/{bucket}/objects", "createObjectFromDigest", create_object_from_digest},
+    {http::verb::get, "/teams", "listTeams", list_teams},
+    {http::verb::post, "/teams", "createTeam", create_team},
+    {http::verb::get, "/teams/{team}", "getTeam", get_team},
+    {http::verb::get, "/teams/{team}/members", "listTeamMembers", list_members},
+    {http::verb::put, "/teams/{team}/members/{user}", "setTeamMember", set_member},
+    {http::verb::delete_, "/teams/{team}/members/{user}", "removeTeamMember", remove_member},
+    {http::verb::get, "/teams/{team}/models", "listModels", list_models},
+    {http::verb::post, "/teams/{team}/models", "createModel", create_model},
+    {http::verb::get, "/teams/{team}/models/{model}", "getModel", get_model},
+    {http::verb::patch, "/teams/{team}/models/{model}", "updateModel", update_model},
+    {http::verb::get, "/teams/{team}/models/{model}/history", "listModelHistory", model_history},
+    {http::verb::get, "/teams/{team}/models/{model}/versions", "listVersions", list_versions},
+    {http::verb::post, "/teams/{team}/models/{model}/versions", "createVersion", create_version},
+    {http::verb::get, "/teams/{team}/models/{model}/versions/{version}", "getVersion", get_version},
+    {http::verb::get, "/teams/{team}/models/{model}/versions/{version}/files", "listVersionFiles",
+     list_version_files},
+    {http::verb::get, "/teams/{team}/models/{model}/versions/{version}/diff", "diffVersions", diff_versions},
+    {http::verb::get, "/teams/{team}/models/{model}/versions/{version}/history", "listVersionHistory",
+     version_history},
+    {http::verb::post, "/teams/{team}/models/{model}/versions/{version}/submit", "submitVersion",
+     submit_version},
+    {http::verb::post, "/teams/{team}/models/{model}/versions/{version}/approve", "approveVersion",
+     approve_version},
+    {http::verb::post, "/teams/{team}/models/{model}/versions/{version}/reject", "rejectVersion",
+     reject_version},
+    {http::verb::post, "/teams/{team}/models/{model}/versions/{version}/deprecate", "deprecateVersion",
+     deprecate_version},
+    {http::verb::post, "/teams/{team}/models/{model}/versions/{version}/archive", "archiveVersion",
+     archive_version},
+    {http::verb::get, "/teams/{team}/models/{model}/aliases", "listAliases", list_aliases},
+    {http::verb::put, "/teams/{team}/models/{model}/aliases/{alias}", "setAlias", set_alias},
+    {http::verb::delete_, "/teams/{team}/models/{model}/aliases/{alias}", "deleteAlias", delete_alias},
 }};
 
 std::vector<std::string_view> split(std::string_view path)
@@ -132,6 +164,13 @@ asio::awaitable<response> dispatch(request_context& ctx)
         // Route first (a 404/405 needs no credentials to tell), then authenticate, then run.
         std::vector<std::string> decoded;
         bool bad_encoding = false;
+        if (auto qmark = raw.find('?'); qmark != std::string_view::npos) {
+            auto q = parse_query(raw.substr(qmark + 1));
+            if (q)
+                ctx.query = std::move(*q);
+            else
+                bad_encoding = true;
+        }
         for (auto s : split(path.substr(root.size()))) {
             auto d = uri_decode(s);
             if (!d) {

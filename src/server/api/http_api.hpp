@@ -64,4 +64,31 @@ asio::awaitable<result<response>> update_bucket(request_context&, const path_par
 asio::awaitable<result<response>> bucket_usage(request_context&, const path_params&);
 asio::awaitable<result<response>> owner_usage(request_context&, const path_params&);
 
+// The model registry (models.cpp).
+asio::awaitable<result<response>> list_teams(request_context&, const path_params&);
+asio::awaitable<result<response>> create_team(request_context&, const path_params&);
+asio::awaitable<result<response>> get_team(request_context&, const path_params&);
+asio::awaitable<result<response>> list_members(request_context&, const path_params&);
+asio::awaitable<result<response>> set_member(request_context&, const path_params&);
+asio::awaitable<result<response>> remove_member(request_context&, const path_params&);
+asio::awaitable<result<response>> list_models(request_context&, const path_params&);
+asio::awaitable<result<response>> create_model(request_context&, const path_params&);
+asio::awaitable<result<response>> get_model(request_context&, const path_params&);
+asio::awaitable<result<response>> update_model(request_context&, const path_params&);
+asio::awaitable<result<response>> model_history(request_context&, const path_params&);
+asio::awaitable<result<response>> list_versions(request_context&, const path_params&);
+asio::awaitable<result<response>> create_version(request_context&, const path_params&);
+asio::awaitable<result<response>> get_version(request_context&, const path_params&);
+asio::awaitable<result<response>> list_version_files(request_context&, const path_params&);
+asio::awaitable<result<response>> diff_versions(request_context&, const path_params&);
+asio::awaitable<result<response>> submit_version(request_context&, const path_params&);
+asio::awaitable<result<response>> approve_version(request_context&, const path_params&);
+asio::awaitable<result<response>> reject_version(request_context&, const path_params&);
+asio::awaitable<result<response>> deprecate_version(request_context&, const path_params&);
+asio::awaitable<result<response>> archive_version(request_context&, const path_params&);
+asio::awaitable<result<response>> version_history(request_context&, const path_params&);
+asio::awaitable<result<response>> list_aliases(request_context&, const path_params&);
+asio::awaitable<result<response>> set_alias(request_context&, const path_params&);
+asio::awaitable<result<response>> delete_alias(request_context&, const path_params&);
+
 } // namespace depot::server::api

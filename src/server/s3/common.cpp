@@ -7,6 +7,7 @@
 #include "s3/etag.hpp"
 #include "s3/names.hpp"
 #include "server/chunked_body.hpp"
+#include "server/s3/operations.hpp"
 #include "server/services.hpp"
 
 #include <boost/beast/core/string.hpp>
@@ -39,12 +40,33 @@ asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx
 
 asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx, std::string_view name)
 {
+    // The model view is a bucket that exists for every caller; what it shows depends on the caller's teams.
+    if (name == ctx.svc->opts.models_bucket) {
+        registry::bucket view;
+        view.name = std::string(name);
+        view.owner_id = ctx.who.user_id;
+        view.owner_display_name = ctx.who.display_name;
+        view.region = ctx.svc->opts.region;
+        view.versioning = "unversioned";
+        co_return view;
+    }
     auto b = co_await ctx.svc->buckets.get(name);
     if (!b)
         co_return std::move(b).error();
     if (b->owner_id != ctx.who.user_id && !ctx.who.is_admin)
         co_return make_error(errc::access_denied, "Access Denied");
     co_return b;
+}
+
+asio::awaitable<result<registry::list_page>> list_page_of(request_context& ctx, registry::list_request req)
+{
+    if (is_model_view(ctx))
+        co_return co_await list_model_view(ctx, std::move(req));
+    auto bucket = co_await authorized_bucket(ctx);
+    if (!bucket)
+        co_return std::move(bucket).error();
+    req.bucket_id = bucket->id;
+    co_return co_await ctx.svc->objects.list(std::move(req));
 }
 
 result<void> check_key(std::string_view key)

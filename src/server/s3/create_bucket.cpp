@@ -15,6 +15,10 @@ asio::awaitable<result<response>> create_bucket(request_context& ctx)
     if (ctx.bucket == "api")
         co_return make_error(errc::invalid_bucket_name,
                              "The bucket name \"api\" is reserved for Depot's REST API");
+    if (ctx.bucket == ctx.svc->opts.models_bucket)
+        co_return make_error(errc::invalid_bucket_name,
+                             "The bucket name \"" + ctx.bucket +
+                                 "\" is reserved for the read-only view of the model registry");
     auto body = co_await read_small_body(ctx, ctx.svc->opts.max_xml_body_bytes);
     if (!body)
         co_return std::move(body).error();

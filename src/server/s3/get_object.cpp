@@ -26,22 +26,13 @@ constexpr std::array<std::pair<std::string_view, http::field>, 6> overrides = {{
     {"response-content-encoding", http::field::content_encoding},
 }};
 
-asio::awaitable<result<response>> read_object(request_context& ctx, bool head)
-{
-    auto version_id = version_id_of(ctx);
-    if (!version_id)
-        co_return std::move(version_id).error();
-    auto bucket = co_await authorized_bucket(ctx);
-    if (!bucket)
-        co_return std::move(bucket).error();
-    auto opened = co_await ctx.svc->objects.open_version(bucket->id, ctx.key, *version_id);
-    if (!opened)
-        co_return std::move(opened).error();
-    if (opened->version.is_delete_marker)
-        co_return delete_marker_response(ctx, opened->version, version_id->has_value());
-    auto handle = std::make_shared<registry::object_handle>(std::move(*opened));
-    const auto& v = handle->version;
+} // namespace
 
+asio::awaitable<result<response>> respond_with_object(request_context& ctx,
+                                                      std::shared_ptr<registry::object_handle> handle,
+                                                      const registry::bucket* bucket, bool head)
+{
+    const auto& v = handle->version;
     s3::read_conditions conditions{.if_match = ctx.get("if-match"),
                                    .if_none_match = ctx.get("if-none-match"),
                                    .if_modified_since = ctx.get("if-modified-since"),
@@ -60,7 +51,8 @@ asio::awaitable<result<response>> read_object(request_context& ctx, bool head)
 
     response res;
     set_object_headers(res, v);
-    set_version_header(res, *bucket, v);
+    if (bucket)
+        set_version_header(res, *bucket, v);
     for (const auto& [param, field] : overrides)
         if (auto value = ctx.param(param))
             res.headers.set(field, *value);
@@ -135,6 +127,27 @@ asio::awaitable<result<response>> read_object(request_context& ctx, bool head)
     res.stream_length = length;
     res.keep = handle;
     co_return res;
+}
+
+namespace {
+
+asio::awaitable<result<response>> read_object(request_context& ctx, bool head)
+{
+    if (is_model_view(ctx))
+        co_return co_await read_model_file(ctx, head);
+    auto version_id = version_id_of(ctx);
+    if (!version_id)
+        co_return std::move(version_id).error();
+    auto bucket = co_await authorized_bucket(ctx);
+    if (!bucket)
+        co_return std::move(bucket).error();
+    auto opened = co_await ctx.svc->objects.open_version(bucket->id, ctx.key, *version_id);
+    if (!opened)
+        co_return std::move(opened).error();
+    if (opened->version.is_delete_marker)
+        co_return delete_marker_response(ctx, opened->version, version_id->has_value());
+    auto handle = std::make_shared<registry::object_handle>(std::move(*opened));
+    co_return co_await respond_with_object(ctx, std::move(handle), &*bucket, head);
 }
 
 } // namespace

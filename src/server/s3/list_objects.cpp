@@ -11,19 +11,16 @@ asio::awaitable<result<response>> list_objects(request_context& ctx)
     auto p = listing_params_of(ctx);
     if (!p)
         co_return std::move(p).error();
-    auto bucket = co_await authorized_bucket(ctx);
-    if (!bucket)
-        co_return std::move(bucket).error();
     std::string marker(ctx.param("marker").value_or(""));
-    registry::list_request request{.bucket_id = bucket->id,
+    registry::list_request request{.bucket_id = 0,
                                    .prefix = p->prefix,
                                    .delimiter = p->delimiter,
                                    .after = marker,
                                    .max_keys = p->max_keys};
-    auto page = co_await ctx.svc->objects.list(std::move(request));
+    auto page = co_await list_page_of(ctx, std::move(request));
     if (!page)
         co_return std::move(page).error();
-    co_return xml_response(s3::list_objects_xml({.bucket = bucket->name,
+    co_return xml_response(s3::list_objects_xml({.bucket = ctx.bucket,
                                                  .prefix = p->prefix,
                                                  .delimiter = p->delimiter,
                                                  .marker = marker,

@@ -23,18 +23,15 @@ asio::awaitable<result<response>> list_objects_v2(request_context& ctx)
             co_return std::move(decoded).error();
         after = std::move(*decoded);
     }
-    auto bucket = co_await authorized_bucket(ctx);
-    if (!bucket)
-        co_return std::move(bucket).error();
-    registry::list_request request{.bucket_id = bucket->id,
+    registry::list_request request{.bucket_id = 0,
                                    .prefix = p->prefix,
                                    .delimiter = p->delimiter,
                                    .after = after,
                                    .max_keys = p->max_keys};
-    auto page = co_await ctx.svc->objects.list(std::move(request));
+    auto page = co_await list_page_of(ctx, std::move(request));
     if (!page)
         co_return std::move(page).error();
-    s3::list_objects_v2_result out{.bucket = bucket->name,
+    s3::list_objects_v2_result out{.bucket = ctx.bucket,
                                    .prefix = p->prefix,
                                    .delimiter = p->delimiter,
                                    .max_keys = p->max_keys,

@@ -8,6 +8,15 @@
 #include "server/context.hpp"
 
 #include <boost/asio/awaitable.hpp>
+#include <memory>
+#include <string_view>
+
+namespace depot::registry {
+struct bucket;
+struct list_page;
+struct list_request;
+struct object_handle;
+} // namespace depot::registry
 
 namespace depot::server::s3op {
 
@@ -40,5 +49,27 @@ asio::awaitable<result<response>> complete_multipart_upload(request_context& ctx
 asio::awaitable<result<response>> abort_multipart_upload(request_context& ctx);
 asio::awaitable<result<response>> list_parts(request_context& ctx);
 asio::awaitable<result<response>> list_multipart_uploads(request_context& ctx);
+
+/// GetObject/HeadObject of an opened object: conditionals, Range or partNumber, headers, and the body (its
+/// first bytes read before the headers go out). `bucket` adds x-amz-version-id; nullptr for none.
+asio::awaitable<result<response>> respond_with_object(request_context& ctx,
+                                                      std::shared_ptr<registry::object_handle> handle,
+                                                      const registry::bucket* bucket, bool head);
+
+/// A page of current keys for ListObjects/ListObjectsV2 (`req.bucket_id` is filled in here): the bucket's
+/// objects, or the model view's files.
+asio::awaitable<result<registry::list_page>> list_page_of(request_context& ctx, registry::list_request req);
+
+// The read-only S3 view of the model registry (model_view.cpp): s3://<models
+// bucket>/<team>/<model>/<ref>/<path>, where ref is a version number, a version label or an alias (resolved
+// at request time).
+
+/// The request addresses the models bucket.
+bool is_model_view(const request_context& ctx);
+/// Operations the view serves (reads); the dispatcher refuses the others with AccessDenied.
+bool model_view_allows(std::string_view operation);
+asio::awaitable<result<response>> read_model_file(request_context& ctx, bool head);
+asio::awaitable<result<registry::list_page>> list_model_view(request_context& ctx,
+                                                             registry::list_request req);
 
 } // namespace depot::server::s3op

@@ -1,0 +1,343 @@
+"""The model registry end to end: a team uploads a model directory with the aws cli, freezes versions of it
+through the REST API, changes the working prefix, and still reads every old version byte for byte through
+the read-only S3 view (s3://models/<team>/<model>/<ref>/<path>); the approval workflow (two approvers,
+self-approval refused, protected aliases, rejection); alias moves visible to readers at once; concurrent
+version creation; teams that cannot see each other. Every response is checked against openapi/openapi.yaml.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import hashlib
+import os
+import secrets
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from depot_harness import expect_error, unique_bucket_name
+from rest import assert_problem, call, token_for, validate
+
+VIEW = "models"
+BIG = 9 << 20  # above the aws cli's 8 MiB multipart threshold: the version must hash it itself
+
+
+@pytest.fixture(scope="module")
+def team(depot):
+    """A team with bob (writer), carol and dave (maintainers); erin belongs to another team."""
+    for user in ("carol", "dave", "erin"):
+        if user not in depot.users:
+            depot.add_user(user, user.title())
+    depot.write_client_configs()
+    tokens = {u: token_for(depot, u)["token"] for u in ("alice", "bob", "carol", "dave", "erin")}
+    name = "vision-" + secrets.token_hex(3)
+    r = call(depot, "POST", "/api/v1/teams", token=tokens["alice"], body={"name": name})
+    assert validate(r, "POST", "/api/v1/teams")["name"] == name, r.text
+    for user, role in (("bob", "writer"), ("carol", "maintainer"), ("dave", "maintainer")):
+        r = call(depot, "PUT", f"/api/v1/teams/{name}/members/{user}", token=tokens["alice"], body={"role": role})
+        assert validate(r, "PUT", "/api/v1/teams/{team}/members/{user}")["role"] == role
+    other = "nlp-" + secrets.token_hex(3)
+    assert call(depot, "POST", "/api/v1/teams", token=tokens["alice"], body={"name": other}).status_code == 201
+    assert call(depot, "PUT", f"/api/v1/teams/{other}/members/erin", token=tokens["alice"],
+                body={"role": "admin"}).status_code == 200
+    return {"name": name, "other": other, "tokens": tokens}
+
+
+def api(depot, team, method, path, user="bob", **kw):
+    return call(depot, method, f"/api/v1/teams/{team['name']}{path}", token=team["tokens"][user], **kw)
+
+
+def make_model_dir(root: Path) -> Path:
+    root.mkdir(parents=True)
+    (root / "config.json").write_bytes(b'{"layers": 50}')
+    (root / "weights").mkdir()
+    (root / "weights" / "shard-0.bin").write_bytes(os.urandom(300_000))
+    (root / "weights" / "shard-1.bin").write_bytes(os.urandom(BIG))
+    (root / "tokenizer.txt").write_bytes(b"a b c\n")
+    return root
+
+
+def sha_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def tree_digests(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): sha_of(p) for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def model(depot, team, tmp_path_factory):
+    """bob's bucket with a model directory uploaded by the aws cli, and the model bound to it."""
+    bucket = unique_bucket_name("models")
+    depot.aws("s3", "mb", f"s3://{bucket}", user="bob")
+    src = make_model_dir(tmp_path_factory.mktemp("model") / "resnet")
+    depot.aws("s3", "cp", "--recursive", "--no-progress", str(src), f"s3://{bucket}/work/resnet/", user="bob")
+    r = api(depot, team, "POST", "/models", body={"name": "resnet", "bucket": bucket, "prefix": "work/resnet/",
+                                                  "description": "image classifier"})
+    body = validate(r, "POST", "/api/v1/teams/{team}/models")
+    assert (body["bucket"], body["prefix"], body["version_count"]) == (bucket, "work/resnet/", 0)
+    assert body["policy"] == {"required_approvals": 1, "approver_role": "maintainer",
+                              "protected_aliases": ["production"]}
+    assert r.headers["ETag"] == '"r1"'
+    return {"bucket": bucket, "src": src, "name": "resnet"}
+
+
+def view_get(depot, team, ref: str, path: str, user="bob") -> bytes:
+    client = depot.client(user)
+    return client.get_object(Bucket=VIEW, Key=f"{team['name']}/resnet/{ref}/{path}")["Body"].read()
+
+
+def download(depot, team, ref: str, dest: Path, user="bob") -> Path:
+    depot.aws("s3", "cp", "--recursive", "--no-progress", f"s3://{VIEW}/{team['name']}/resnet/{ref}/", str(dest),
+              user=user)
+    return dest
+
+
+def test_versions_freeze_files_and_old_versions_read_back_byte_identical(depot, team, model, tmp_path):
+    src = model["src"]
+    r = api(depot, team, "POST", "/models/resnet/versions",
+            body={"label": "v1.0.0", "framework": "pytorch", "format": "safetensors",
+                  "metrics": {"top1": 0.761}, "labels": {"dataset": "imagenet"}, "run_url": "https://runs/1"})
+    v1 = validate(r, "POST", "/api/v1/teams/{team}/models/{model}/versions")
+    assert (v1["number"], v1["label"], v1["state"], v1["aliases"]) == (1, "v1.0.0", "draft", ["latest"])
+    assert v1["file_count"] == 4 and v1["total_bytes"] == sum(p.stat().st_size for p in src.rglob("*") if p.is_file())
+    assert v1["metrics"] == {"top1": 0.761}
+
+    # The manifest has every file's SHA-256, also for the one the aws cli uploaded in parts.
+    r = api(depot, team, "GET", "/models/resnet/versions/1/files")
+    files = validate(r, "GET", "/api/v1/teams/{team}/models/{model}/versions/{version}/files")
+    assert {f["path"]: f["sha256"] for f in files["items"]} == tree_digests(src)
+    assert files["next_cursor"] is None
+    # Pagination with cursors walks the same manifest.
+    seen, cursor = [], None
+    while True:
+        q = "?limit=1" + (f"&cursor={cursor}" if cursor else "")
+        page = validate(api(depot, team, "GET", f"/models/resnet/versions/v1.0.0/files{q}"), "GET",
+                        "/api/v1/teams/{team}/models/{model}/versions/{version}/files")
+        seen += [f["path"] for f in page["items"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == sorted(tree_digests(src))
+
+    # Change, delete and add files in the working prefix, then freeze version 2.
+    bucket = model["bucket"]
+    s3 = depot.client("bob")
+    s3.put_object(Bucket=bucket, Key="work/resnet/config.json", Body=b'{"layers": 101}')
+    s3.delete_object(Bucket=bucket, Key="work/resnet/tokenizer.txt")
+    s3.put_object(Bucket=bucket, Key="work/resnet/README.md", Body=b"# resnet\n")
+    v2 = validate(api(depot, team, "POST", "/models/resnet/versions", body={"parent": 1}), "POST",
+                  "/api/v1/teams/{team}/models/{model}/versions")
+    assert (v2["number"], v2["parent"], v2["label"]) == (2, 1, None)
+    d = validate(api(depot, team, "GET", "/models/resnet/versions/2/diff?against=1"), "GET",
+                 "/api/v1/teams/{team}/models/{model}/versions/{version}/diff")
+    assert [f["path"] for f in d["added"]] == ["README.md"]
+    assert [f["path"] for f in d["removed"]] == ["tokenizer.txt"]
+    assert [c["path"] for c in d["changed"]] == ["config.json"]
+
+    # Now wipe the working prefix entirely and collect garbage: the versions keep their bytes.
+    for key in ("config.json", "README.md", "weights/shard-0.bin", "weights/shard-1.bin"):
+        s3.delete_object(Bucket=bucket, Key=f"work/resnet/{key}")
+    depot.depotctl("gc", "--grace", "0", *depot.storage_args())
+    assert depot.depotctl("fsck", *depot.storage_args(), check=False).returncode == 0
+
+    # Version 1 reads back byte for byte through the view: by number, label and alias, with aws cli and boto3.
+    for ref in ("1", "v1.0.0"):
+        out = download(depot, team, ref, tmp_path / ref)
+        assert tree_digests(out) == tree_digests(src)
+    assert view_get(depot, team, "2", "config.json") == b'{"layers": 101}'
+    assert view_get(depot, team, "latest", "README.md") == b"# resnet\n"
+    shard = (src / "weights" / "shard-1.bin").read_bytes()
+    got = depot.client("bob").get_object(Bucket=VIEW, Key=f"{team['name']}/resnet/1/weights/shard-1.bin",
+                                         Range="bytes=1000-1999")
+    assert got["Body"].read() == shard[1000:2000] and got["ContentRange"] == f"bytes 1000-1999/{BIG}"
+    head = depot.client("bob").head_object(Bucket=VIEW, Key=f"{team['name']}/resnet/v1.0.0/weights/shard-1.bin")
+    assert head["ContentLength"] == BIG
+    assert filecmp.cmp(src / "config.json", tmp_path / "1" / "config.json", shallow=False)
+    expect_error("NoSuchKey", 404, depot.client("bob").get_object, Bucket=VIEW,
+                 Key=f"{team['name']}/resnet/2/tokenizer.txt")
+
+
+def test_the_view_lists_like_a_bucket(depot, team, model):
+    s3 = depot.client("bob")
+    root = s3.list_objects_v2(Bucket=VIEW, Delimiter="/")
+    assert [p["Prefix"] for p in root.get("CommonPrefixes", [])] == [team["name"] + "/"]
+    refs = s3.list_objects_v2(Bucket=VIEW, Prefix=f"{team['name']}/resnet/", Delimiter="/")
+    names = [p["Prefix"].split("/")[2] for p in refs["CommonPrefixes"]]
+    assert names == sorted(names, key=lambda n: n + "/") and {"1", "latest", "v1.0.0"} <= set(names)
+    # One entry per page, continuation tokens across the refs.
+    paged, token = [], None
+    while True:
+        kw = {"ContinuationToken": token} if token else {}
+        page = s3.list_objects_v2(Bucket=VIEW, Prefix=f"{team['name']}/resnet/", Delimiter="/", MaxKeys=1, **kw)
+        paged += [p["Prefix"] for p in page.get("CommonPrefixes", [])]
+        if not page["IsTruncated"]:
+            break
+        token = page["NextContinuationToken"]
+    assert paged == [p["Prefix"] for p in refs["CommonPrefixes"]]
+    files = s3.list_objects_v2(Bucket=VIEW, Prefix=f"{team['name']}/resnet/1/")
+    assert sorted(o["Key"].split("/", 3)[3] for o in files["Contents"]) == sorted(tree_digests(model["src"]))
+    # The view is read-only.
+    expect_error("AccessDenied", 403, s3.put_object, Bucket=VIEW, Key=f"{team['name']}/resnet/1/x", Body=b"x")
+    expect_error("AccessDenied", 403, s3.delete_object, Bucket=VIEW, Key=f"{team['name']}/resnet/1/config.json")
+    expect_error("InvalidBucketName", 400, s3.create_bucket, Bucket=VIEW)
+
+
+def test_approval_flow_and_protected_aliases(depot, team, model):
+    base = "/models/resnet"
+    depot.aws("s3", "cp", "--recursive", "--no-progress", str(model["src"]), f"s3://{model['bucket']}/work/resnet/",
+              user="bob")
+    # Two approvals for this model (a policy change needs a team admin, and If-Match guards it).
+    r = api(depot, team, "PATCH", base, body={"policy": {"required_approvals": 2}})
+    assert_problem(r, 403, "access-denied")
+    r = api(depot, team, "GET", base, user="alice")
+    etag = r.headers["ETag"]
+    r = api(depot, team, "PATCH", base, user="alice", body={"policy": {"required_approvals": 2}},
+            headers={"If-Match": '"r999"'})
+    assert_problem(r, 412, "precondition-failed")
+    r = api(depot, team, "PATCH", base, user="alice", body={"policy": {"required_approvals": 2}},
+            headers={"If-Match": etag})
+    assert validate(r, "PATCH", "/api/v1/teams/{team}/models/{model}")["policy"]["required_approvals"] == 2
+    assert r.headers["ETag"] != etag
+
+    v = validate(api(depot, team, "POST", f"{base}/versions", body={"label": "rc1"}), "POST",
+                 "/api/v1/teams/{team}/models/{model}/versions")
+    n = v["number"]
+    vpath = f"{base}/versions/{n}"
+    # Unapproved: the protected alias refuses it; an unprotected one takes it.
+    assert_problem(api(depot, team, "PUT", f"{base}/aliases/production", user="carol", body={"version": n}), 409,
+                   "conflict")
+    assert api(depot, team, "PUT", f"{base}/aliases/staging", user="carol", body={"version": "rc1"}).status_code == 200
+    # Approving a draft is refused; bob submits; bob cannot approve his own submission; writers cannot approve.
+    assert_problem(api(depot, team, "POST", f"{vpath}/approve", user="carol", body={}), 409, "conflict")
+    r = api(depot, team, "POST", f"{vpath}/submit", body={"comment": "ready"})
+    assert validate(r, "POST", "/api/v1/teams/{team}/models/{model}/versions/{version}/submit")["state"] == "pending"
+    assert_problem(api(depot, team, "POST", f"{vpath}/approve", body={}), 403, "access-denied")
+    r = api(depot, team, "POST", f"{vpath}/approve", user="carol", body={"comment": "metrics ok"})
+    one = validate(r, "POST", "/api/v1/teams/{team}/models/{model}/versions/{version}/approve")
+    assert (one["state"], one["approvals"]) == ("pending", ["carol"])
+    assert_problem(api(depot, team, "POST", f"{vpath}/approve", user="carol", body={}), 409, "conflict")
+    assert_problem(api(depot, team, "PUT", f"{base}/aliases/production", user="carol", body={"version": n}), 409,
+                   "conflict")
+    two = validate(api(depot, team, "POST", f"{vpath}/approve", user="dave"), "POST",
+                   "/api/v1/teams/{team}/models/{model}/versions/{version}/approve")
+    assert (two["state"], two["approvals"]) == ("approved", ["carol", "dave"])
+    # Writers cannot move aliases; maintainers can, and readers see the move at once.
+    assert_problem(api(depot, team, "PUT", f"{base}/aliases/production", body={"version": n}), 403, "access-denied")
+    r = api(depot, team, "PUT", f"{base}/aliases/production", user="carol", body={"version": n})
+    alias = validate(r, "PUT", "/api/v1/teams/{team}/models/{model}/aliases/{alias}")
+    assert (alias["version"], alias["protected"]) == (n, True)
+    assert view_get(depot, team, "production", "config.json", user="dave") == view_get(depot, team, str(n),
+                                                                                       "config.json")
+
+    # A second candidate is rejected: it stays unreleased.
+    s3 = depot.client("bob")
+    s3.put_object(Bucket=model["bucket"], Key="work/resnet/config.json", Body=b'{"layers": 152}')
+    bad = validate(api(depot, team, "POST", f"{base}/versions", body={}), "POST",
+                   "/api/v1/teams/{team}/models/{model}/versions")["number"]
+    api(depot, team, "POST", f"{base}/versions/{bad}/submit")
+    r = api(depot, team, "POST", f"{base}/versions/{bad}/reject", user="dave", body={"comment": "regressed"})
+    assert validate(r, "POST", "/api/v1/teams/{team}/models/{model}/versions/{version}/reject")["state"] == "rejected"
+    assert_problem(api(depot, team, "PUT", f"{base}/aliases/production", user="carol", body={"version": bad}), 409,
+                   "conflict")
+    assert_problem(api(depot, team, "POST", f"{base}/versions/{bad}/approve", user="carol"), 409, "conflict")
+    assert view_get(depot, team, "production", "config.json") != b'{"layers": 152}'
+    assert view_get(depot, team, "latest", "config.json") == b'{"layers": 152}'
+
+    # Resubmitted and approved twice, it moves production; a download through the alias sees it immediately.
+    api(depot, team, "POST", f"{base}/versions/{bad}/submit")
+    api(depot, team, "POST", f"{base}/versions/{bad}/approve", user="carol")
+    api(depot, team, "POST", f"{base}/versions/{bad}/approve", user="dave")
+    assert api(depot, team, "PUT", f"{base}/aliases/production", user="dave", body={"version": bad}).status_code == 200
+    assert view_get(depot, team, "production", "config.json") == b'{"layers": 152}'
+
+    # Archiving: an alias to an archived version no longer resolves; its number still does.
+    assert api(depot, team, "PUT", f"{base}/aliases/old", user="carol", body={"version": n}).status_code == 200
+    r = api(depot, team, "POST", f"{vpath}/archive", user="carol", body={"comment": "superseded"})
+    assert validate(r, "POST", "/api/v1/teams/{team}/models/{model}/versions/{version}/archive")["state"] == "archived"
+    expect_error("NoSuchKey", 404, depot.client("bob").get_object, Bucket=VIEW,
+                 Key=f"{team['name']}/resnet/old/config.json")
+    assert view_get(depot, team, str(n), "config.json")
+    assert_problem(api(depot, team, "PUT", f"{base}/aliases/staging", user="carol", body={"version": n}), 409,
+                   "conflict")
+
+    # Every transition is on record with who, when and why.
+    hist = validate(api(depot, team, "GET", f"{vpath}/history", user="carol"), "GET",
+                    "/api/v1/teams/{team}/models/{model}/versions/{version}/history")
+    trail = [(e["action"], e["actor"], e["comment"]) for e in hist["items"] if e["action"] != "alias_set"]
+    assert trail == [("created", "bob", ""), ("submitted", "bob", "ready"), ("approval", "carol", "metrics ok"),
+                     ("approval", "dave", ""), ("archived", "carol", "superseded")]
+    assert hist["items"][-1]["from_state"] == "approved" and hist["items"][-1]["to_state"] == "archived"
+    aliases = validate(api(depot, team, "GET", f"{base}/aliases", user="carol"), "GET",
+                       "/api/v1/teams/{team}/models/{model}/aliases")
+    assert {a["name"]: a["version"] for a in aliases["items"]}["production"] == bad
+    assert api(depot, team, "DELETE", f"{base}/aliases/old", user="carol").status_code == 204
+    assert_problem(api(depot, team, "DELETE", f"{base}/aliases/old", user="carol"), 404, "not-found")
+    model_hist = validate(api(depot, team, "GET", f"{base}/history?limit=5"), "GET",
+                          "/api/v1/teams/{team}/models/{model}/history")
+    assert len(model_hist["items"]) == 5 and model_hist["next_cursor"]
+
+
+def test_concurrent_version_creation_yields_distinct_numbers(depot, team, model):
+    before = validate(api(depot, team, "GET", "/models/resnet"), "GET",
+                      "/api/v1/teams/{team}/models/{model}")["version_count"]
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda i: api(depot, team, "POST", "/models/resnet/versions",
+                                              body={"description": f"run {i}"}), range(8)))
+    assert all(r.status_code == 201 for r in results), [r.text for r in results]
+    numbers = sorted(r.json()["number"] for r in results)
+    assert numbers == list(range(before + 1, before + 9))
+    versions = validate(api(depot, team, "GET", "/models/resnet/versions?limit=3"), "GET",
+                        "/api/v1/teams/{team}/models/{model}/versions")
+    assert [v["number"] for v in versions["items"]] == [before + 8, before + 7, before + 6]
+
+
+def test_other_teams_see_nothing_and_bad_input_changes_nothing(depot, team, model):
+    erin = team["tokens"]["erin"]
+    # Outside the team: every resource answers 404, as if it did not exist.
+    for path in ("", "/models", "/models/resnet", "/models/resnet/versions/1", "/members"):
+        assert_problem(call(depot, "GET", f"/api/v1/teams/{team['name']}{path}", token=erin), 404, "not-found")
+    assert team["name"] not in [t["name"] for t in validate(call(depot, "GET", "/api/v1/teams", token=erin), "GET",
+                                                             "/api/v1/teams")["items"]]
+    erin_s3 = depot.client("erin")
+    listed = erin_s3.list_objects_v2(Bucket=VIEW, Delimiter="/")
+    # erin's own team has no model yet, so the view holds no key for her at all.
+    assert listed.get("CommonPrefixes", []) == [] and listed.get("Contents", []) == []
+    expect_error("NoSuchKey", 404, erin_s3.get_object, Bucket=VIEW, Key=f"{team['name']}/resnet/1/config.json")
+    assert_problem(call(depot, "POST", "/api/v1/teams", token=team["tokens"]["bob"], body={"name": "x"}), 403,
+                   "access-denied")
+
+    # Bad input: precise problems, and no version, model or alias appears.
+    rows = depot.db.table_counts()
+    versions_before = depot.db.scalar("SELECT count(*) FROM model_versions")
+    bad = [
+        ("POST", "/models", {"name": "Bad Name", "bucket": model["bucket"], "prefix": "x/"}, 400),
+        ("POST", "/models", {"name": "m2", "bucket": model["bucket"], "prefix": "no-slash"}, 400),
+        ("POST", "/models", {"name": "m3", "bucket": "no-such-bucket-xyz", "prefix": ""}, 404),
+        ("POST", "/models", {"name": "resnet", "bucket": model["bucket"], "prefix": "work/resnet/"}, 409),
+        ("POST", "/models/resnet/versions", {"label": "123"}, 400),
+        ("POST", "/models/resnet/versions", {"label": "v1.0.0"}, 409),
+        ("POST", "/models/resnet/versions", {"parent": 9999}, 400),
+        ("POST", "/models/resnet/versions", {"metrics": [1, 2]}, 400),
+        ("POST", "/models/resnet/versions", {"colour": "blue"}, 400),
+        ("PUT", "/models/resnet/aliases/9lives", {"version": 1}, 400),
+        ("PUT", "/models/resnet/aliases/v1.0.0", {"version": 1}, 409),
+        ("PUT", "/models/resnet/aliases/canary", {"version": 4242}, 404),
+        ("GET", "/models/resnet/versions/1/diff", None, 400),
+        ("GET", "/models/resnet/versions?limit=0", None, 400),
+        ("GET", "/models/resnet/versions?cursor=garbage", None, 400),
+        ("GET", "/models/nope", None, 404),
+    ]
+    for method, path, body, status in bad:
+        user = "carol" if "/aliases/" in path else "bob"
+        r = api(depot, team, method, path, user=user, body=body)
+        assert r.status_code == status, (method, path, r.status_code, r.text)
+        assert r.headers["Content-Type"] == "application/problem+json"
+    assert depot.db.scalar("SELECT count(*) FROM model_versions") == versions_before
+    assert depot.db.table_counts() == rows
+    # A reader cannot create versions.
+    assert api(depot, team, "PUT", "/members/erin", user="alice", body={"role": "reader"}).status_code == 200
+    assert_problem(call(depot, "POST", f"/api/v1/teams/{team['name']}/models/resnet/versions", token=erin, body={}),
+                   403, "access-denied")
+    assert api(depot, team, "DELETE", "/members/erin", user="alice").status_code == 204
