@@ -133,13 +133,27 @@ model_version version_of(const pg::row& r)
     return v;
 }
 
-model_file file_of(const pg::row& r)
+/// path, size, sha256, etag, content_type starting at column `col`.
+model_file file_of(const pg::row& r, int col = 0)
 {
-    return model_file{.path = r.str(0),
-                      .size = static_cast<std::uint64_t>(r.i64(1)),
-                      .sha256 = r.opt_bytea(2).value_or(""),
-                      .etag = r.str(3),
-                      .content_type = r.opt_str(4)};
+    return model_file{.path = r.str(col),
+                      .size = static_cast<std::uint64_t>(r.i64(col + 1)),
+                      .sha256 = r.opt_bytea(col + 2).value_or(""),
+                      .etag = r.str(col + 3),
+                      .content_type = r.opt_str(col + 4)};
+}
+
+/// The segments of one file of a version ($1 version id, $2 path), in order, for segments_of.
+constexpr const char* file_segments_sql =
+    "SELECT s.blob_id, b.store_id, s.blob_offset, s.length FROM model_file_segments s "
+    "JOIN blobs b ON b.id = s.blob_id WHERE s.version_id = $1 AND s.path = $2 ORDER BY s.ordinal";
+
+/// The details of an alias event: {"alias": name, "from": number|null, "to": number|null}. Alias names are
+/// [A-Za-z0-9._-] only, so nothing needs escaping.
+std::string alias_details(std::string_view name, std::optional<std::string> from, std::optional<int> to)
+{
+    return "{\"alias\":\"" + std::string(name) + "\",\"from\":" + from.value_or("null") +
+           ",\"to\":" + (to ? std::to_string(*to) : std::string("null")) + "}";
 }
 
 bool all_digits(std::string_view s)
@@ -158,6 +172,30 @@ asio::awaitable<void> record(pg::connection& c, std::int64_t model_id, std::opti
         "INSERT INTO model_events (model_id, version_id, action, actor, comment, from_state, to_state, "
         "details) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb)",
         model_id, version_id, action, actor, comment, from_state, to_state, details);
+}
+
+/// Inside a transaction: points alias `name` at version `version_id` (number `number`) and records the move
+/// with the version it left. Returns the alias's updated_at (epoch ms).
+asio::awaitable<std::int64_t> move_alias(pg::connection& c, std::int64_t model_id, std::string_view name,
+                                         std::int64_t version_id, int number, std::string_view actor)
+{
+    auto before =
+        co_await sql(c,
+                     "SELECT v.number FROM model_aliases a JOIN model_versions v ON v.id = a.version_id "
+                     "WHERE a.model_id = $1 AND a.name = $2 FOR UPDATE OF a",
+                     model_id, name);
+    auto rs =
+        co_await sql(c,
+                     "INSERT INTO model_aliases (model_id, name, version_id, updated_by) VALUES ($1, $2, $3, "
+                     "$4) ON CONFLICT (model_id, name) DO UPDATE SET version_id = excluded.version_id, "
+                     "updated_by = excluded.updated_by, updated_at = now() RETURNING " DEPOT_MS("updated_at"),
+                     model_id, name, version_id, actor);
+    std::optional<std::string> from;
+    if (!before.empty())
+        from = before[0].str(0);
+    co_await record(c, model_id, version_id, "alias_set", actor, "", std::nullopt, std::nullopt,
+                    alias_details(name, from, number));
+    co_return rs[0].i64(0);
 }
 
 /// Streams segments through SHA-256.
@@ -432,12 +470,7 @@ asio::awaitable<result<void>> model_registry::hash_version_files(std::int64_t ve
                              version_id);
     for (auto row : rows) {
         const auto path = row.str(0);
-        auto segs =
-            co_await sql(*conn,
-                         "SELECT s.blob_id, b.store_id, s.blob_offset, s.length FROM model_file_segments s "
-                         "JOIN blobs b ON b.id = s.blob_id WHERE s.version_id = $1 AND s.path = $2 "
-                         "ORDER BY s.ordinal",
-                         version_id, path);
+        auto segs = co_await sql(*conn, file_segments_sql, version_id, path);
         auto digest = co_await hash_segments(store_, segments_of(segs));
         if (!digest)
             co_return std::move(digest).error();
@@ -516,23 +549,8 @@ asio::awaitable<result<model_version>> model_registry::create_version(const mode
             vid);
         co_await sql(c, "UPDATE models SET next_version = next_version + 1 WHERE id = $1", m.id);
         co_await record(c, m.id, vid, "created", actor, spec.description, std::nullopt, "draft");
-        const auto& guarded = m.policy.protected_aliases;
-        if (std::find(guarded.begin(), guarded.end(), "latest") == guarded.end()) {
-            auto before = co_await sql(c,
-                                       "SELECT v.number FROM model_aliases a JOIN model_versions v ON v.id = "
-                                       "a.version_id WHERE a.model_id = $1 AND a.name = 'latest'",
-                                       m.id);
-            co_await sql(
-                c,
-                "INSERT INTO model_aliases (model_id, name, version_id, updated_by) VALUES ($1, 'latest', "
-                "$2, $3) ON CONFLICT (model_id, name) DO UPDATE SET version_id = excluded.version_id, "
-                "updated_by = excluded.updated_by, updated_at = now()",
-                m.id, vid, actor);
-            std::string details = "{\"alias\":\"latest\",\"from\":" +
-                                  (before.empty() ? std::string("null") : before[0].str(0)) +
-                                  ",\"to\":" + std::to_string(number) + "}";
-            co_await record(c, m.id, vid, "alias_set", actor, "", std::nullopt, std::nullopt, details);
-        }
+        if (!m.policy.protects("latest"))
+            co_await move_alias(c, m.id, "latest", vid, static_cast<int>(number), actor);
         co_return vid;
     };
     auto created = co_await transact(pool_, work);
@@ -611,26 +629,12 @@ asio::awaitable<file_diff> model_registry::diff(std::int64_t from_version, std::
                      from_version, to_version);
     file_diff out;
     for (auto r : rs) {
-        auto old_file = [&] {
-            return model_file{.path = r.str(0),
-                              .size = static_cast<std::uint64_t>(r.i64(1)),
-                              .sha256 = r.opt_bytea(2).value_or(""),
-                              .etag = r.str(3),
-                              .content_type = r.opt_str(4)};
-        };
-        auto new_file = [&] {
-            return model_file{.path = r.str(5),
-                              .size = static_cast<std::uint64_t>(r.i64(6)),
-                              .sha256 = r.opt_bytea(7).value_or(""),
-                              .etag = r.str(8),
-                              .content_type = r.opt_str(9)};
-        };
         if (r.is_null(0))
-            out.added.push_back(new_file());
+            out.added.push_back(file_of(r, 5));
         else if (r.is_null(5))
-            out.removed.push_back(old_file());
+            out.removed.push_back(file_of(r, 0));
         else
-            out.changed.emplace_back(old_file(), new_file());
+            out.changed.emplace_back(file_of(r, 0), file_of(r, 5));
     }
     co_return out;
 }
@@ -779,8 +783,7 @@ asio::awaitable<std::vector<model_alias>> model_registry::aliases(std::int64_t m
 asio::awaitable<result<model_alias>> model_registry::set_alias(const model& m, std::string_view name,
                                                                const model_version& v, std::string_view actor)
 {
-    const auto& guarded = m.policy.protected_aliases;
-    const bool is_protected = std::find(guarded.begin(), guarded.end(), name) != guarded.end();
+    const bool is_protected = m.policy.protects(name);
     auto work = [&](pg::connection& c) -> asio::awaitable<result<model_alias>> {
         auto state = co_await sql(c, "SELECT state FROM model_versions WHERE id = $1 FOR SHARE", v.id);
         if (state.empty())
@@ -799,25 +802,11 @@ asio::awaitable<result<model_alias>> model_registry::set_alias(const model& m, s
         if (!label.empty())
             co_return make_error(errc::conflict,
                                  "'" + std::string(name) + "' is a version label of this model");
-        auto before =
-            co_await sql(c,
-                         "SELECT v.number FROM model_aliases a JOIN model_versions v ON v.id = a.version_id "
-                         "WHERE a.model_id = $1 AND a.name = $2 FOR UPDATE OF a",
-                         m.id, name);
-        auto rs = co_await sql(
-            c,
-            "INSERT INTO model_aliases (model_id, name, version_id, updated_by) VALUES ($1, $2, "
-            "$3, $4) ON CONFLICT (model_id, name) DO UPDATE SET version_id = excluded.version_id, "
-            "updated_by = excluded.updated_by, updated_at = now() RETURNING " DEPOT_MS("updated_at"),
-            m.id, name, v.id, actor);
-        std::string details = "{\"alias\":\"" + std::string(name) +
-                              "\",\"from\":" + (before.empty() ? std::string("null") : before[0].str(0)) +
-                              ",\"to\":" + std::to_string(v.number) + "}";
-        co_await record(c, m.id, v.id, "alias_set", actor, "", std::nullopt, std::nullopt, details);
+        const auto updated_at = co_await move_alias(c, m.id, name, v.id, v.number, actor);
         co_return model_alias{.name = std::string(name),
                               .version = v.number,
                               .updated_by = std::string(actor),
-                              .updated_at = from_millis(rs[0].i64(0))};
+                              .updated_at = from_millis(updated_at)};
     };
     co_return co_await transact(pool_, work);
 }
@@ -832,10 +821,8 @@ asio::awaitable<result<void>> model_registry::delete_alias(const model& m, std::
                                m.id, name);
         if (rs.empty())
             co_return make_error(errc::not_found, "No such alias");
-        std::string details =
-            "{\"alias\":\"" + std::string(name) + "\",\"from\":" + rs[0].str(1) + ",\"to\":null}";
         co_await record(c, m.id, rs[0].i64(0), "alias_deleted", actor, "", std::nullopt, std::nullopt,
-                        details);
+                        alias_details(name, rs[0].str(1), std::nullopt));
         co_return ok();
     };
     co_return co_await transact(pool_, work);
@@ -853,12 +840,7 @@ asio::awaitable<result<object_handle>> model_registry::open_file(const model_ver
     if (rs.empty())
         co_return make_error(errc::no_such_key, "The specified key does not exist.");
     auto f = file_of(rs[0]);
-    auto segs =
-        co_await sql(*conn,
-                     "SELECT s.blob_id, b.store_id, s.blob_offset, s.length FROM model_file_segments s "
-                     "JOIN blobs b ON b.id = s.blob_id WHERE s.version_id = $1 AND s.path = $2 "
-                     "ORDER BY s.ordinal",
-                     v.id, path);
+    auto segs = co_await sql(*conn, file_segments_sql, v.id, path);
     object_handle h;
     h.segments = segments_of(segs);
     h.version.key = f.path;

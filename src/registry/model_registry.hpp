@@ -22,6 +22,7 @@
 #include "registry/types.hpp"
 #include "storage/blob_store.hpp"
 
+#include <algorithm>
 #include <boost/asio/awaitable.hpp>
 #include <optional>
 #include <string>
@@ -47,6 +48,13 @@ struct approval_policy
     int required_approvals = 1;
     team_role approver_role = team_role::maintainer;
     std::vector<std::string> protected_aliases;
+
+    /// The alias can only point at an approved version.
+    bool protects(std::string_view alias) const
+    {
+        return std::find(protected_aliases.begin(), protected_aliases.end(), alias) !=
+               protected_aliases.end();
+    }
 };
 
 struct team

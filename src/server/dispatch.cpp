@@ -240,15 +240,8 @@ asio::awaitable<response> dispatch(request_context& ctx)
             res = std::move(*r);
         else
             failure = std::move(r).error();
-    } catch (const pg::error& e) {
-        log::error("database failure",
-                   {{"request_id", ctx.request_id}, {"error", e.what()}, {"sqlstate", e.sqlstate()}});
-        failure = e.sqlstate().empty()
-                      ? make_error(errc::unavailable, "Please reduce your request rate.")
-                      : make_error(errc::internal, "We encountered an internal error. Please try again.");
     } catch (const std::exception& e) {
-        log::error("request failed", {{"request_id", ctx.request_id}, {"error", e.what()}});
-        failure = make_error(errc::internal, "We encountered an internal error. Please try again.");
+        failure = error_from_exception(e, ctx.request_id);
     }
     if (failure && failure->code == errc::unavailable)
         log::warn("backend unavailable; answering 503 SlowDown", {{"request_id", ctx.request_id},

@@ -1,5 +1,7 @@
 #include "server/errors.hpp"
 
+#include "common/log.hpp"
+#include "registry/pg/pg.hpp"
 #include "s3/errors.hpp"
 #include "s3/xml.hpp"
 
@@ -45,6 +47,21 @@ response s3_error_response(const error& err, std::string_view resource, std::str
     if (!extra.empty())
         res.body.insert(res.body.rfind("</Error>"), extra);
     return res;
+}
+
+error error_from_exception(const std::exception& e, std::string_view request_id)
+{
+    if (const auto* db = dynamic_cast<const pg::error*>(&e)) {
+        log::error(
+            "database failure",
+            {{"request_id", std::string(request_id)}, {"error", db->what()}, {"sqlstate", db->sqlstate()}});
+        // No SQLSTATE: the connection failed, not the statement.
+        if (db->sqlstate().empty())
+            return make_error(errc::unavailable, "The service is temporarily unavailable; please retry.");
+    } else {
+        log::error("request failed", {{"request_id", std::string(request_id)}, {"error", e.what()}});
+    }
+    return make_error(errc::internal, "We encountered an internal error. Please try again.");
 }
 
 } // namespace depot::server

@@ -4,9 +4,9 @@
 
 #include "common/log.hpp"
 #include "common/uri.hpp"
-#include "registry/pg/pg.hpp"
 #include "server/api/http_api.hpp"
 #include "server/authenticate.hpp"
+#include "server/errors.hpp"
 #include "server/services.hpp"
 
 #include <array>
@@ -218,15 +218,8 @@ asio::awaitable<response> dispatch(request_context& ctx)
                     failure = std::move(r).error();
             }
         }
-    } catch (const pg::error& e) {
-        log::error("database failure",
-                   {{"request_id", ctx.request_id}, {"error", e.what()}, {"sqlstate", e.sqlstate()}});
-        failure = e.sqlstate().empty()
-                      ? make_error(errc::unavailable, "The service is temporarily unavailable.")
-                      : make_error(errc::internal, "We encountered an internal error.");
     } catch (const std::exception& e) {
-        log::error("request failed", {{"request_id", ctx.request_id}, {"error", e.what()}});
-        failure = make_error(errc::internal, "We encountered an internal error.");
+        failure = error_from_exception(e, ctx.request_id);
     }
     if (failure)
         res = problem_response(*failure, path, ctx.request_id);

@@ -142,10 +142,9 @@ json::object file_json(const registry::model_file& f)
 
 json::object alias_json(const registry::model& m, const registry::model_alias& a)
 {
-    const auto& guarded = m.policy.protected_aliases;
     return json::object{{"name", a.name},
                         {"version", a.version},
-                        {"protected", std::find(guarded.begin(), guarded.end(), a.name) != guarded.end()},
+                        {"protected", m.policy.protects(a.name)},
                         {"updated_by", a.updated_by},
                         {"updated_at", iso8601(a.updated_at)}};
 }
@@ -175,41 +174,70 @@ response with_etag(response res, const registry::model& m)
     return res;
 }
 
-/// ?limit= (1..1000, default 100).
-result<std::size_t> page_limit(const request_context& ctx)
+struct page_request
 {
-    auto v = ctx.param("limit");
-    if (!v)
-        return default_page;
-    std::size_t n = 0;
-    for (char c : *v) {
-        if (c < '0' || c > '9' || n > max_page)
+    std::size_t limit = default_page;
+    std::string cursor; ///< the last position of the previous page; "" for the first page
+};
+
+/// ?limit= (1..1000, default 100) and ?cursor= as a previous page's next_cursor produced it.
+result<page_request> page_of(const request_context& ctx)
+{
+    page_request p;
+    if (auto v = ctx.param("limit")) {
+        std::size_t n = 0;
+        for (char c : *v) {
+            if (c < '0' || c > '9' || n > max_page)
+                return make_error(errc::invalid_argument, "limit must be an integer from 1 to 1000", "limit");
+            n = n * 10 + static_cast<std::size_t>(c - '0');
+        }
+        if (n < 1 || n > max_page)
             return make_error(errc::invalid_argument, "limit must be an integer from 1 to 1000", "limit");
-        n = n * 10 + static_cast<std::size_t>(c - '0');
+        p.limit = n;
     }
-    if (n < 1 || n > max_page)
-        return make_error(errc::invalid_argument, "limit must be an integer from 1 to 1000", "limit");
+    if (auto v = ctx.param("cursor")) {
+        auto decoded = s3::decode_continuation_token(*v);
+        if (!decoded)
+            return make_error(errc::invalid_argument, "cursor is not one this API returned", "cursor");
+        p.cursor = std::move(*decoded);
+    }
+    return p;
+}
+
+/// A cursor that holds a number (a version number or an event id); 0 for the first page.
+result<std::int64_t> numeric_cursor(const page_request& p)
+{
+    std::int64_t n = 0;
+    for (char c : p.cursor) {
+        if (c < '0' || c > '9' || n > INT32_MAX)
+            return make_error(errc::invalid_argument, "cursor is not one this API returned", "cursor");
+        n = n * 10 + (c - '0');
+    }
     return n;
 }
 
-/// ?cursor= as produced by next_cursor (the last item's position), or "" when absent.
-result<std::string> page_cursor(const request_context& ctx)
-{
-    auto v = ctx.param("cursor");
-    if (!v)
-        return std::string();
-    auto decoded = s3::decode_continuation_token(*v);
-    if (!decoded)
-        return make_error(errc::invalid_argument, "cursor is not one this API returned", "cursor");
-    return std::move(*decoded);
-}
-
-json::object page_json(json::array items, bool more, const std::string& last)
+/// {"items": [...], "next_cursor": ...}; `next` is the position the next page starts after.
+response list_response(json::array items, const std::optional<std::string>& next = std::nullopt)
 {
     json::object o{{"items", std::move(items)}};
     o["next_cursor"] =
-        more ? json::value(json::string(s3::encode_continuation_token(last))) : json::value(nullptr);
-    return o;
+        next ? json::value(json::string(s3::encode_continuation_token(*next))) : json::value(nullptr);
+    return json_response(o);
+}
+
+/// A page of `rows` fetched with limit + 1: the extra row only tells that more follow.
+template <class Row, class Render, class Position>
+response page_response(std::vector<Row> rows, std::size_t limit, Render render, Position position)
+{
+    std::optional<std::string> next;
+    if (rows.size() > limit) {
+        rows.resize(limit);
+        next = position(rows.back());
+    }
+    json::array items;
+    for (const auto& r : rows)
+        items.push_back(render(r));
+    return list_response(std::move(items), next);
 }
 
 asio::awaitable<bool> installation_admin(request_context& ctx)
@@ -427,7 +455,7 @@ asio::awaitable<result<response>> list_teams(request_context& ctx, const path_pa
         auto role = co_await ctx.svc->models.role_of(t.id, ctx.who.user_id);
         items.push_back(team_json(t, role));
     }
-    co_return json_response(json::object{{"items", std::move(items)}, {"next_cursor", nullptr}});
+    co_return list_response(std::move(items));
 }
 
 asio::awaitable<result<response>> create_team(request_context& ctx, const path_params&)
@@ -485,7 +513,7 @@ asio::awaitable<result<response>> list_members(request_context& ctx, const path_
     auto members = co_await ctx.svc->models.members(t->team.id);
     for (const auto& m : members)
         items.push_back(member_json(m));
-    co_return json_response(json::object{{"items", std::move(items)}, {"next_cursor", nullptr}});
+    co_return list_response(std::move(items));
 }
 
 asio::awaitable<result<response>> set_member(request_context& ctx, const path_params& params)
@@ -524,24 +552,15 @@ asio::awaitable<result<response>> remove_member(request_context& ctx, const path
 
 asio::awaitable<result<response>> list_models(request_context& ctx, const path_params& params)
 {
-    auto limit = page_limit(ctx);
-    if (!limit)
-        co_return std::move(limit).error();
-    auto cursor = page_cursor(ctx);
-    if (!cursor)
-        co_return std::move(cursor).error();
+    auto p = page_of(ctx);
+    if (!p)
+        co_return std::move(p).error();
     auto t = co_await team_for(ctx, params, team_role::reader);
     if (!t)
         co_return std::move(t).error();
-    auto page = co_await ctx.svc->models.models(t->team.id, *cursor, *limit + 1);
-    const bool more = page.size() > *limit;
-    if (more)
-        page.pop_back();
-    json::array items;
-    for (const auto& m : page)
-        items.push_back(model_json(m));
-    co_return json_response(
-        page_json(std::move(items), more, page.empty() ? std::string() : page.back().name));
+    auto rows = co_await ctx.svc->models.models(t->team.id, p->cursor, p->limit + 1);
+    co_return page_response(std::move(rows), p->limit, model_json,
+                            [](const registry::model& m) { return m.name; });
 }
 
 asio::awaitable<result<response>> create_model(request_context& ctx, const path_params& params)
@@ -648,54 +667,38 @@ asio::awaitable<result<response>> update_model(request_context& ctx, const path_
 
 asio::awaitable<result<response>> model_history(request_context& ctx, const path_params& params)
 {
-    auto limit = page_limit(ctx);
-    if (!limit)
-        co_return std::move(limit).error();
-    auto cursor = page_cursor(ctx);
-    if (!cursor)
-        co_return std::move(cursor).error();
-    std::int64_t after = 0;
-    if (!cursor->empty())
-        after = std::stoll(*cursor);
+    auto p = page_of(ctx);
+    if (!p)
+        co_return std::move(p).error();
+    auto after = numeric_cursor(*p);
+    if (!after)
+        co_return std::move(after).error();
     auto m = co_await model_for(ctx, params, team_role::reader);
     if (!m)
         co_return std::move(m).error();
-    auto events = co_await ctx.svc->models.history(m->model.id, std::nullopt, after, *limit + 1);
-    const bool more = events.size() > *limit;
-    if (more)
-        events.pop_back();
-    json::array items;
-    for (const auto& e : events)
-        items.push_back(event_json(e));
-    co_return json_response(
-        page_json(std::move(items), more, events.empty() ? std::string() : std::to_string(events.back().id)));
+    auto rows = co_await ctx.svc->models.history(m->model.id, std::nullopt, *after, p->limit + 1);
+    co_return page_response(std::move(rows), p->limit, event_json,
+                            [](const registry::model_event& e) { return std::to_string(e.id); });
 }
 
 // --- versions --------------------------------------------------------------------------------------------
 
 asio::awaitable<result<response>> list_versions(request_context& ctx, const path_params& params)
 {
-    auto limit = page_limit(ctx);
-    if (!limit)
-        co_return std::move(limit).error();
-    auto cursor = page_cursor(ctx);
-    if (!cursor)
-        co_return std::move(cursor).error();
-    int before = 0;
-    if (!cursor->empty())
-        before = std::stoi(*cursor);
+    auto p = page_of(ctx);
+    if (!p)
+        co_return std::move(p).error();
+    auto before = numeric_cursor(*p);
+    if (!before)
+        co_return std::move(before).error();
     auto m = co_await model_for(ctx, params, team_role::reader);
     if (!m)
         co_return std::move(m).error();
-    auto page = co_await ctx.svc->models.versions(m->model.id, before, *limit + 1);
-    const bool more = page.size() > *limit;
-    if (more)
-        page.pop_back();
-    json::array items;
-    for (const auto& v : page)
-        items.push_back(version_json(m->model, v));
-    co_return json_response(
-        page_json(std::move(items), more, page.empty() ? std::string() : std::to_string(page.back().number)));
+    auto rows = co_await ctx.svc->models.versions(m->model.id, static_cast<int>(*before), p->limit + 1);
+    const auto& owner = m->model;
+    co_return page_response(
+        std::move(rows), p->limit, [&](const registry::model_version& v) { return version_json(owner, v); },
+        [](const registry::model_version& v) { return std::to_string(v.number); });
 }
 
 asio::awaitable<result<response>> create_version(request_context& ctx, const path_params& params)
@@ -761,24 +764,15 @@ asio::awaitable<result<response>> get_version(request_context& ctx, const path_p
 
 asio::awaitable<result<response>> list_version_files(request_context& ctx, const path_params& params)
 {
-    auto limit = page_limit(ctx);
-    if (!limit)
-        co_return std::move(limit).error();
-    auto cursor = page_cursor(ctx);
-    if (!cursor)
-        co_return std::move(cursor).error();
+    auto p = page_of(ctx);
+    if (!p)
+        co_return std::move(p).error();
     auto v = co_await version_for(ctx, params, team_role::reader);
     if (!v)
         co_return std::move(v).error();
-    auto files = co_await ctx.svc->models.files(v->version.id, *cursor, *limit + 1);
-    const bool more = files.size() > *limit;
-    if (more)
-        files.pop_back();
-    json::array items;
-    for (const auto& f : files)
-        items.push_back(file_json(f));
-    co_return json_response(
-        page_json(std::move(items), more, files.empty() ? std::string() : files.back().path));
+    auto rows = co_await ctx.svc->models.files(v->version.id, p->cursor, p->limit + 1);
+    co_return page_response(std::move(rows), p->limit, file_json,
+                            [](const registry::model_file& f) { return f.path; });
 }
 
 asio::awaitable<result<response>> diff_versions(request_context& ctx, const path_params& params)
@@ -845,7 +839,7 @@ asio::awaitable<result<response>> version_history(request_context& ctx, const pa
     json::array items;
     for (const auto& e : events)
         items.push_back(event_json(e));
-    co_return json_response(json::object{{"items", std::move(items)}, {"next_cursor", nullptr}});
+    co_return list_response(std::move(items));
 }
 
 // --- aliases ---------------------------------------------------------------------------------------------
@@ -859,7 +853,7 @@ asio::awaitable<result<response>> list_aliases(request_context& ctx, const path_
     auto aliases = co_await ctx.svc->models.aliases(m->model.id);
     for (const auto& a : aliases)
         items.push_back(alias_json(m->model, a));
-    co_return json_response(json::object{{"items", std::move(items)}, {"next_cursor", nullptr}});
+    co_return list_response(std::move(items));
 }
 
 asio::awaitable<result<response>> set_alias(request_context& ctx, const path_params& params)
