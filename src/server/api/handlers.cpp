@@ -131,29 +131,35 @@ asio::awaitable<result<response>> create_object_from_digest(request_context& ctx
         }
     }
 
-    // Only content the caller can already read may be referenced: a digest is not a capability.
-    auto source =
-        co_await ctx.svc->catalog.find_source(ctx.who.user_id, *digest, static_cast<std::uint64_t>(*size));
-    if (!source)
-        co_return make_error(errc::not_found,
-                             "No object you can read has this SHA-256 and size; upload the bytes");
-    auto source_bucket = co_await ctx.svc->buckets.get(source->bucket);
-    if (!source_bucket)
-        co_return make_error(errc::conflict, "The matching content went away meanwhile; retry");
-    registry::copy_object_request copy{.source_bucket = &*source_bucket,
-                                       .source_key = source->key,
-                                       .target = &*target,
-                                       .key = std::move(*key),
-                                       .owner_id = ctx.who.user_id,
-                                       .replace_headers = std::move(headers),
-                                       .expected_source_row = source->version_row,
-                                       .source_version_pinned = true};
-    auto created = co_await ctx.svc->objects.copy_object(std::move(copy));
-    if (!created) {
-        if (created.error().code == errc::no_such_key || created.error().code == errc::precondition_failed)
-            co_return make_error(errc::conflict, "The matching content went away meanwhile; retry");
-        co_return std::move(created).error();
+    // Only content the caller can already read may be referenced: a digest is not a capability. The object
+    // found can be overwritten or deleted before the copy commits (a concurrent push of the same content
+    // under several keys does exactly that); then another readable object with the content is looked for.
+    std::optional<registry::object_version> created;
+    for (int attempt = 0; attempt < 5 && !created; ++attempt) {
+        auto source = co_await ctx.svc->catalog.find_source(ctx.who.user_id, *digest,
+                                                            static_cast<std::uint64_t>(*size));
+        if (!source)
+            co_return make_error(errc::not_found,
+                                 "No object you can read has this SHA-256 and size; upload the bytes");
+        auto source_bucket = co_await ctx.svc->buckets.get(source->bucket);
+        if (!source_bucket)
+            continue;
+        registry::copy_object_request copy{.source_bucket = &*source_bucket,
+                                           .source_key = source->key,
+                                           .target = &*target,
+                                           .key = *key,
+                                           .owner_id = ctx.who.user_id,
+                                           .replace_headers = headers,
+                                           .expected_source_row = source->version_row,
+                                           .source_version_pinned = true};
+        auto copied = co_await ctx.svc->objects.copy_object(std::move(copy));
+        if (copied)
+            created = std::move(*copied);
+        else if (copied.error().code != errc::no_such_key && copied.error().code != errc::precondition_failed)
+            co_return std::move(copied).error();
     }
+    if (!created)
+        co_return make_error(errc::conflict, "The matching content kept changing meanwhile; retry");
     json::object out{{"bucket", target->name},
                      {"key", created->key},
                      {"version_id", created->version_id},
