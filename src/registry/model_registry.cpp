@@ -780,11 +780,58 @@ asio::awaitable<std::vector<model_alias>> model_registry::aliases(std::int64_t m
     co_return out;
 }
 
+std::string alias_etag(const model_alias& a)
+{
+    return "\"" + std::to_string(a.version) + "-" +
+           std::to_string(
+               std::chrono::duration_cast<std::chrono::milliseconds>(a.updated_at.time_since_epoch())
+                   .count()) +
+           "\"";
+}
+
+namespace {
+
+/// Inside a transaction: locks alias `name` and checks an If-Match precondition against it.
+asio::awaitable<result<void>> check_alias_precondition(pg::connection& c, std::int64_t model_id,
+                                                       std::string_view name,
+                                                       const std::optional<std::string>& if_match)
+{
+    auto rs = co_await sql(c,
+                           "SELECT v.number, a.updated_by, " DEPOT_MS(
+                               "a.updated_at") " FROM model_aliases a JOIN model_versions v ON v.id = "
+                                               "a.version_id WHERE a.model_id = $1 AND a.name = $2 "
+                                               "FOR UPDATE OF a",
+                           model_id, name);
+    if (!if_match)
+        co_return ok();
+    if (rs.empty())
+        co_return make_error(errc::precondition_failed,
+                             "If-Match: the alias '" + std::string(name) + "' does not exist");
+    const model_alias current{.name = std::string(name),
+                              .version = static_cast<int>(rs[0].i64(0)),
+                              .updated_by = rs[0].str(1),
+                              .updated_at = from_millis(rs[0].i64(2))};
+    std::string_view wanted = *if_match;
+    if (wanted.starts_with("W/"))
+        wanted.remove_prefix(2);
+    if (wanted != "*" && wanted != alias_etag(current))
+        co_return make_error(errc::precondition_failed,
+                             "If-Match: the alias '" + std::string(name) + "' moved since it was read (now " +
+                                 alias_etag(current) + ", version " + std::to_string(current.version) + ")");
+    co_return ok();
+}
+
+} // namespace
+
 asio::awaitable<result<model_alias>> model_registry::set_alias(const model& m, std::string_view name,
-                                                               const model_version& v, std::string_view actor)
+                                                               const model_version& v, std::string_view actor,
+                                                               std::optional<std::string> if_match)
 {
     const bool is_protected = m.policy.protects(name);
     auto work = [&](pg::connection& c) -> asio::awaitable<result<model_alias>> {
+        auto precondition = co_await check_alias_precondition(c, m.id, name, if_match);
+        if (!precondition)
+            co_return std::move(precondition).error();
         auto state = co_await sql(c, "SELECT state FROM model_versions WHERE id = $1 FOR SHARE", v.id);
         if (state.empty())
             co_return make_error(errc::not_found, "No such version");
@@ -812,9 +859,13 @@ asio::awaitable<result<model_alias>> model_registry::set_alias(const model& m, s
 }
 
 asio::awaitable<result<void>> model_registry::delete_alias(const model& m, std::string_view name,
-                                                           std::string_view actor)
+                                                           std::string_view actor,
+                                                           std::optional<std::string> if_match)
 {
     auto work = [&](pg::connection& c) -> asio::awaitable<result<void>> {
+        auto precondition = co_await check_alias_precondition(c, m.id, name, if_match);
+        if (!precondition)
+            co_return std::move(precondition).error();
         auto rs = co_await sql(c,
                                "DELETE FROM model_aliases a USING model_versions v WHERE a.model_id = $1 AND "
                                "a.name = $2 AND v.id = a.version_id RETURNING v.id, v.number",

@@ -165,6 +165,9 @@ struct model_alias
     time_point updated_at;
 };
 
+/// An alias's entity tag (quoted): it changes whenever the alias moves.
+std::string alias_etag(const model_alias& a);
+
 struct model_event
 {
     std::int64_t id = 0;
@@ -254,9 +257,13 @@ public:
     asio::awaitable<std::vector<model_alias>> aliases(std::int64_t model_id);
     /// conflict: the alias is protected and the version not approved, the version is archived, or the name
     /// is a version label.
+    /// `if_match`: the alias's ETag as the caller last read it (alias_etag), or "*" for "must exist";
+    /// precondition_failed when it moved (or does not exist) since.
     asio::awaitable<result<model_alias>> set_alias(const model& m, std::string_view name,
-                                                   const model_version& v, std::string_view actor);
-    asio::awaitable<result<void>> delete_alias(const model& m, std::string_view name, std::string_view actor);
+                                                   const model_version& v, std::string_view actor,
+                                                   std::optional<std::string> if_match = std::nullopt);
+    asio::awaitable<result<void>> delete_alias(const model& m, std::string_view name, std::string_view actor,
+                                               std::optional<std::string> if_match = std::nullopt);
 
     /// A version's file ready to read (segments hold blob references of the version). not_found.
     asio::awaitable<result<object_handle>> open_file(const model_version& v, std::string_view path);

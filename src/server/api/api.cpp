@@ -25,7 +25,7 @@ struct route
     handler fn;
 };
 
-constexpr std::array<route, 32> routes = {{
+constexpr std::array<route, 33> routes = {{
     {http::verb::get, "/whoami", "whoami", whoami},
     {http::verb::post, "/content/lookup", "lookupContent", lookup_content},
     {http::verb::get, "/usage", "getUsage", owner_usage},
@@ -63,6 +63,7 @@ constexpr std::array<route, 32> routes = {{
     {http::verb::post, "/teams/{team}/models/{model}/versions/{version}/archive", "archiveVersion",
      archive_version},
     {http::verb::get, "/teams/{team}/models/{model}/aliases", "listAliases", list_aliases},
+    {http::verb::get, "/teams/{team}/models/{model}/aliases/{alias}", "getAlias", get_alias},
     {http::verb::put, "/teams/{team}/models/{model}/aliases/{alias}", "setAlias", set_alias},
     {http::verb::delete_, "/teams/{team}/models/{model}/aliases/{alias}", "deleteAlias", delete_alias},
 }};

@@ -88,6 +88,7 @@ asio::awaitable<result<response>> deprecate_version(request_context&, const path
 asio::awaitable<result<response>> archive_version(request_context&, const path_params&);
 asio::awaitable<result<response>> version_history(request_context&, const path_params&);
 asio::awaitable<result<response>> list_aliases(request_context&, const path_params&);
+asio::awaitable<result<response>> get_alias(request_context&, const path_params&);
 asio::awaitable<result<response>> set_alias(request_context&, const path_params&);
 asio::awaitable<result<response>> delete_alias(request_context&, const path_params&);
 

@@ -146,7 +146,8 @@ json::object alias_json(const registry::model& m, const registry::model_alias& a
                         {"version", a.version},
                         {"protected", m.policy.protects(a.name)},
                         {"updated_by", a.updated_by},
-                        {"updated_at", iso8601(a.updated_at)}};
+                        {"updated_at", iso8601(a.updated_at)},
+                        {"etag", registry::alias_etag(a)}};
 }
 
 json::object event_json(const registry::model_event& e)
@@ -856,6 +857,22 @@ asio::awaitable<result<response>> list_aliases(request_context& ctx, const path_
     co_return list_response(std::move(items));
 }
 
+asio::awaitable<result<response>> get_alias(request_context& ctx, const path_params& params)
+{
+    auto m = co_await model_for(ctx, params, team_role::reader);
+    if (!m)
+        co_return std::move(m).error();
+    const auto name = path_param(params, "alias");
+    auto aliases = co_await ctx.svc->models.aliases(m->model.id);
+    for (const auto& a : aliases)
+        if (a.name == name) {
+            auto res = json_response(alias_json(m->model, a));
+            res.headers.set(http::field::etag, registry::alias_etag(a));
+            co_return res;
+        }
+    co_return make_error(errc::not_found, "No such alias");
+}
+
 asio::awaitable<result<response>> set_alias(request_context& ctx, const path_params& params)
 {
     const auto name = path_param(params, "alias");
@@ -886,10 +903,15 @@ asio::awaitable<result<response>> set_alias(request_context& ctx, const path_par
     auto v = co_await ctx.svc->models.get_version(m->model, ref, false);
     if (!v)
         co_return std::move(v).error();
-    auto a = co_await ctx.svc->models.set_alias(m->model, name, *v, ctx.who.user_id);
+    std::optional<std::string> if_match;
+    if (auto h = ctx.get("if-match"))
+        if_match = std::string(*h);
+    auto a = co_await ctx.svc->models.set_alias(m->model, name, *v, ctx.who.user_id, std::move(if_match));
     if (!a)
         co_return std::move(a).error();
-    co_return json_response(alias_json(m->model, *a));
+    auto res = json_response(alias_json(m->model, *a));
+    res.headers.set(http::field::etag, registry::alias_etag(*a));
+    co_return res;
 }
 
 asio::awaitable<result<response>> delete_alias(request_context& ctx, const path_params& params)
@@ -897,8 +919,11 @@ asio::awaitable<result<response>> delete_alias(request_context& ctx, const path_
     auto m = co_await model_for(ctx, params, team_role::maintainer);
     if (!m)
         co_return std::move(m).error();
-    auto removed =
-        co_await ctx.svc->models.delete_alias(m->model, path_param(params, "alias"), ctx.who.user_id);
+    std::optional<std::string> if_match;
+    if (auto h = ctx.get("if-match"))
+        if_match = std::string(*h);
+    auto removed = co_await ctx.svc->models.delete_alias(m->model, path_param(params, "alias"),
+                                                         ctx.who.user_id, std::move(if_match));
     if (!removed)
         co_return std::move(removed).error();
     response res;
