@@ -1,5 +1,6 @@
 // depotctl: administration of a Depot installation (schema, users, access keys). It talks to PostgreSQL
 // directly with the same server key as depotd, so it works before any depotd is running.
+#include "cli.hpp"
 #include "common/secret_box.hpp"
 #include "registry/blob_collector.hpp"
 #include "registry/identity_repository.hpp"
@@ -25,6 +26,9 @@
 
 namespace asio = boost::asio;
 using namespace depot;
+using ctl::cli;
+using ctl::env_or;
+using ctl::failure;
 
 namespace {
 
@@ -44,6 +48,39 @@ Commands:
   token list USER_ID
   token revoke TOKEN_ID
 
+Model registry (through a running depotd; see "Remote options"):
+  model create TEAM/MODEL --bucket B [--prefix P] [--description D]
+  model list TEAM
+  model show TEAM/MODEL
+  version create TEAM/MODEL [VERSION FIELDS]  freeze the files under the model's prefix
+  version list TEAM/MODEL
+  version show TEAM/MODEL[:VERSION] [--files] VERSION: number, label or alias (default latest)
+  version diff TEAM/MODEL:VERSION OTHER       added, removed and changed files
+  version submit|approve|reject|deprecate|archive TEAM/MODEL:VERSION [--comment C]
+  alias set TEAM/MODEL ALIAS VERSION [--if-match ETAG]
+  alias delete TEAM/MODEL ALIAS [--if-match ETAG]
+  alias list TEAM/MODEL
+  push DIR TEAM/MODEL [VERSION FIELDS] [--no-version] [--no-delete] [--parallel N]
+       [--part-size MiB] [--multipart-threshold MiB]
+                                            upload DIR to the model's prefix (contents the server already
+                                            has are not sent again; files no longer in DIR are removed from
+                                            the prefix unless --no-delete), then create a version
+  pull TEAM/MODEL[:VERSION] DIR [--parallel N] [--models-bucket B]
+                                            download a version (SHA-256 verified; files already in DIR
+                                            with the right content are kept)
+
+VERSION FIELDS: --label L --description D --framework F --format F --parent N --run-url U
+                --labels JSON --metrics JSON
+
+Remote options (or environment):
+  --endpoint URL            DEPOT_ENDPOINT, AWS_ENDPOINT_URL (default http://127.0.0.1:9000)
+  --access-key ID --secret-key S   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
+  --profile NAME            AWS_PROFILE, in AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials
+  --token TOKEN             DEPOT_TOKEN: an API token (REST commands only; push and pull need a key)
+  --region R                AWS_REGION (default us-east-1)
+  --ca-bundle FILE          AWS_CA_BUNDLE: trusted certificates for https
+  --no-progress             no progress bars (they are drawn only on a terminal anyway)
+
 STORAGE: the blob store's depotd flags (--storage, --blob-dir, --rados-conf, --rados-user, --rados-keyring,
 --rados-pool, --rados-namespace, --rados-op-timeout) or their DEPOT_* variables, as for depotd.
 
@@ -54,31 +91,9 @@ Global options (or environment):
   --json                    machine-readable output
 )";
 
-struct cli
-{
-    std::vector<std::string> positional;
-    std::map<std::string, std::string> flags; ///< "--name" -> value ("" for switches)
-    bool has(const std::string& f) const { return flags.count(f) != 0; }
-    std::string get(const std::string& f, const std::string& fallback = {}) const
-    {
-        auto it = flags.find(f);
-        return it == flags.end() ? fallback : it->second;
-    }
-};
-
-const std::vector<std::string> switches = {"--json", "--admin", "--help", "--dry-run", "--repair"};
-
-struct failure : std::runtime_error
-{
-    int code;
-    failure(std::string m, int c = 1) : std::runtime_error(std::move(m)), code(c) {}
-};
-
-std::string env_or(const char* name, const std::string& fallback)
-{
-    const char* v = std::getenv(name);
-    return v && *v ? std::string(v) : fallback;
-}
+const std::vector<std::string> switches = {"--json",       "--admin",     "--help",
+                                           "--dry-run",    "--repair",    "--files",
+                                           "--no-version", "--no-delete", "--no-progress"};
 
 bool parse_seconds(const std::string& text, long& out)
 {
@@ -419,6 +434,17 @@ int main(int argc, char** argv)
     if (c.has("--help") || c.positional.empty()) {
         std::fputs(usage, c.positional.empty() && !c.has("--help") ? stderr : stdout);
         return c.has("--help") ? 0 : 2;
+    }
+    if (ctl::is_remote_command(c)) {
+        try {
+            return ctl::run_remote(c, usage);
+        } catch (const failure& f) {
+            std::fprintf(stderr, "depotctl: %s\n", f.what());
+            return f.code;
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "depotctl: %s\n", e.what());
+            return 1;
+        }
     }
     auto url = c.get("--database-url", env_or("DEPOT_DATABASE_URL", ""));
     if (url.empty()) {

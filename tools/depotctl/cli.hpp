@@ -1,0 +1,43 @@
+#pragma once
+/// \file
+/// depotctl's parsed command line, shared by the local (PostgreSQL) and the remote (HTTP) commands.
+
+#include <cstdlib>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace depot::ctl {
+
+struct cli
+{
+    std::vector<std::string> positional;
+    std::map<std::string, std::string> flags; ///< "--name" -> value ("" for switches)
+    bool has(const std::string& f) const { return flags.count(f) != 0; }
+    std::string get(const std::string& f, const std::string& fallback = {}) const
+    {
+        auto it = flags.find(f);
+        return it == flags.end() ? fallback : it->second;
+    }
+};
+
+/// A command failure: the message goes to stderr, `code` is the exit status (2: usage).
+struct failure : std::runtime_error
+{
+    int code;
+    failure(std::string m, int c = 1) : std::runtime_error(std::move(m)), code(c) {}
+};
+
+inline std::string env_or(const char* name, const std::string& fallback)
+{
+    const char* v = std::getenv(name);
+    return v && *v ? std::string(v) : fallback;
+}
+
+/// The remote commands (model, version, alias, push, pull): they talk to a running depotd over HTTP.
+bool is_remote_command(const cli& c);
+/// Runs one; returns the exit status. Throws `failure`.
+int run_remote(const cli& c, const char* usage);
+
+} // namespace depot::ctl
