@@ -292,173 +292,201 @@ asio::awaitable<result<parts_page>> multipart_service::list_parts(const multipar
     co_return page;
 }
 
+namespace {
+
+/// CompleteMultipartUpload's list: at least one part, in ascending order.
+result<void> check_part_list(const std::vector<completed_part_ref>& wanted)
+{
+    if (wanted.empty())
+        return make_error(errc::malformed_xml, "You must specify at least one part");
+    for (std::size_t i = 1; i < wanted.size(); ++i)
+        if (wanted[i].part_number <= wanted[i - 1].part_number)
+            return make_error(errc::invalid_part_order,
+                              "The list of parts was not in ascending order. Parts must be ordered by part "
+                              "number.");
+    return ok();
+}
+
+} // namespace
+
 asio::awaitable<result<object_version>>
 multipart_service::complete(std::int64_t bucket_id, std::string_view key, std::string_view upload_id,
                             std::vector<completed_part_ref> wanted, write_preconditions conditions)
 {
-    if (wanted.empty())
-        co_return make_error(errc::malformed_xml, "You must specify at least one part");
-    for (std::size_t i = 1; i < wanted.size(); ++i)
-        if (wanted[i].part_number <= wanted[i - 1].part_number)
-            co_return make_error(
-                errc::invalid_part_order,
-                "The list of parts was not in ascending order. Parts must be ordered by part number.");
+    if (auto listed = check_part_list(wanted); !listed)
+        co_return std::move(listed).error();
     auto upload = co_await find(bucket_id, key, upload_id);
     if (!upload)
         co_return std::move(upload).error();
-
     std::vector<std::string> unreferenced;
     auto done = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<object_version>> {
         unreferenced.clear();
-        if (!co_await lock_upload(c, upload->row, true))
-            co_return no_such_upload();
-        auto mode = co_await lock_bucket_versioning(c, bucket_id);
-        if (!mode)
-            co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-        struct stored_part
-        {
-            std::uint64_t size = 0;
-            std::string etag;
-            std::string checksum;  ///< base64, upload's algorithm
-            std::string crc64nvme; ///< raw
-            std::vector<segment> segments;
-        };
-        std::map<int, stored_part> stored;
-        auto parts = co_await sql(c,
-                                  "SELECT part_number, size, etag, coalesce(checksum, ''), crc64nvme "
-                                  "FROM multipart_parts WHERE upload_row = $1",
-                                  upload->row);
-        for (auto r : parts)
-            stored[static_cast<int>(r.i64(0))] =
-                stored_part{static_cast<std::uint64_t>(r.i64(1)), r.str(2), r.str(3), r.bytea(4), {}};
-        auto segs = co_await sql(c,
-                                 "SELECT s.part_number, s.blob_id, b.store_id, s.blob_offset, s.length "
-                                 "FROM multipart_part_segments s JOIN blobs b ON b.id = s.blob_id "
-                                 "WHERE s.upload_row = $1 ORDER BY s.part_number, s.ordinal",
-                                 upload->row);
-        for (auto r : segs)
-            stored[static_cast<int>(r.i64(0))].segments.push_back(
-                segment{.blob_row = r.i64(1),
-                        .store_id = r.str(2),
-                        .offset = static_cast<std::uint64_t>(r.i64(3)),
-                        .length = static_cast<std::uint64_t>(r.i64(4)),
-                        .part_number = static_cast<int>(r.i64(0))});
-
-        object_version v;
-        v.bucket_id = bucket_id;
-        v.key = std::string(key);
-        v.version_id = "null";
-        v.owner_id = upload->owner_id;
-        v.headers = upload->headers;
-        v.parts_count = static_cast<int>(wanted.size());
-        std::vector<segment> manifest;
-        std::vector<std::string> etags;
-        std::vector<std::string> raw_checksums;
-        std::vector<part_checksum> crcs;
-        std::vector<std::int64_t> part_numbers, part_offsets, part_sizes;
-        std::vector<std::string> part_checksums;
-        for (const auto& w : wanted) {
-            auto it = stored.find(w.part_number);
-            if (it == stored.end() || it->second.etag != s3::unquote_etag(w.etag))
-                co_return make_error(
-                    errc::invalid_part,
-                    "One or more of the specified parts could not be found. The part may not have "
-                    "been uploaded, or the specified entity tag may not match the part's entity tag.");
-        }
-        for (std::size_t i = 0; i < wanted.size(); ++i) {
-            auto it = stored.find(wanted[i].part_number);
-            if (it == stored.end() || it->second.etag != s3::unquote_etag(wanted[i].etag))
-                co_return make_error(
-                    errc::invalid_part,
-                    "One or more of the specified parts could not be found. The part may not have "
-                    "been uploaded, or the specified entity tag may not match the part's entity tag.");
-            const auto& part = it->second;
-            if (!wanted[i].checksum.empty() && wanted[i].checksum != part.checksum)
-                co_return make_error(errc::invalid_part,
-                                     "The checksum of part " + std::to_string(it->first) +
-                                         " does not match the checksum of the uploaded part.");
-            if (i + 1 < wanted.size() && part.size < limits_.min_part_size)
-                co_return make_error(errc::entity_too_small,
-                                     "Your proposed upload is smaller than the minimum allowed size");
-            part_numbers.push_back(it->first);
-            part_offsets.push_back(static_cast<std::int64_t>(v.size));
-            part_sizes.push_back(static_cast<std::int64_t>(part.size));
-            part_checksums.push_back(part.checksum);
-            v.size += part.size;
-            etags.push_back(part.etag);
-            if (upload->algorithm) {
-                auto raw = decode_checksum(*upload->algorithm, part.checksum);
-                if (raw)
-                    raw_checksums.push_back(std::move(*raw));
-                if (raw && is_crc(*upload->algorithm))
-                    crcs.push_back(part_checksum{raw_checksums.back(), part.size});
-            } else {
-                crcs.push_back(part_checksum{part.crc64nvme, part.size});
-            }
-            manifest.insert(manifest.end(), part.segments.begin(), part.segments.end());
-        }
-        auto etag = s3::multipart_etag(etags);
-        if (!etag)
-            co_return std::move(etag).error();
-        v.etag = std::move(*etag);
-        // The object's checksum: the upload's algorithm and type, or S3's default CRC64NVME over the whole
-        // object, combined from the parts' CRCs without reading a byte.
-        if (!upload->algorithm) {
-            v.checksum_algorithm = "CRC64NVME";
-            v.checksum_type = "FULL_OBJECT";
-            v.checksum_value = encode_checksum(full_object_checksum(checksum_algorithm::crc64nvme, crcs));
-        } else if (upload->type == checksum_type::composite) {
-            v.checksum_algorithm = std::string(to_string(*upload->algorithm));
-            v.checksum_type = "COMPOSITE";
-            v.checksum_value = composite_checksum(*upload->algorithm, raw_checksums);
-        } else {
-            v.checksum_algorithm = std::string(to_string(*upload->algorithm));
-            v.checksum_type = "FULL_OBJECT";
-            v.checksum_value = encode_checksum(full_object_checksum(*upload->algorithm, crcs));
-        }
-
-        if (conditions.checksum && *conditions.checksum != v.checksum_value &&
-            *conditions.checksum != v.checksum_value.substr(0, v.checksum_value.find('-')))
-            co_return make_error(errc::bad_digest,
-                                 "The " + v.checksum_algorithm +
-                                     " you specified did not match the calculated checksum.");
-        auto current = co_await lock_current(c, bucket_id, key);
-        if (auto met = check_write_conditions(conditions.if_match, conditions.if_none_match, current); !met)
-            co_return std::move(met).error();
-
-        // The listed parts' references move to the object's segments; the others are released with the
-        // upload.
-        std::vector<std::int64_t> moved, dropped;
-        for (const auto& s : manifest)
-            moved.push_back(s.blob_row);
-        for (auto& [number, part] : stored)
-            for (const auto& s : part.segments)
-                dropped.push_back(s.blob_row);
-        co_await add_references(c, moved);
-        co_await sql(c, "DELETE FROM multipart_uploads WHERE id = $1", upload->row);
-        co_await drop_references(c, dropped, unreferenced);
-
-        auto slot = co_await retire_current(c, *mode, bucket_id, key, current, unreferenced);
-        v.version_id = slot.version_id;
-        auto [row, modified] = co_await insert_version(c, v, slot.seq);
-        co_await insert_segments(c, row, manifest);
-        const std::string numbers = bigint_array(part_numbers), offsets = bigint_array(part_offsets),
-                          sizes = bigint_array(part_sizes);
-        nlohmann::json sums = part_checksums;
-        const std::string sums_json = sums.dump();
-        co_await sql(
-            c,
-            "INSERT INTO object_parts (version_row, part_number, offset_in_object, size, checksum) "
-            "SELECT $1, p.n, p.o, p.s, nullif(c.value #>> '{}', '') FROM unnest($2::bigint[], $3::bigint[], "
-            "$4::bigint[]) WITH ORDINALITY AS p(n, o, s, ord) "
-            "JOIN jsonb_array_elements($5::jsonb) WITH ORDINALITY AS c(value, ord) ON c.ord = p.ord",
-            row, numbers, offsets, sizes, sums_json);
-        v.row_id = row;
-        v.last_modified = from_millis(modified);
-        co_return v;
+        co_return co_await complete_in(c, *upload, wanted, conditions, unreferenced);
     });
     co_await remove_blobs(store_, std::move(unreferenced));
     co_return done;
+}
+
+asio::awaitable<result<object_version>>
+multipart_service::complete_in(pg::connection& c, const multipart_upload& upload,
+                               const std::vector<completed_part_ref>& wanted,
+                               const write_preconditions& conditions, std::vector<std::string>& unreferenced)
+{
+    if (auto listed = check_part_list(wanted); !listed)
+        co_return std::move(listed).error();
+    const auto bucket_id = upload.bucket_id;
+    const std::string_view key = upload.key;
+
+    if (!co_await lock_upload(c, upload.row, true))
+        co_return no_such_upload();
+    auto mode = co_await lock_bucket_versioning(c, bucket_id);
+    if (!mode)
+        co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
+    struct stored_part
+    {
+        std::uint64_t size = 0;
+        std::string etag;
+        std::string checksum;  ///< base64, upload's algorithm
+        std::string crc64nvme; ///< raw
+        std::vector<segment> segments;
+    };
+    std::map<int, stored_part> stored;
+    auto parts = co_await sql(c,
+                              "SELECT part_number, size, etag, coalesce(checksum, ''), crc64nvme "
+                              "FROM multipart_parts WHERE upload_row = $1",
+                              upload.row);
+    for (auto r : parts)
+        stored[static_cast<int>(r.i64(0))] =
+            stored_part{static_cast<std::uint64_t>(r.i64(1)), r.str(2), r.str(3), r.bytea(4), {}};
+    auto segs = co_await sql(c,
+                             "SELECT s.part_number, s.blob_id, b.store_id, s.blob_offset, s.length "
+                             "FROM multipart_part_segments s JOIN blobs b ON b.id = s.blob_id "
+                             "WHERE s.upload_row = $1 ORDER BY s.part_number, s.ordinal",
+                             upload.row);
+    for (auto r : segs)
+        stored[static_cast<int>(r.i64(0))].segments.push_back(
+            segment{.blob_row = r.i64(1),
+                    .store_id = r.str(2),
+                    .offset = static_cast<std::uint64_t>(r.i64(3)),
+                    .length = static_cast<std::uint64_t>(r.i64(4)),
+                    .part_number = static_cast<int>(r.i64(0))});
+
+    object_version v;
+    v.bucket_id = bucket_id;
+    v.key = std::string(key);
+    v.version_id = "null";
+    v.owner_id = upload.owner_id;
+    v.headers = upload.headers;
+    v.parts_count = static_cast<int>(wanted.size());
+    std::vector<segment> manifest;
+    std::vector<std::string> etags;
+    std::vector<std::string> raw_checksums;
+    std::vector<part_checksum> crcs;
+    std::vector<std::int64_t> part_numbers, part_offsets, part_sizes;
+    std::vector<std::string> part_checksums;
+    for (const auto& w : wanted) {
+        auto it = stored.find(w.part_number);
+        if (it == stored.end() || it->second.etag != s3::unquote_etag(w.etag))
+            co_return make_error(
+                errc::invalid_part,
+                "One or more of the specified parts could not be found. The part may not have "
+                "been uploaded, or the specified entity tag may not match the part's entity tag.");
+    }
+    for (std::size_t i = 0; i < wanted.size(); ++i) {
+        auto it = stored.find(wanted[i].part_number);
+        if (it == stored.end() || it->second.etag != s3::unquote_etag(wanted[i].etag))
+            co_return make_error(
+                errc::invalid_part,
+                "One or more of the specified parts could not be found. The part may not have "
+                "been uploaded, or the specified entity tag may not match the part's entity tag.");
+        const auto& part = it->second;
+        if (!wanted[i].checksum.empty() && wanted[i].checksum != part.checksum)
+            co_return make_error(errc::invalid_part,
+                                 "The checksum of part " + std::to_string(it->first) +
+                                     " does not match the checksum of the uploaded part.");
+        if (i + 1 < wanted.size() && part.size < limits_.min_part_size)
+            co_return make_error(errc::entity_too_small,
+                                 "Your proposed upload is smaller than the minimum allowed size");
+        part_numbers.push_back(it->first);
+        part_offsets.push_back(static_cast<std::int64_t>(v.size));
+        part_sizes.push_back(static_cast<std::int64_t>(part.size));
+        part_checksums.push_back(part.checksum);
+        v.size += part.size;
+        etags.push_back(part.etag);
+        if (upload.algorithm) {
+            auto raw = decode_checksum(*upload.algorithm, part.checksum);
+            if (raw)
+                raw_checksums.push_back(std::move(*raw));
+            if (raw && is_crc(*upload.algorithm))
+                crcs.push_back(part_checksum{raw_checksums.back(), part.size});
+        } else {
+            crcs.push_back(part_checksum{part.crc64nvme, part.size});
+        }
+        manifest.insert(manifest.end(), part.segments.begin(), part.segments.end());
+    }
+    auto etag = s3::multipart_etag(etags);
+    if (!etag)
+        co_return std::move(etag).error();
+    v.etag = std::move(*etag);
+    // The object's checksum: the upload's algorithm and type, or S3's default CRC64NVME over the whole
+    // object, combined from the parts' CRCs without reading a byte.
+    if (!upload.algorithm) {
+        v.checksum_algorithm = "CRC64NVME";
+        v.checksum_type = "FULL_OBJECT";
+        v.checksum_value = encode_checksum(full_object_checksum(checksum_algorithm::crc64nvme, crcs));
+    } else if (upload.type == checksum_type::composite) {
+        v.checksum_algorithm = std::string(to_string(*upload.algorithm));
+        v.checksum_type = "COMPOSITE";
+        v.checksum_value = composite_checksum(*upload.algorithm, raw_checksums);
+    } else {
+        v.checksum_algorithm = std::string(to_string(*upload.algorithm));
+        v.checksum_type = "FULL_OBJECT";
+        v.checksum_value = encode_checksum(full_object_checksum(*upload.algorithm, crcs));
+    }
+
+    if (conditions.checksum && *conditions.checksum != v.checksum_value &&
+        *conditions.checksum != v.checksum_value.substr(0, v.checksum_value.find('-')))
+        co_return make_error(errc::bad_digest, "The " + v.checksum_algorithm +
+                                                   " you specified did not match the calculated checksum.");
+    auto current = co_await lock_current(c, bucket_id, key);
+    if (auto met = check_write_conditions(conditions.if_match, conditions.if_none_match, current); !met)
+        co_return std::move(met).error();
+
+    // The listed parts' references move to the object's segments; the others are released with the
+    // upload.
+    std::vector<std::int64_t> moved, dropped;
+    for (const auto& s : manifest)
+        moved.push_back(s.blob_row);
+    for (auto& [number, part] : stored)
+        for (const auto& s : part.segments)
+            dropped.push_back(s.blob_row);
+    co_await add_references(c, moved);
+    co_await sql(c, "DELETE FROM multipart_uploads WHERE id = $1", upload.row);
+    co_await drop_references(c, dropped, unreferenced);
+
+    auto slot = co_await retire_current(c, *mode, bucket_id, key, current, unreferenced);
+    v.version_id = slot.version_id;
+    auto [row, modified] = co_await insert_version(c, v, slot.seq);
+    co_await insert_segments(c, row, manifest);
+    const std::string numbers = bigint_array(part_numbers), offsets = bigint_array(part_offsets),
+                      sizes = bigint_array(part_sizes);
+    nlohmann::json sums = part_checksums;
+    const std::string sums_json = sums.dump();
+    co_await sql(
+        c,
+        "INSERT INTO object_parts (version_row, part_number, offset_in_object, size, checksum) "
+        "SELECT $1, p.n, p.o, p.s, nullif(c.value #>> '{}', '') FROM unnest($2::bigint[], $3::bigint[], "
+        "$4::bigint[]) WITH ORDINALITY AS p(n, o, s, ord) "
+        "JOIN jsonb_array_elements($5::jsonb) WITH ORDINALITY AS c(value, ord) ON c.ord = p.ord",
+        row, numbers, offsets, sizes, sums_json);
+    v.row_id = row;
+    v.last_modified = from_millis(modified);
+    co_return v;
+}
+
+asio::awaitable<void> multipart_service::release(std::vector<std::string> unreferenced)
+{
+    co_await remove_blobs(store_, std::move(unreferenced));
 }
 
 asio::awaitable<bool> multipart_service::abort_row(pg::connection& c, std::int64_t row,

@@ -131,6 +131,16 @@ public:
                                                      std::vector<completed_part_ref> parts,
                                                      write_preconditions conditions = {});
 
+    /// `complete` inside the caller's transaction (for an upload `find` returned), so that several uploads
+    /// and what follows commit together. Blobs that lost their last reference are added to `unreferenced`;
+    /// pass them to `release` after the commit.
+    asio::awaitable<result<object_version>> complete_in(pg::connection& c, const multipart_upload& upload,
+                                                        const std::vector<completed_part_ref>& parts,
+                                                        const write_preconditions& conditions,
+                                                        std::vector<std::string>& unreferenced);
+    /// Deletes blobs that lost their last reference in a committed transaction.
+    asio::awaitable<void> release(std::vector<std::string> unreferenced);
+
     /// no_such_upload when it does not exist (anymore).
     asio::awaitable<result<void>> abort(std::int64_t bucket_id, std::string_view key,
                                         std::string_view upload_id);
