@@ -518,25 +518,36 @@ asio::awaitable<result<model_version>> model_registry::create_version(const mode
                          m.id, number, spec.label, spec.description, spec.framework, spec.format, spec.parent,
                          spec.run_url, spec.labels_json, spec.metrics_json, actor);
         const auto vid = inserted[0].i64(0);
-        // Directory markers (the prefix itself, empty keys ending in '/') are not files.
-        constexpr const char* current =
-            "FROM object_versions o WHERE o.bucket_id = $2 AND o.key > $3 AND ($4 = '' OR o.key < $4) "
-            "AND o.superseded_seq IS NULL AND NOT o.is_delete_marker AND NOT (o.size = 0 AND o.key LIKE "
-            "'%/') ";
-        co_await sql(
-            c,
-            std::string("INSERT INTO model_files (version_id, path, size, sha256, etag, content_type) "
-                        "SELECT $1, substr(o.key, char_length($3) + 1), o.size, o.sha256, o.etag, "
-                        "o.content_type ") +
-                current,
-            vid, m.bucket_id, m.prefix, upper);
-        co_await sql(
-            c,
-            std::string("INSERT INTO model_file_segments (version_id, path, ordinal, blob_id, blob_offset, "
-                        "length) SELECT $1, substr(o.key, char_length($3) + 1), s.ordinal, s.blob_id, "
-                        "s.blob_offset, s.length FROM object_segments s JOIN (SELECT o.id, o.key ") +
-                current + ") o ON o.id = s.version_row",
-            vid, m.bucket_id, m.prefix, upper);
+        if (spec.before_freeze) {
+            auto published = co_await spec.before_freeze(c);
+            if (!published)
+                co_return std::move(published).error();
+        }
+        // The object rows visible now (or at the snapshot's sequence number $5). Directory markers (the
+        // prefix itself, empty keys ending in '/') are not files.
+        const std::string visible =
+            std::string(
+                "FROM object_versions o WHERE o.bucket_id = $2 AND o.key > $3 AND ($4 = '' OR o.key < "
+                "$4) AND NOT o.is_delete_marker AND NOT (o.size = 0 AND o.key LIKE '%/') AND ") +
+            (spec.as_of_seq ? "o.created_seq <= $5 AND (o.superseded_seq IS NULL OR o.superseded_seq > $5) "
+                            : "o.superseded_seq IS NULL ");
+        const std::string files_sql = "INSERT INTO model_files (version_id, path, size, sha256, etag, "
+                                      "content_type) SELECT $1, substr(o.key, char_length($3) + 1), o.size, "
+                                      "o.sha256, o.etag, o.content_type " +
+                                      visible;
+        const std::string segments_sql =
+            "INSERT INTO model_file_segments (version_id, path, ordinal, blob_id, blob_offset, length) "
+            "SELECT "
+            "$1, substr(o.key, char_length($3) + 1), s.ordinal, s.blob_id, s.blob_offset, s.length FROM "
+            "object_segments s JOIN (SELECT o.id, o.key " +
+            visible + ") o ON o.id = s.version_row";
+        if (spec.as_of_seq) {
+            co_await sql(c, files_sql, vid, m.bucket_id, m.prefix, upper, *spec.as_of_seq);
+            co_await sql(c, segments_sql, vid, m.bucket_id, m.prefix, upper, *spec.as_of_seq);
+        } else {
+            co_await sql(c, files_sql, vid, m.bucket_id, m.prefix, upper);
+            co_await sql(c, segments_sql, vid, m.bucket_id, m.prefix, upper);
+        }
         co_await sql(
             c,
             "UPDATE blobs b SET refcount = b.refcount + n.k FROM (SELECT blob_id, count(*) AS k FROM "

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <boost/asio/awaitable.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -123,6 +124,12 @@ struct version_spec
     std::string run_url;
     std::string labels_json = "{}";  ///< a JSON object
     std::string metrics_json = "{}"; ///< a JSON object
+    /// Freeze the prefix as it was at this commit sequence number (a snapshot's) instead of now.
+    std::optional<std::int64_t> as_of_seq;
+    /// Runs inside the version's transaction after the bucket is locked and before the files are frozen
+    /// (e.g. completing multipart uploads into the prefix, so that they and the version commit together or
+    /// not at all). May run more than once when the transaction is retried.
+    std::function<asio::awaitable<result<void>>(pg::connection&)> before_freeze;
 };
 
 struct model_version

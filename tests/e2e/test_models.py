@@ -162,7 +162,9 @@ def test_versions_freeze_files_and_old_versions_read_back_byte_identical(depot, 
 def test_the_view_lists_like_a_bucket(depot, team, model):
     s3 = depot.client("bob")
     root = s3.list_objects_v2(Bucket=VIEW, Delimiter="/")
-    assert [p["Prefix"] for p in root.get("CommonPrefixes", [])] == [team["name"] + "/"]
+    # bob's teams (other test modules may have made him a member of theirs), never erin's.
+    teams = [p["Prefix"] for p in root.get("CommonPrefixes", [])]
+    assert team["name"] + "/" in teams and team["other"] + "/" not in teams and teams == sorted(teams)
     refs = s3.list_objects_v2(Bucket=VIEW, Prefix=f"{team['name']}/resnet/", Delimiter="/")
     names = [p["Prefix"].split("/")[2] for p in refs["CommonPrefixes"]]
     assert names == sorted(names, key=lambda n: n + "/") and {"1", "latest", "v1.0.0"} <= set(names)
@@ -341,3 +343,58 @@ def test_other_teams_see_nothing_and_bad_input_changes_nothing(depot, team, mode
     assert_problem(call(depot, "POST", f"/api/v1/teams/{team['name']}/models/resnet/versions", token=erin, body={}),
                    403, "access-denied")
     assert api(depot, team, "DELETE", "/members/erin", user="alice").status_code == 204
+
+
+def test_version_from_multipart_uploads_commits_all_or_nothing(depot, team, model):
+    """POST .../versions with `uploads`: the multipart uploads are completed into the prefix in the version's
+    transaction. A bad part in one upload leaves every upload open, no object and no version."""
+    s3, bucket = depot.client("bob"), model["bucket"]
+    bodies = {"late/a.bin": os.urandom(5 << 20) + b"a-tail", "late/b.bin": b"b" * 1000}
+
+    def start(path: str) -> dict:
+        key = "work/resnet/" + path
+        upload_id = s3.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"]
+        data, parts, n = bodies[path], [], 1
+        for offset in range(0, len(data), 5 << 20):
+            etag = s3.upload_part(Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=n,
+                                  Body=data[offset:offset + (5 << 20)])["ETag"]
+            parts.append({"part_number": n, "etag": etag})
+            n += 1
+        return {"path": path, "upload_id": upload_id, "parts": parts}
+
+    uploads = [start(p) for p in bodies]
+    open_uploads = lambda: {u["UploadId"] for u in s3.list_multipart_uploads(Bucket=bucket).get("Uploads", [])}
+    assert {u["upload_id"] for u in uploads} <= open_uploads()
+    count = validate(api(depot, team, "GET", "/models/resnet"), "GET", "/api/v1/teams/{team}/models/{model}")[
+        "version_count"]
+
+    # One wrong ETag, an unknown upload, a path listed twice, a malformed part: nothing changes.
+    wrong = [uploads[0], {**uploads[1], "parts": [{"part_number": 1, "etag": '"' + "0" * 32 + '"'}]}]
+    rows = depot.db.table_counts()
+    for body, status, kind in (
+        ({"uploads": wrong}, 400, "invalid-part"),
+        ({"uploads": [{**uploads[0], "upload_id": "nope"}]}, 404, "no-such-upload"),
+        ({"uploads": [uploads[0], uploads[0]]}, 400, "invalid-argument"),
+        ({"uploads": [{**uploads[0], "parts": [{"part_number": 0, "etag": "x"}]}]}, 400, "invalid-argument"),
+        ({"uploads": []}, 400, "invalid-argument"),
+    ):
+        assert_problem(api(depot, team, "POST", "/models/resnet/versions", body=body), status, kind)
+    assert depot.db.table_counts() == rows
+    assert {u["upload_id"] for u in uploads} <= open_uploads()
+    for path in bodies:
+        expect_error("NoSuchKey", 404, s3.get_object, Bucket=bucket, Key="work/resnet/" + path)
+
+    # Right: both uploads become objects and the version holds them (and the rest of the prefix).
+    r = api(depot, team, "POST", "/models/resnet/versions", body={"uploads": uploads, "description": "late files"})
+    v = validate(r, "POST", "/api/v1/teams/{team}/models/{model}/versions")
+    assert v["number"] == count + 1
+    assert not ({u["upload_id"] for u in uploads} & open_uploads())
+    files = {f["path"]: f for f in api(depot, team, "GET", f"/models/resnet/versions/{v['number']}/files").json()[
+        "items"]}
+    for path, data in bodies.items():
+        assert files[path]["sha256"] == hashlib.sha256(data).hexdigest() and files[path]["size"] == len(data)
+        assert s3.get_object(Bucket=bucket, Key="work/resnet/" + path)["Body"].read() == data
+        assert view_get(depot, team, str(v["number"]), path) == data
+    # Completed uploads cannot be completed again.
+    assert_problem(api(depot, team, "POST", "/models/resnet/versions", body={"uploads": uploads[:1]}), 404,
+                   "no-such-upload")

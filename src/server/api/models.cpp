@@ -11,6 +11,7 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <set>
 
 namespace depot::server::api {
 namespace {
@@ -702,6 +703,81 @@ asio::awaitable<result<response>> list_versions(request_context& ctx, const path
         [](const registry::model_version& v) { return std::to_string(v.number); });
 }
 
+/// A multipart upload to complete into the model's prefix as part of a new version.
+struct upload_completion
+{
+    std::string path;
+    registry::multipart_upload upload;
+    std::vector<registry::completed_part_ref> parts;
+};
+
+/// The optional "uploads" field of createVersion: [{path, upload_id, parts: [{part_number, etag}]}], each an
+/// active upload the caller started at the model's prefix + path.
+asio::awaitable<result<std::vector<upload_completion>>>
+uploads_to_complete(request_context& ctx, const registry::model& m, const json::object& body)
+{
+    std::vector<upload_completion> out;
+    auto field = body.find("uploads");
+    if (field == body.end())
+        co_return out;
+    constexpr std::size_t max_uploads = 1000;
+    if (!field->value().is_array() || field->value().as_array().empty() ||
+        field->value().as_array().size() > max_uploads)
+        co_return make_error(errc::invalid_argument,
+                             "The field 'uploads' must be an array of 1 to 1000 multipart uploads",
+                             "uploads");
+    std::set<std::string> paths;
+    for (const auto& item : field->value().as_array()) {
+        if (!item.is_object())
+            co_return make_error(errc::invalid_argument, "Each upload must be an object", "uploads");
+        const auto& o = item.as_object();
+        if (auto only = only_fields(o, {"path", "upload_id", "parts"}); !only)
+            co_return std::move(only).error();
+        upload_completion u;
+        auto path = string_field(o, "path");
+        if (!path)
+            co_return std::move(path).error();
+        u.path = std::move(*path);
+        const std::string key = m.prefix + u.path;
+        if (u.path.empty() || !s3::validate_object_key(key))
+            co_return make_error(errc::invalid_argument, "Upload path '" + u.path + "' is not a valid key",
+                                 "uploads");
+        if (!paths.insert(u.path).second)
+            co_return make_error(errc::invalid_argument, "Upload path '" + u.path + "' is listed twice",
+                                 "uploads");
+        auto id = string_field(o, "upload_id");
+        if (!id)
+            co_return std::move(id).error();
+        auto parts = o.find("parts");
+        if (parts == o.end() || !parts->value().is_array() || parts->value().as_array().empty())
+            co_return make_error(errc::invalid_argument,
+                                 "Upload '" + u.path + "' needs a non-empty 'parts' array", "uploads");
+        for (const auto& p : parts->value().as_array()) {
+            if (!p.is_object())
+                co_return make_error(errc::invalid_argument, "Each part must be an object", "uploads");
+            if (auto only = only_fields(p.as_object(), {"part_number", "etag"}); !only)
+                co_return std::move(only).error();
+            auto number = integer_field(p.as_object(), "part_number", 1, 10000);
+            if (!number)
+                co_return std::move(number).error();
+            auto etag = string_field(p.as_object(), "etag");
+            if (!etag)
+                co_return std::move(etag).error();
+            u.parts.push_back(registry::completed_part_ref{
+                .part_number = static_cast<int>(*number), .etag = std::move(*etag), .checksum = {}});
+        }
+        auto found = co_await ctx.svc->multipart.find(m.bucket_id, key, *id);
+        // Only the caller's own uploads: completing publishes into the bucket in their name.
+        if (!found || found->owner_id != ctx.who.user_id)
+            co_return make_error(errc::no_such_upload,
+                                 "No active multipart upload '" + *id + "' of yours for '" + u.path + "'",
+                                 "uploads");
+        u.upload = std::move(*found);
+        out.push_back(std::move(u));
+    }
+    co_return out;
+}
+
 asio::awaitable<result<response>> create_version(request_context& ctx, const path_params& params)
 {
     auto m = co_await model_for(ctx, params, team_role::writer);
@@ -710,10 +786,13 @@ asio::awaitable<result<response>> create_version(request_context& ctx, const pat
     auto body = co_await read_json_object(ctx);
     if (!body)
         co_return std::move(body).error();
-    if (auto only = only_fields(
-            *body, {"label", "description", "framework", "format", "parent", "run_url", "labels", "metrics"});
+    if (auto only = only_fields(*body, {"label", "description", "framework", "format", "parent", "run_url",
+                                        "labels", "metrics", "uploads"});
         !only)
         co_return std::move(only).error();
+    auto uploads = co_await uploads_to_complete(ctx, m->model, *body);
+    if (!uploads)
+        co_return std::move(uploads).error();
     registry::version_spec spec;
     if (body->contains("label")) {
         auto label = string_field(*body, "label");
@@ -749,9 +828,26 @@ asio::awaitable<result<response>> create_version(request_context& ctx, const pat
     if (!metrics)
         co_return std::move(metrics).error();
     spec.metrics_json = std::move(*metrics);
+    // The uploads are completed into the prefix in the version's transaction: all of them and the version,
+    // or nothing.
+    std::vector<std::string> unreferenced;
+    auto& multipart = ctx.svc->multipart;
+    if (!uploads->empty())
+        spec.before_freeze = [&](pg::connection& c) -> asio::awaitable<result<void>> {
+            unreferenced.clear();
+            const registry::write_preconditions unconditional;
+            for (const auto& u : *uploads) {
+                auto done = co_await multipart.complete_in(c, u.upload, u.parts, unconditional, unreferenced);
+                if (!done)
+                    co_return make_error(done.error().code,
+                                         "Upload of '" + u.path + "': " + done.error().message, "uploads");
+            }
+            co_return ok();
+        };
     auto v = co_await ctx.svc->models.create_version(m->model, std::move(spec), ctx.who.user_id);
     if (!v)
         co_return std::move(v).error();
+    co_await multipart.release(std::move(unreferenced));
     co_return json_response(version_json(m->model, *v), http::status::created);
 }
 
