@@ -82,21 +82,30 @@ constexpr std::array<route, 27> routes = {{
     {http::verb::get, scope::object, "tagging", "GetObjectTagging", nullptr},
 }};
 
-/// Operation names for metrics and logs: the routes' in order, then "Unknown" (no route matched), then
-/// "RestApi" (any /api/v1 request).
-constexpr auto operation_names = [] {
-    std::array<std::string_view, routes.size() + 2> names{};
-    for (std::size_t i = 0; i < routes.size(); ++i)
-        names[i] = routes[i].name;
-    names[routes.size()] = "Unknown";
-    names[routes.size() + 1] = "RestApi";
+/// Operation names for metrics and logs: the S3 routes' in order, then "Unknown" (no route matched), then
+/// "RestApi" (an /api/v1 request no route matched), then the REST routes' operation ids.
+constexpr std::size_t unknown_operation = routes.size();
+constexpr std::size_t rest_api_operation = routes.size() + 1;
+constexpr std::size_t first_rest_route = routes.size() + 2;
+
+const std::vector<std::string_view>& operation_names()
+{
+    static const std::vector<std::string_view> names = [] {
+        std::vector<std::string_view> out;
+        for (const auto& r : routes)
+            out.push_back(r.name);
+        out.push_back("Unknown");
+        out.push_back("RestApi");
+        for (auto id : api::operation_ids())
+            out.push_back(id);
+        return out;
+    }();
     return names;
-}();
-[[maybe_unused]] constexpr std::size_t rest_api_operation = routes.size() + 1;
+}
 
 const request_metrics& s3_request_metrics()
 {
-    static const request_metrics m(operation_names, metrics::default_registry());
+    static const request_metrics m(operation_names(), metrics::default_registry());
     return m;
 }
 
@@ -167,7 +176,7 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
     const scope where = ctx.bucket.empty() ? scope::service : ctx.key.empty() ? scope::bucket : scope::object;
     std::string_view unimplemented;
     const route* r = find_route(ctx, where, unimplemented);
-    operation = r ? static_cast<std::size_t>(r - routes.data()) : routes.size();
+    operation = r ? static_cast<std::size_t>(r - routes.data()) : unknown_operation;
 
     // Authenticate before anything else, including before the body is read.
     auto authed = co_await authenticate(ctx);
@@ -201,7 +210,7 @@ asio::awaitable<response> dispatch(request_context& ctx)
     auto target = ctx.header->target();
     std::string_view raw(target.data(), target.size());
     std::string_view resource = raw.substr(0, raw.find('?'));
-    std::size_t operation = routes.size();
+    std::size_t operation = unknown_operation;
 
     // Unauthenticated operational endpoints. A signed request for these paths is S3 (a bucket named
     // "metrics"), and so is anything with a query string.
@@ -226,9 +235,10 @@ asio::awaitable<response> dispatch(request_context& ctx)
     auto record = std::make_shared<request_record>(s3_request_metrics(), ctx);
 
     if (api::is_api_target(raw)) {
-        auto api_res = co_await api::dispatch(ctx);
-        request_record::attach(std::move(record), ctx, rest_api_operation,
-                               operation_names[rest_api_operation], "", api_res);
+        std::optional<std::size_t> route;
+        auto api_res = co_await api::dispatch(ctx, route);
+        const std::size_t index = route ? first_rest_route + *route : rest_api_operation;
+        request_record::attach(std::move(record), ctx, index, operation_names()[index], "", api_res);
         co_return api_res;
     }
 
@@ -245,14 +255,14 @@ asio::awaitable<response> dispatch(request_context& ctx)
     }
     if (failure && failure->code == errc::unavailable)
         log::warn("backend unavailable; answering 503 SlowDown", {{"request_id", ctx.request_id},
-                                                                  {"operation", operation_names[operation]},
+                                                                  {"operation", operation_names()[operation]},
                                                                   {"error", failure->message}});
     if (failure)
         res = s3_error_response(*failure, resource, ctx.request_id, ctx.header->method() == http::verb::head,
                                 ctx.bucket, ctx.key);
 
     const std::string_view error_code = failure ? to_string(failure->code) : std::string_view();
-    request_record::attach(std::move(record), ctx, operation, operation_names[operation], error_code, *res);
+    request_record::attach(std::move(record), ctx, operation, operation_names()[operation], error_code, *res);
     co_return std::move(*res);
 }
 

@@ -261,6 +261,32 @@ def test_request_counters_bytes_and_latency_move_by_exactly_the_traffic_sent(dep
     assert d("depot_db_pool_acquire_duration_seconds_count") >= 8
 
 
+def test_rest_calls_are_counted_and_logged_by_route(depot):
+    from rest import call, token_for
+
+    token = token_for(depot, "alice")["token"]
+    since = depot.log_size()
+    before = scrape(depot.endpoint)
+    for _ in range(2):
+        assert call(depot, "GET", "/api/v1/whoami", token=token).status_code == 200
+    assert call(depot, "GET", "/api/v1/teams/no-such-team", token=token).status_code == 404
+    assert call(depot, "GET", "/api/v1/no/such/route", token=token).status_code == 404
+    after = scrape(depot.endpoint)
+    d = lambda name, **labels: delta(before, after, name, **labels)  # noqa: E731
+    assert d("depot_s3_requests_total", operation="whoami", status_class="2xx") == 2
+    assert d("depot_s3_requests_total", operation="getTeam", status_class="4xx") == 1
+    assert d("depot_s3_requests_total", operation="RestApi", status_class="4xx") == 1
+    assert d("depot_s3_request_duration_seconds_count", operation="whoami") == 2
+    assert d("depot_s3_sent_bytes_total", operation="whoami") > 0
+    deadline = time.monotonic() + 10
+    while True:  # the access-log line is written once the response has gone out
+        operations = [e["operation"] for e in access_log(depot, since)]
+        if operations.count("whoami") == 2 and "getTeam" in operations and "RestApi" in operations:
+            break
+        assert time.monotonic() < deadline, operations
+        time.sleep(0.05)
+
+
 def test_in_flight_counts_a_request_whose_body_is_still_arriving(depot, bucket):
     body = secrets.token_bytes(200_000)
     path = f"/{bucket}/slow"

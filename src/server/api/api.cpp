@@ -151,7 +151,15 @@ std::vector<std::string> route_list()
     return out;
 }
 
-asio::awaitable<response> dispatch(request_context& ctx)
+std::vector<std::string_view> operation_ids()
+{
+    std::vector<std::string_view> out;
+    for (const auto& r : routes)
+        out.push_back(r.name);
+    return out;
+}
+
+asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size_t>& route_index)
 {
     const auto started = std::chrono::steady_clock::now();
     auto target = ctx.header->target();
@@ -204,6 +212,7 @@ asio::awaitable<response> dispatch(request_context& ctx)
             failure = make_error(errc::method_not_allowed, "The method is not allowed on this resource");
         } else {
             operation = found->name;
+            route_index = static_cast<std::size_t>(found - routes.data());
             auto authed = co_await authenticate_api(ctx);
             if (!authed) {
                 failure = std::move(authed).error();

@@ -9,6 +9,7 @@
 #include "server/context.hpp"
 
 #include <boost/asio/awaitable.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,8 +21,13 @@ namespace asio = boost::asio;
 /// True for request targets the REST API serves (the path is /api/v1 or below it).
 bool is_api_target(std::string_view target) noexcept;
 
+/// The routes' operation ids (as in the OpenAPI document), in table order: metrics and the access log name
+/// a REST call by its route.
+std::vector<std::string_view> operation_ids();
+
 /// Serves one REST request. Never throws: failures become problem responses, logged with the request id.
-asio::awaitable<response> dispatch(request_context& ctx);
+/// `route` is set to the index (into operation_ids) of the route that served it, if any matched.
+asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size_t>& route);
 
 /// "METHOD /api/v1/path/{param}" for every route served, in table order (for `depotd --print-api-routes`
 /// and the test that compares them with the OpenAPI document).
