@@ -60,6 +60,11 @@ Model registry (through a running depotd; see "Remote options"):
   alias set TEAM/MODEL ALIAS VERSION [--if-match ETAG]
   alias delete TEAM/MODEL ALIAS [--if-match ETAG]
   alias list TEAM/MODEL
+  snapshot create BUCKET NAME [--prefix P]   an O(1) snapshot, readable at s3://BUCKET/.snapshots/NAME/
+  snapshot list BUCKET
+  snapshot show|delete BUCKET NAME
+  snapshot restore BUCKET NAME [--target-bucket B] [--target-prefix P] [--prefix P]
+                                            copy a snapshot's objects back by reference (no bytes move)
   push DIR TEAM/MODEL [VERSION FIELDS] [--no-version] [--no-delete] [--parallel N]
        [--part-size MiB] [--multipart-threshold MiB]
                                             upload DIR to the model's prefix (contents the server already
@@ -71,6 +76,7 @@ Model registry (through a running depotd; see "Remote options"):
 
 VERSION FIELDS: --label L --description D --framework F --format F --parent N --run-url U
                 --labels JSON --metrics JSON
+                --snapshot NAME (version create: the prefix as a snapshot of the model's bucket saw it)
 
 Remote options (or environment):
   --endpoint URL            DEPOT_ENDPOINT, AWS_ENDPOINT_URL (default http://127.0.0.1:9000)

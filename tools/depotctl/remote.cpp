@@ -217,7 +217,7 @@ json version_body(const cli& c)
     json body = json::object();
     for (auto [flag, field] : {std::pair{"--label", "label"}, std::pair{"--description", "description"},
                                std::pair{"--framework", "framework"}, std::pair{"--format", "format"},
-                               std::pair{"--run-url", "run_url"}})
+                               std::pair{"--run-url", "run_url"}, std::pair{"--snapshot", "snapshot"}})
         if (c.has(flag))
             body[field] = c.get(flag);
     if (c.has("--parent")) {
@@ -496,6 +496,71 @@ int alias_command(const cli& c, const endpoint& ep)
                   2);
 }
 
+// -------------------------------------------------------------------------------------------- snapshots
+
+int snapshot_command(const cli& c, const endpoint& ep)
+{
+    const auto& p = c.positional;
+    const bool as_json = c.has("--json");
+    if (p.size() < 3)
+        throw failure("usage: depotctl snapshot create|list|show|delete|restore BUCKET [NAME]", 2);
+    api_client api(ep);
+    const auto& verb = p[1];
+    const auto base = "/api/v1/buckets/" + seg(p[2]) + "/snapshots";
+    auto print = [&](const json& snap) {
+        std::cout << str(snap, "name") << "\ts3://" << p[2] << "/" << str(snap, "s3_prefix") << "\t"
+                  << (str(snap, "prefix").empty() ? "(whole bucket)" : "prefix " + str(snap, "prefix"))
+                  << "\t" << str(snap, "created_by") << "\t" << str(snap, "created_at") << "\n";
+    };
+    if (verb == "list") {
+        auto items = api.all(base);
+        if (as_json)
+            print_json(items);
+        else
+            for (const auto& snap : items)
+                print(snap);
+        return 0;
+    }
+    if (p.size() < 4)
+        throw failure("usage: depotctl snapshot " + verb + " BUCKET NAME", 2);
+    const auto one = base + "/" + seg(p[3]);
+    json result;
+    if (verb == "create") {
+        json body{{"name", p[3]}};
+        if (c.has("--prefix"))
+            body["prefix"] = c.get("--prefix");
+        result = api.call("POST", base, body);
+    } else if (verb == "show") {
+        result = api.call("GET", one);
+    } else if (verb == "delete") {
+        api.call("DELETE", one);
+        if (!as_json)
+            std::cout << "deleted snapshot " << p[3] << " of " << p[2] << "\n";
+        return 0;
+    } else if (verb == "restore") {
+        json body = json::object();
+        for (auto [flag, field] :
+             {std::pair{"--target-bucket", "target_bucket"}, std::pair{"--target-prefix", "target_prefix"},
+              std::pair{"--prefix", "prefix"}})
+            if (c.has(flag))
+                body[field] = c.get(flag);
+        result = api.call("POST", one + "/restore", body);
+        if (!as_json) {
+            std::cout << "restored " << str(result, "objects") << " objects ("
+                      << human_bytes(result.value("logical_bytes", 0.0)) << ", no bytes copied) into s3://"
+                      << str(result, "target_bucket") << "/" << c.get("--target-prefix") << "\n";
+            return 0;
+        }
+    } else {
+        throw failure("unknown snapshot command '" + verb + "'", 2);
+    }
+    if (as_json)
+        print_json(result);
+    else
+        print(result);
+    return 0;
+}
+
 // ------------------------------------------------------------------------------------------------- push
 
 struct local_file
@@ -637,6 +702,8 @@ int push_command(const cli& c, const endpoint& ep)
     }
     if (part_size < (5ull << 20) || part_size > (5ull << 30))
         throw failure("--part-size must be 5 to 5120 MiB", 2);
+    if (c.has("--snapshot"))
+        throw failure("push versions what it uploads; use `version create --snapshot` for a snapshot", 2);
     const json version_fields = version_body(c); // refuse bad flags before sending anything
 
     api_client api(ep);
@@ -909,14 +976,15 @@ int pull_command(const cli& c, const endpoint& ep)
 
 bool is_remote_command(const cli& c)
 {
-    static const std::set<std::string> remote = {"model", "version", "alias", "push", "pull"};
+    static const std::set<std::string> remote = {"model", "version", "alias", "snapshot", "push", "pull"};
     return !c.positional.empty() && remote.count(c.positional[0]) != 0;
 }
 
 int run_remote(const cli& c, const char* usage)
 {
     const auto& cmd = c.positional.at(0);
-    if ((cmd == "model" || cmd == "version" || cmd == "alias") && c.positional.size() < 2)
+    if ((cmd == "model" || cmd == "version" || cmd == "alias" || cmd == "snapshot") &&
+        c.positional.size() < 2)
         throw failure(std::string("missing argument\n\n") + usage, 2);
     auto ep = endpoint_of(c);
     try {
@@ -926,6 +994,8 @@ int run_remote(const cli& c, const char* usage)
             return version_command(c, ep);
         if (cmd == "alias")
             return alias_command(c, ep);
+        if (cmd == "snapshot")
+            return snapshot_command(c, ep);
         if (cmd == "push")
             return push_command(c, ep);
         return pull_command(c, ep);
