@@ -72,4 +72,16 @@ asio::awaitable<result<response>> read_model_file(request_context& ctx, bool hea
 asio::awaitable<result<registry::list_page>> list_model_view(request_context& ctx,
                                                              registry::list_request req);
 
+// The read-only S3 view of a bucket's snapshots (snapshot_view.cpp): s3://<bucket>/.snapshots/<name>/<key>.
+
+/// Operations allowed on keys under .snapshots/ (reads); the dispatcher refuses the others with
+/// AccessDenied.
+bool snapshot_view_allows(std::string_view operation);
+/// GetObject/HeadObject of .snapshots/<name>/<key>: no_such_key for an unknown snapshot or a key the
+/// snapshot does not hold.
+asio::awaitable<result<response>> read_snapshot_object(request_context& ctx, bool head);
+/// ListObjects/ListObjectsV2 whose prefix starts with .snapshots/ (the caller checked the bucket).
+asio::awaitable<result<registry::list_page>>
+list_snapshot_view(request_context& ctx, const registry::bucket& bucket, registry::list_request req);
+
 } // namespace depot::server::s3op
