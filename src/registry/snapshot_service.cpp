@@ -143,10 +143,7 @@ asio::awaitable<result<void>> snapshot_service::remove(std::int64_t bucket_id, s
                          "starts_with(o.key, s.prefix)) RETURNING o.id) "
                          "SELECT s.blob_id FROM object_segments s JOIN gone g ON g.id = s.version_row",
                          bucket_id);
-        std::vector<std::int64_t> blobs;
-        for (auto r : segs)
-            blobs.push_back(r.i64(0));
-        co_await drop_references(c, blobs, unreferenced);
+        co_await drop_references(c, first_column(segs), unreferenced);
         co_return ok();
     });
     co_await remove_blobs(store_, std::move(unreferenced));

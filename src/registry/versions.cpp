@@ -160,10 +160,7 @@ asio::awaitable<std::int64_t> release_version(pg::connection& c, std::int64_t ro
                              "WITH v AS (DELETE FROM object_versions WHERE id = $1 RETURNING id) "
                              "SELECT blob_id FROM object_segments WHERE version_row = $1",
                              row);
-    std::vector<std::int64_t> blobs;
-    for (auto r : segs)
-        blobs.push_back(r.i64(0));
-    co_await drop_references(c, blobs, unreferenced);
+    co_await drop_references(c, first_column(segs), unreferenced);
     co_return 0;
 }
 
@@ -204,10 +201,7 @@ asio::awaitable<void> reinstate_version(pg::connection& c, std::int64_t row)
                      "SELECT $2, part_number, offset_in_object, size, checksum FROM object_parts "
                      "WHERE version_row = $1",
                      row, past);
-        std::vector<std::int64_t> blobs;
-        for (auto r : segs)
-            blobs.push_back(r.i64(0));
-        co_await add_references(c, blobs);
+        co_await add_references(c, first_column(segs));
     }
     co_await sql(c,
                  "UPDATE object_versions SET superseded_seq = NULL, created_seq = nextval('commit_seq') "
