@@ -87,6 +87,33 @@ bool snapshot_view_allows(std::string_view operation)
            allowed_operations.end();
 }
 
+asio::awaitable<result<registry::object_handle>>
+open_snapshot_key(request_context& ctx, std::int64_t bucket_id, std::string_view view_key)
+{
+    const std::string_view path =
+        view_key.substr(std::min(view_key.size(), registry::snapshot_key_prefix.size()));
+    const auto slash = path.find('/');
+    if (slash == std::string_view::npos || slash + 1 == path.size())
+        co_return make_error(errc::no_such_key, "The specified key does not exist.");
+    const std::string_view key = path.substr(slash + 1);
+    auto snap = co_await ctx.svc->snapshots.get(bucket_id, path.substr(0, slash));
+    if (!snap || !key.starts_with(snap->prefix))
+        co_return make_error(errc::no_such_key, "The specified key does not exist.");
+    co_return co_await ctx.svc->objects.open_as_of(bucket_id, key, snap->seq);
+}
+
+asio::awaitable<result<registry::object_handle>>
+open_copy_source(request_context& ctx, std::int64_t bucket_id, std::string_view key,
+                 const std::optional<std::string>& version_id)
+{
+    if (!registry::is_snapshot_key(key))
+        co_return co_await ctx.svc->objects.open_version(bucket_id, key, version_id);
+    if (version_id)
+        co_return make_error(errc::invalid_argument, "A snapshot has no object versions",
+                             "x-amz-copy-source");
+    co_return co_await open_snapshot_key(ctx, bucket_id, key);
+}
+
 asio::awaitable<result<response>> read_snapshot_object(request_context& ctx, bool head)
 {
     if (ctx.param("versionId"))
@@ -94,16 +121,7 @@ asio::awaitable<result<response>> read_snapshot_object(request_context& ctx, boo
     auto bucket = co_await authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
-    const std::string_view path =
-        std::string_view(ctx.key).substr(std::min(ctx.key.size(), registry::snapshot_key_prefix.size()));
-    const auto slash = path.find('/');
-    if (slash == std::string_view::npos || slash + 1 == path.size())
-        co_return make_error(errc::no_such_key, "The specified key does not exist.");
-    const std::string_view key = path.substr(slash + 1);
-    auto snap = co_await ctx.svc->snapshots.get(bucket->id, path.substr(0, slash));
-    if (!snap || !key.starts_with(snap->prefix))
-        co_return make_error(errc::no_such_key, "The specified key does not exist.");
-    auto opened = co_await ctx.svc->objects.open_as_of(bucket->id, key, snap->seq);
+    auto opened = co_await open_snapshot_key(ctx, bucket->id, ctx.key);
     if (!opened)
         co_return std::move(opened).error();
     auto handle = std::make_shared<registry::object_handle>(std::move(*opened));
