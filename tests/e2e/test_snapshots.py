@@ -11,13 +11,13 @@ import json
 import os
 import re
 import time
-from pathlib import Path
 
 import pytest
 import requests
 
-from depot_harness import clean_env, expect_error, run, unique_bucket_name
+from depot_harness import expect_error, unique_bucket_name
 from rest import assert_problem, call, token_for, validate
+from test_rclone import rclone, read_tree
 
 SNAPS = "/api/v1/buckets/{bucket}/snapshots"
 SNAP = "/api/v1/buckets/{bucket}/snapshots/{snapshot}"
@@ -44,25 +44,6 @@ def create(depot, token, bucket, name, prefix=None, status=201):
     if status == 201:
         return validate(r, "POST", SNAPS)
     return r
-
-
-def rclone(depot, *args: str, check: bool = True):
-    user = depot.user("alice")
-    env = clean_env({
-        "RCLONE_CONFIG": str(depot.workdir / "rclone.conf"),
-        "RCLONE_CONFIG_DEPOT_TYPE": "s3",
-        "RCLONE_CONFIG_DEPOT_PROVIDER": "Other",
-        "RCLONE_CONFIG_DEPOT_ACCESS_KEY_ID": user.access_key,
-        "RCLONE_CONFIG_DEPOT_SECRET_ACCESS_KEY": user.secret,
-        "RCLONE_CONFIG_DEPOT_ENDPOINT": depot.endpoint,
-        "RCLONE_CONFIG_DEPOT_REGION": depot.region,
-        "RCLONE_CONFIG_DEPOT_FORCE_PATH_STYLE": "true",
-    })
-    return run(["/usr/bin/rclone", "--retries", "1", "--low-level-retries", "1", *args], env=env, check=check)
-
-
-def read_tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
 def listed(s3, bucket, prefix, **kwargs) -> dict[str, str]:
@@ -142,6 +123,14 @@ def test_a_snapshot_reads_exactly_the_old_state_with_boto3_aws_cli_and_rclone(de
     assert sorted(files) == sorted(OLD)
     rclone(depot, "copy", f"depot:{bucket}/.snapshots/snap1", str(tmp_path / "rclone"))
     assert read_tree(tmp_path / "rclone") == OLD
+
+    # Copying out of the snapshot brings one object back (CopyObject: references, no bytes).
+    depot.aws("s3", "cp", f"s3://{bucket}/{root}gone.txt", f"s3://{bucket}/gone.txt")
+    assert s3.get_object(Bucket=bucket, Key="gone.txt")["Body"].read() == OLD["gone.txt"]
+    expect_error("InvalidArgument", 400, s3.copy_object, Bucket=bucket, Key="x",
+                 CopySource={"Bucket": bucket, "Key": root + "a.txt", "VersionId": "null"})
+    expect_error("NoSuchKey", 404, s3.copy_object, Bucket=bucket, Key="x",
+                 CopySource={"Bucket": bucket, "Key": root + "new.txt"})
 
 
 def test_writes_under_snapshots_are_refused_and_create_nothing(depot, s3, bucket, tokens, tmp_path):
@@ -330,7 +319,11 @@ def test_restore_copies_references_not_bytes(server):
     def usage():
         return validate(call(server, "GET", "/api/v1/usage", token=token), "GET", "/api/v1/usage")
 
-    blobs = server.blob_files()
+    def bucket_usage(name):
+        return validate(call(server, "GET", f"/api/v1/buckets/{name}/usage", token=token), "GET",
+                        "/api/v1/buckets/{bucket}/usage")
+
+    blobs, src_physical = server.blob_files(), bucket_usage(src)["physical_bytes"]
     # In place: the snapshot's objects become current again; keys it does not hold stay.
     r = call(server, "POST", f"/api/v1/buckets/{src}/snapshots/before/restore", token=token, body={})
     done = validate(r, "POST", RESTORE)
@@ -341,7 +334,8 @@ def test_restore_copies_references_not_bytes(server):
     assert s3.get_object(Bucket=src, Key="w/c")["Body"].read() == b"untouched by restore"
     # No new blob; only "broken", which the restore replaced and no snapshot saw, is gone.
     assert server.blob_files() < blobs and len(blobs - server.blob_files()) == 1
-    blobs, physical = server.blob_files(), usage()["physical_bytes"]
+    assert bucket_usage(src)["physical_bytes"] == src_physical - len(b"broken")
+    blobs, physical, src_physical = server.blob_files(), usage()["physical_bytes"], bucket_usage(src)["physical_bytes"]
     # Part of it into another bucket under another prefix.
     r = call(server, "POST", f"/api/v1/buckets/{src}/snapshots/before/restore", token=token,
              body={"target_bucket": dst, "prefix": "w/", "target_prefix": "restored/"})
@@ -351,9 +345,9 @@ def test_restore_copies_references_not_bytes(server):
     assert server.blob_files() == blobs
     after = usage()
     assert after["physical_bytes"] == physical
-    dst_usage = validate(call(server, "GET", f"/api/v1/buckets/{dst}/usage", token=token), "GET",
-                         "/api/v1/buckets/{bucket}/usage")
-    assert dst_usage["logical_bytes"] == len(files["w/a"]) + len(files["w/b"])
+    assert bucket_usage(src)["physical_bytes"] == src_physical
+    dst_usage = bucket_usage(dst)
+    assert dst_usage["logical_bytes"] == dst_usage["physical_bytes"] == len(files["w/a"]) + len(files["w/b"])
     gc_and_fsck(server)
     assert server.blob_files() == blobs
 
