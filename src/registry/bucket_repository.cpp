@@ -97,17 +97,18 @@ asio::awaitable<result<void>> bucket_repository::remove(std::string_view name)
         rs = co_await sql(*conn,
                           "WITH target AS (SELECT id FROM buckets WHERE name = $1 FOR UPDATE), "
                           "busy AS (SELECT 1 FROM object_versions o, target t WHERE o.bucket_id = t.id "
-                          "LIMIT 1), "
+                          "AND NOT o.purged LIMIT 1), "
                           "del AS (DELETE FROM buckets b USING target t WHERE b.id = t.id "
                           "AND NOT EXISTS (SELECT 1 FROM busy) RETURNING b.id) "
                           "SELECT (SELECT count(*) FROM target), (SELECT count(*) FROM del)",
                           name);
     } catch (const pg::error& e) {
-        // multipart_uploads still references the bucket.
+        // multipart_uploads, models or snapshots still reference the bucket (rows kept only for snapshots
+        // do not make it "not empty").
         if (e.sqlstate() != "23503")
             throw;
         co_return make_error(errc::conflict,
-                             "The bucket has multipart uploads in progress or models bound to it");
+                             "The bucket has multipart uploads in progress, models bound to it or snapshots");
     }
     if (rs[0].i64(0) == 0)
         co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");

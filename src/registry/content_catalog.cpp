@@ -18,13 +18,15 @@ std::string hex_array(const std::vector<std::string>& raw)
     return out + "}";
 }
 
-// The version rows and blobs of a set of buckets ($1 names them), for usage figures.
+// The version rows and blobs of a set of buckets ($1 names them), for usage figures. Rows kept only for
+// snapshots (purged) are no objects or versions of the bucket, but their blobs cost space.
 constexpr const char* usage_sql =
-    "WITH v AS (SELECT id, size, superseded_seq FROM object_versions "
+    "WITH v AS (SELECT id, size, superseded_seq, purged FROM object_versions "
     "           WHERE bucket_id IN (%BUCKETS%) AND NOT is_delete_marker), "
     "b AS (SELECT DISTINCT s.blob_id FROM object_segments s JOIN v ON v.id = s.version_row) "
-    "SELECT (SELECT count(*) FROM v WHERE superseded_seq IS NULL), (SELECT count(*) FROM v), "
-    "       (SELECT coalesce(sum(size), 0) FROM v)::bigint, "
+    "SELECT (SELECT count(*) FROM v WHERE superseded_seq IS NULL), (SELECT count(*) FROM v WHERE NOT "
+    "purged), "
+    "       (SELECT coalesce(sum(size), 0) FROM v WHERE NOT purged)::bigint, "
     "       (SELECT coalesce(sum(bl.size), 0) FROM blobs bl JOIN b ON b.blob_id = bl.id)::bigint";
 
 std::string usage_statement(std::string_view buckets)
@@ -50,13 +52,14 @@ asio::awaitable<std::vector<content_match>> content_catalog::lookup(std::string_
         co_return out;
     const auto wanted = hex_array(digests);
     auto conn = co_await pool_.acquire();
-    auto rs = co_await sql(*conn,
-                           "SELECT DISTINCT v.sha256, v.size FROM object_versions v "
-                           "JOIN buckets b ON b.id = v.bucket_id "
-                           "WHERE b.owner_id = $1 AND NOT v.is_delete_marker AND v.sha256 IN "
-                           "(SELECT decode(h, 'hex') FROM unnest($2::text[]) AS h) "
-                           "ORDER BY 1, 2",
-                           owner_id, wanted);
+    auto rs =
+        co_await sql(*conn,
+                     "SELECT DISTINCT v.sha256, v.size FROM object_versions v "
+                     "JOIN buckets b ON b.id = v.bucket_id "
+                     "WHERE b.owner_id = $1 AND NOT v.is_delete_marker AND NOT v.purged AND v.sha256 IN "
+                     "(SELECT decode(h, 'hex') FROM unnest($2::text[]) AS h) "
+                     "ORDER BY 1, 2",
+                     owner_id, wanted);
     for (auto r : rs)
         out.push_back({r.bytea(0), static_cast<std::uint64_t>(r.i64(1))});
     co_return out;
@@ -72,6 +75,7 @@ content_catalog::find_source(std::string_view owner_id, std::string_view sha256,
                      "SELECT b.name, v.key, v.version_id, v.id FROM object_versions v "
                      "JOIN buckets b ON b.id = v.bucket_id "
                      "WHERE v.sha256 = $2 AND v.size = $3 AND b.owner_id = $1 AND NOT v.is_delete_marker "
+                     "AND NOT v.purged "
                      "ORDER BY v.superseded_seq IS NULL DESC, v.id DESC LIMIT 1",
                      owner_id, digest, static_cast<std::int64_t>(size));
     if (rs.empty())

@@ -71,10 +71,7 @@ asio::awaitable<void> release_part(pg::connection& c, std::int64_t upload_row, i
                      "WITH p AS (DELETE FROM multipart_parts WHERE upload_row = $1 AND part_number = $2) "
                      "SELECT blob_id FROM multipart_part_segments WHERE upload_row = $1 AND part_number = $2",
                      upload_row, part_number);
-    std::vector<std::int64_t> blobs;
-    for (auto r : segs)
-        blobs.push_back(r.i64(0));
-    co_await drop_references(c, blobs, unreferenced);
+    co_await drop_references(c, first_column(segs), unreferenced);
 }
 
 } // namespace
@@ -498,10 +495,7 @@ asio::awaitable<bool> multipart_service::abort_row(pg::connection& c, std::int64
                              "WITH m AS (DELETE FROM multipart_uploads WHERE id = $1) "
                              "SELECT blob_id FROM multipart_part_segments WHERE upload_row = $1",
                              row);
-    std::vector<std::int64_t> blobs;
-    for (auto r : segs)
-        blobs.push_back(r.i64(0));
-    co_await drop_references(c, blobs, unreferenced);
+    co_await drop_references(c, first_column(segs), unreferenced);
     co_return true;
 }
 

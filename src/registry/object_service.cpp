@@ -166,13 +166,26 @@ object_service::open_version(std::int64_t bucket_id, std::string_view key,
             co_return make_error(errc::no_such_key, "The specified key does not exist.");
         co_return handle_from(rs[0]);
     }
-    // A non-null id names its created_seq, so the lookup is one probe of object_versions_history.
-    const std::int64_t seq = *version_id == "null" ? 0 : seq_of_version_id(*version_id);
-    auto rs =
-        co_await sql(*conn, select + "o.version_id = $3 AND ($4::bigint = 0 OR o.created_seq = $4::bigint)",
-                     bucket_id, key, *version_id, seq);
+    // Purged rows only snapshots see; a reinstated version keeps its id but not its created_seq.
+    auto rs = co_await sql(*conn, select + "o.version_id = $3 AND NOT o.purged", bucket_id, key, *version_id);
     if (rs.empty())
         co_return make_error(errc::no_such_version, "The specified version does not exist.");
+    co_return handle_from(rs[0]);
+}
+
+asio::awaitable<result<object_handle>> object_service::open_as_of(std::int64_t bucket_id,
+                                                                  std::string_view key, std::int64_t as_of)
+{
+    auto conn = co_await pool_.acquire();
+    auto rs =
+        co_await sql(*conn,
+                     std::string("SELECT ") + version_columns +
+                         " FROM object_versions o JOIN users u ON u.id = o.owner_id "
+                         "WHERE o.bucket_id = $1 AND o.key = $2 AND o.created_seq <= $3 AND "
+                         "(o.superseded_seq IS NULL OR o.superseded_seq > $3) AND NOT o.is_delete_marker",
+                     bucket_id, key, as_of);
+    if (rs.empty())
+        co_return make_error(errc::no_such_key, "The specified key does not exist.");
     co_return handle_from(rs[0]);
 }
 

@@ -146,6 +146,10 @@ struct list_request
     /// Exclusive lower bound (marker / start-after / decoded continuation token); empty = from the start.
     std::string after;
     std::size_t max_keys = 1000;
+    /// Lists the bucket as of this commit sequence number (a snapshot) instead of its current keys; 0 = now.
+    std::int64_t as_of = 0;
+    /// Only keys starting with this (a snapshot's prefix), whatever `prefix` says.
+    std::string within;
 };
 
 struct list_page
@@ -194,6 +198,11 @@ public:
     asio::awaitable<result<object_handle>> open_version(std::int64_t bucket_id, std::string_view key,
                                                         const std::optional<std::string>& version_id);
 
+    /// The version of a key that was current at commit sequence number `as_of` (a snapshot), if it was an
+    /// object then; no_such_key otherwise.
+    asio::awaitable<result<object_handle>> open_as_of(std::int64_t bucket_id, std::string_view key,
+                                                      std::int64_t as_of);
+
     /// The parts of a multipart object version, by part number (empty for single-part objects).
     asio::awaitable<std::vector<object_part_info>> parts(std::int64_t version_row);
 
@@ -228,7 +237,8 @@ public:
     /// first, folded into common prefixes at `delimiter`; index range scans, O(page size).
     asio::awaitable<result<versions_page>> list_versions(list_versions_request request);
 
-    /// One page of current keys in UTF-8 byte order, folding keys into common prefixes at `delimiter`.
+    /// One page of current keys (or of the keys as of `as_of`) in UTF-8 byte order, folding keys into common
+    /// prefixes at `delimiter`.
     asio::awaitable<result<list_page>> list(list_request request);
 
 private:

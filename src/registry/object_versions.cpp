@@ -20,16 +20,14 @@ struct located_version
     bool is_delete_marker = false;
 };
 
-/// The row of `version_id` of a key, locked; nullopt when it does not exist.
+/// The row of `version_id` of a key, locked; nullopt when it does not exist (or was purged).
 asio::awaitable<std::optional<located_version>>
 lock_version(pg::connection& c, std::int64_t bucket_id, std::string_view key, const std::string& version_id)
 {
-    const std::int64_t seq = version_id == "null" ? 0 : seq_of_version_id(version_id);
     auto rs = co_await sql(c,
                            "SELECT id, superseded_seq IS NULL, is_delete_marker FROM object_versions "
-                           "WHERE bucket_id = $1 AND key = $2 AND version_id = $3 AND "
-                           "($4::bigint = 0 OR created_seq = $4::bigint) FOR UPDATE",
-                           bucket_id, key, version_id, seq);
+                           "WHERE bucket_id = $1 AND key = $2 AND version_id = $3 AND NOT purged FOR UPDATE",
+                           bucket_id, key, version_id);
     if (rs.empty())
         co_return std::nullopt;
     co_return located_version{rs[0].i64(0), rs[0].boolean(1), rs[0].boolean(2)};
@@ -79,12 +77,14 @@ asio::awaitable<result<delete_outcome>> object_service::remove(delete_request re
                 co_return out;
             out.delete_marker = found->is_delete_marker;
             co_await release_version(c, found->row, unreferenced);
-            if (found->is_current)
-                co_await sql(
-                    c,
-                    "UPDATE object_versions SET superseded_seq = NULL WHERE id = (SELECT id FROM "
-                    "object_versions WHERE bucket_id = $1 AND key = $2 ORDER BY created_seq DESC LIMIT 1)",
-                    req.bucket_id, req.key);
+            if (found->is_current) {
+                auto newest = co_await sql(c,
+                                           "SELECT id FROM object_versions WHERE bucket_id = $1 AND key = $2 "
+                                           "AND NOT purged ORDER BY created_seq DESC LIMIT 1",
+                                           req.bucket_id, req.key);
+                if (!newest.empty())
+                    co_await reinstate_version(c, newest[0].i64(0));
+            }
             co_return out;
         });
     co_await remove_blobs(store_, std::move(unreferenced));
@@ -122,17 +122,15 @@ asio::awaitable<result<versions_page>> object_service::list_versions(list_versio
     // A version-id-marker continues inside its key, unless that key rolled up into a common prefix (then the
     // whole prefix was listed already and listing_start skips it).
     if (!req.version_id_marker.empty() && !inclusive && bound == req.key_marker) {
-        if (req.version_id_marker == "null") {
-            auto rs =
-                co_await sql(*conn,
-                             "SELECT created_seq FROM object_versions WHERE bucket_id = $1 AND key = $2 "
-                             "AND version_id = 'null'",
-                             req.bucket_id, req.key_marker);
-            if (!rs.empty())
-                within = rs[0].i64(0);
-        } else {
+        // A version id names its created_seq unless the version was reinstated (reinstate_version).
+        auto rs = co_await sql(*conn,
+                               "SELECT created_seq FROM object_versions WHERE bucket_id = $1 AND key = $2 "
+                               "AND version_id = $3 AND NOT purged",
+                               req.bucket_id, req.key_marker, req.version_id_marker);
+        if (!rs.empty())
+            within = rs[0].i64(0);
+        else if (req.version_id_marker != "null")
             within = seq_of_version_id(req.version_id_marker);
-        }
     }
 
     const std::string columns =
@@ -141,7 +139,7 @@ asio::awaitable<result<versions_page>> object_service::list_versions(list_versio
             "o.last_modified") ", o.owner_id, u.display_name, "
                                "coalesce(o.checksum_algorithm, ''), coalesce(o.checksum_type, '') "
                                "FROM object_versions o JOIN users u ON u.id = o.owner_id "
-                               "WHERE o.bucket_id = $1 AND ";
+                               "WHERE o.bucket_id = $1 AND NOT o.purged AND ";
     std::string last_version;
     bool done = false;
     while (!done) {

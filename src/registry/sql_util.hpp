@@ -34,6 +34,16 @@ inline std::string bigint_array(const std::vector<std::int64_t>& values)
     return out + "}";
 }
 
+/// The first column of every row as bigints (the blob rows a statement returned, for add/drop_references).
+inline std::vector<std::int64_t> first_column(const pg::result_set& rs)
+{
+    std::vector<std::int64_t> out;
+    out.reserve(rs.size());
+    for (auto r : rs)
+        out.push_back(r.i64(0));
+    return out;
+}
+
 inline time_point from_millis(std::int64_t ms)
 {
     return time_point(std::chrono::milliseconds(ms));

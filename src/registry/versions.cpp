@@ -140,17 +140,73 @@ result<void> check_write_conditions(const std::optional<std::string>& if_match,
     return s3::evaluate_write_conditions(conditions, etag);
 }
 
-asio::awaitable<void> release_version(pg::connection& c, std::int64_t row,
-                                      std::vector<std::string>& unreferenced)
+asio::awaitable<std::int64_t> release_version(pg::connection& c, std::int64_t row,
+                                              std::vector<std::string>& unreferenced)
 {
+    // A snapshot of the bucket that sees this row keeps it: purged (hidden from every live view) and, if it
+    // was current, superseded now, so that the snapshot reads it and nothing else does.
+    auto kept =
+        co_await sql(c,
+                     "UPDATE object_versions o SET purged = true, "
+                     "superseded_seq = coalesce(o.superseded_seq, nextval('commit_seq')) "
+                     "WHERE o.id = $1 AND NOT o.is_delete_marker AND EXISTS (SELECT 1 FROM snapshots s "
+                     "WHERE s.bucket_id = o.bucket_id AND s.seq >= o.created_seq AND "
+                     "(o.superseded_seq IS NULL OR s.seq < o.superseded_seq) AND "
+                     "starts_with(o.key, s.prefix)) RETURNING superseded_seq",
+                     row);
+    if (!kept.empty())
+        co_return kept[0].i64(0);
     auto segs = co_await sql(c,
                              "WITH v AS (DELETE FROM object_versions WHERE id = $1 RETURNING id) "
                              "SELECT blob_id FROM object_segments WHERE version_row = $1",
                              row);
-    std::vector<std::int64_t> blobs;
-    for (auto r : segs)
-        blobs.push_back(r.i64(0));
-    co_await drop_references(c, blobs, unreferenced);
+    co_await drop_references(c, first_column(segs), unreferenced);
+    co_return 0;
+}
+
+asio::awaitable<void> reinstate_version(pg::connection& c, std::int64_t row)
+{
+    // Snapshots taken since the row was superseded must not start seeing it: they keep a purged copy of its
+    // past (with its own blob references), and the row itself becomes current from a new sequence number.
+    auto seen = co_await sql(c,
+                             "SELECT 1 FROM object_versions o JOIN snapshots s ON s.bucket_id = o.bucket_id "
+                             "WHERE o.id = $1 AND s.seq >= o.superseded_seq AND starts_with(o.key, s.prefix) "
+                             "LIMIT 1",
+                             row);
+    if (seen.empty()) {
+        co_await sql(c, "UPDATE object_versions SET superseded_seq = NULL WHERE id = $1", row);
+        co_return;
+    }
+    auto copy = co_await sql(
+        c,
+        "INSERT INTO object_versions (bucket_id, key, version_id, created_seq, superseded_seq, "
+        "is_delete_marker, size, etag, sha256, owner_id, last_modified, content_type, content_encoding, "
+        "content_disposition, content_language, cache_control, expires, user_metadata, parts_count, "
+        "checksum_algorithm, checksum_type, checksum_value, purged) "
+        "SELECT bucket_id, key, version_id, created_seq, superseded_seq, is_delete_marker, size, etag, "
+        "sha256, "
+        "owner_id, last_modified, content_type, content_encoding, content_disposition, content_language, "
+        "cache_control, expires, user_metadata, parts_count, checksum_algorithm, checksum_type, "
+        "checksum_value, true FROM object_versions WHERE id = $1 AND NOT is_delete_marker RETURNING id",
+        row);
+    if (!copy.empty()) {
+        const std::int64_t past = copy[0].i64(0);
+        auto segs = co_await sql(c,
+                                 "INSERT INTO object_segments (version_row, ordinal, blob_id, blob_offset, "
+                                 "length, part_number) SELECT $2, ordinal, blob_id, blob_offset, length, "
+                                 "part_number FROM object_segments WHERE version_row = $1 RETURNING blob_id",
+                                 row, past);
+        co_await sql(c,
+                     "INSERT INTO object_parts (version_row, part_number, offset_in_object, size, checksum) "
+                     "SELECT $2, part_number, offset_in_object, size, checksum FROM object_parts "
+                     "WHERE version_row = $1",
+                     row, past);
+        co_await add_references(c, first_column(segs));
+    }
+    co_await sql(c,
+                 "UPDATE object_versions SET superseded_seq = NULL, created_seq = nextval('commit_seq') "
+                 "WHERE id = $1",
+                 row);
 }
 
 asio::awaitable<version_slot> retire_current(pg::connection& c, versioning_mode mode, std::int64_t bucket_id,
@@ -161,19 +217,19 @@ asio::awaitable<version_slot> retire_current(pg::connection& c, versioning_mode 
     version_slot slot;
     if (mode == versioning_mode::unversioned) {
         if (current)
-            co_await release_version(c, current->row, unreferenced);
+            slot.seq = co_await release_version(c, current->row, unreferenced);
         co_return slot;
     }
     if (mode == versioning_mode::suspended) {
         // The 'null' version is replaced wherever it is; the caller holds the key's current-row lock, which
         // every writer of the key takes, so the history cannot change meanwhile.
         if (current && current->version_id == "null") {
-            co_await release_version(c, current->row, unreferenced);
+            slot.seq = co_await release_version(c, current->row, unreferenced);
             co_return slot;
         }
         auto nulls = co_await sql(c,
                                   "SELECT id FROM object_versions WHERE bucket_id = $1 AND key = $2 AND "
-                                  "version_id = 'null' FOR UPDATE",
+                                  "version_id = 'null' AND NOT purged FOR UPDATE",
                                   bucket_id, key);
         for (auto r : nulls)
             co_await release_version(c, r.i64(0), unreferenced);

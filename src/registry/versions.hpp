@@ -48,7 +48,8 @@ std::string make_version_id(std::int64_t seq);
 /// True for "null" and for ids `make_version_id` produces; S3 answers InvalidArgument for anything else.
 bool is_valid_version_id(std::string_view id) noexcept;
 
-/// The created_seq a non-null version id encodes (its row, if it exists, has exactly this created_seq).
+/// The created_seq a non-null version id encodes (its row has this created_seq unless the version was
+/// reinstated: see reinstate_version).
 /// Precondition: is_valid_version_id(id) && id != "null".
 std::int64_t seq_of_version_id(std::string_view id) noexcept;
 
@@ -70,10 +71,18 @@ result<void> check_write_conditions(const std::optional<std::string>& if_match,
                                     const std::optional<std::string>& if_none_match,
                                     const std::optional<current_version>& current);
 
-/// Deletes a version row and drops the references its segments held; blobs left unreferenced are appended
-/// to `unreferenced` for removal after the commit.
-asio::awaitable<void> release_version(pg::connection& c, std::int64_t row,
-                                      std::vector<std::string>& unreferenced);
+/// Removes a version row from the bucket: a row that a snapshot of the bucket sees is kept, purged (hidden
+/// from every live view; superseded now if it was current) with its blob references; any other row is
+/// deleted and the references its segments held dropped, blobs left unreferenced appended to
+/// `unreferenced` for removal after the commit. Returns the commit sequence number that superseded a kept
+/// current row (the change's number), else 0.
+asio::awaitable<std::int64_t> release_version(pg::connection& c, std::int64_t row,
+                                              std::vector<std::string>& unreferenced);
+
+/// Makes a superseded version row current again (its newer versions were deleted permanently). When a
+/// snapshot taken since it was superseded exists, its past stays visible to older snapshots only through a
+/// purged copy, and the row takes a new created_seq (its version id keeps naming it).
+asio::awaitable<void> reinstate_version(pg::connection& c, std::int64_t row);
 
 /// Where the next version of a key goes: its version id and, when the change already took its commit
 /// sequence number (superseding the previous current version), that number; 0 = take a new one.
@@ -85,10 +94,11 @@ struct version_slot
 
 /// Before a new current version (object or delete marker) of a locked key is inserted, retires the one it
 /// replaces as the bucket's versioning mode says:
-/// - unversioned: the current version is deleted and its references dropped (release_version);
+/// - unversioned: the current version is released (release_version: deleted, or purged when a snapshot
+///   sees it);
 /// - enabled: the current version is superseded and keeps its blob references; the new version gets a new
 ///   version id and the same commit sequence number;
-/// - suspended: the key's 'null' version is deleted wherever it is in the history, a current version with
+/// - suspended: the key's 'null' version is released wherever it is in the history, a current version with
 ///   another id is superseded; the new version is the 'null' version.
 /// Blobs left unreferenced are appended to `unreferenced`.
 asio::awaitable<version_slot> retire_current(pg::connection& c, versioning_mode mode, std::int64_t bucket_id,

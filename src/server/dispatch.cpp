@@ -200,6 +200,9 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
     if (s3op::is_model_view(ctx) && r->fn != s3op::create_bucket && !s3op::model_view_allows(r->name))
         co_return make_error(errc::access_denied, "The model view is read-only: " + std::string(r->name) +
                                                       " is not allowed on bucket " + ctx.bucket);
+    if (where == scope::object && registry::is_snapshot_key(ctx.key) && !s3op::snapshot_view_allows(r->name))
+        co_return make_error(errc::access_denied, "Snapshots are read-only: " + std::string(r->name) +
+                                                      " is not allowed under .snapshots/");
     co_return co_await r->fn(ctx);
 }
 

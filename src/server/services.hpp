@@ -10,6 +10,7 @@
 #include "registry/multipart_service.hpp"
 #include "registry/object_service.hpp"
 #include "registry/pg/pg.hpp"
+#include "registry/snapshot_service.hpp"
 #include "registry/token_repository.hpp"
 #include "server/options.hpp"
 #include "server/rate_limit.hpp"
@@ -25,7 +26,8 @@ struct services
              std::string server_key)
         : opts(o), db(std::move(pool)), blobs(std::move(store)), identities(*db, std::move(server_key)),
           buckets(*db), objects(*db, *blobs), models(*db, *blobs, objects), multipart(*db, *blobs),
-          tokens(*db), catalog(*db), limiter(o.rate_limit, o.rate_burst > 0 ? o.rate_burst : o.rate_limit)
+          snapshots(*db, *blobs, objects), tokens(*db), catalog(*db),
+          limiter(o.rate_limit, o.rate_burst > 0 ? o.rate_burst : o.rate_limit)
     {}
 
     const options& opts;
@@ -36,6 +38,7 @@ struct services
     registry::object_service objects;
     registry::model_registry models;
     registry::multipart_service multipart;
+    registry::snapshot_service snapshots;
     registry::token_repository tokens;
     registry::content_catalog catalog;
     rate_limiter limiter;

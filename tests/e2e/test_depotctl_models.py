@@ -272,3 +272,65 @@ def test_pull_refuses_bytes_that_do_not_match_the_manifest(depot, team, model, t
         blob.write_bytes(original)
     assert ctl_json(depot, "pull", f"{ref}:{number}", str(out))["files"] >= 1
     assert (out / "weights.bin").read_bytes() == payload
+
+
+def test_snapshot_commands_and_a_version_frozen_from_a_snapshot(depot, team, model, tmp_path):
+    bucket, ref = model["bucket"], model["ref"]
+    if ctl_json(depot, "model", "show", ref)["version_count"] == 0:
+        ctl_json(depot, "push", str(model["src"]), ref, *PUSH)
+    name = "snap-" + secrets.token_hex(3)
+    created = ctl_json(depot, "snapshot", "create", bucket, name, "--prefix", "llm/")
+    assert (created["name"], created["prefix"], created["s3_prefix"]) == (name, "llm/", f".snapshots/{name}/")
+    assert name in [s["name"] for s in ctl_json(depot, "snapshot", "list", bucket)]
+    at_snapshot = ctl_json(depot, "version", "create", ref)["number"]
+
+    # The working area moves on: an overwrite, a delete, an addition.
+    s3 = depot.client("bob")
+    keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix="llm/")["Contents"])
+    s3.put_object(Bucket=bucket, Key="llm/config.json", Body=b"changed after the snapshot")
+    s3.put_object(Bucket=bucket, Key="llm/added-later.txt", Body=b"new")
+    gone = next(k for k in keys if k != "llm/config.json")
+    s3.delete_object(Bucket=bucket, Key=gone)
+
+    # A version frozen from the snapshot holds exactly what the prefix held then.
+    frozen = ctl_json(depot, "version", "create", ref, "--snapshot", name, "--description", "from " + name)
+    diff = ctl_json(depot, "version", "diff", f"{ref}:{frozen['number']}", str(at_snapshot))
+    assert (diff["added"], diff["removed"], diff["changed"]) == ([], [], [])
+    now = ctl_json(depot, "version", "create", ref)["number"]
+    diff = ctl_json(depot, "version", "diff", f"{ref}:{now}", str(frozen["number"]))
+    assert [f["path"] for f in diff["added"]] == ["added-later.txt"]
+    assert [f["path"] for f in diff["removed"]] == [gone[len("llm/"):]]
+    assert [f["path"] for f in diff["changed"]] == ["config.json"]
+    a, b = tmp_path / "a", tmp_path / "b"
+    ctl_json(depot, "pull", f"{ref}:{frozen['number']}", str(a))
+    ctl_json(depot, "pull", f"{ref}:{at_snapshot}", str(b))
+    assert digests(a) == digests(b)
+
+    # Bad input changes nothing.
+    versions = ctl_json(depot, "model", "show", ref)["version_count"]
+    other = "other-" + secrets.token_hex(3)
+    ctl_json(depot, "snapshot", "create", bucket, other, "--prefix", "elsewhere/")
+    for args, code, words in (
+        (("version", "create", ref, "--snapshot", "nosuch"), 1, "404"),
+        (("version", "create", ref, "--snapshot", other), 1, "covers only"),
+        (("push", str(model["src"]), ref, "--snapshot", name), 2, "version create --snapshot"),
+        (("snapshot", "create", bucket, name), 1, "409"),
+        (("snapshot", "show", bucket, "nosuch"), 1, "404"),
+    ):
+        proc = ctl(depot, *args, check=False)
+        assert proc.returncode == code and words in proc.stderr, (args, proc.stderr)
+    assert ctl_json(depot, "model", "show", ref)["version_count"] == versions
+
+    # Restore by reference into another prefix, then delete the snapshots: the frozen version keeps its files.
+    restored = ctl_json(depot, "snapshot", "restore", bucket, name, "--prefix", "llm/", "--target-prefix",
+                        "restored/")
+    assert restored["objects"] == len(keys)
+    assert s3.get_object(Bucket=bucket, Key="restored/" + gone[len("llm/"):])["Body"].read() == \
+        (b / gone[len("llm/"):]).read_bytes()
+    for snap in (name, other):
+        ctl(depot, "snapshot", "delete", bucket, snap)
+    assert name not in [s["name"] for s in ctl_json(depot, "snapshot", "list", bucket)]
+    depot.depotctl("gc", "--grace", "0", *depot.storage_args())
+    c = tmp_path / "c"
+    ctl_json(depot, "pull", f"{ref}:{frozen['number']}", str(c))
+    assert digests(c) == digests(b)

@@ -1,11 +1,12 @@
 // S3 versioning in the object and multipart services on a real PostgreSQL: versions, delete markers,
-// permanent deletion with its blob references, 'null' versions, ListObjectVersions pages and concurrent
-// writers of one key.
+// permanent deletion with its blob references, 'null' versions, ListObjectVersions pages, concurrent
+// writers of one key, and the versions snapshots keep.
 #include "integration/test_db.hpp"
 #include "registry/bucket_repository.hpp"
 #include "registry/identity_repository.hpp"
 #include "registry/multipart_service.hpp"
 #include "registry/object_service.hpp"
+#include "registry/snapshot_service.hpp"
 #include "registry/sql_util.hpp"
 #include "registry/versions.hpp"
 #include "storage/memory/memory_blob_store.hpp"
@@ -520,6 +521,85 @@ TEST_CASE("concurrent writers of one versioned key leave exactly one current ver
         CHECK(
             co_await f.scalar("SELECT count(*) FROM object_versions WHERE key = 'hot' AND superseded_seq IS "
                               "NULL AND created_seq = (SELECT max(created_seq) FROM object_versions)") == 1);
+        CHECK(co_await f.refcounts_consistent());
+    });
+}
+
+TEST_CASE("a snapshot keeps the versions it sees through overwrites and deletes until it is deleted")
+{
+    with_fixture([](fixture& f) -> asio::awaitable<void> {
+        registry::snapshot_service snapshots(*f.pool, *f.store, *f.objects);
+        auto k1 = co_await f.put("k", content(100, 'a'));
+        auto gone = co_await f.put("gone", content(100, 'g'));
+        auto s = co_await snapshots.create(f.bucket.id, "s", "", "alice");
+        REQUIRE(s);
+        auto dup = co_await snapshots.create(f.bucket.id, "s", "", "alice");
+        REQUIRE_FALSE(dup);
+        CHECK(dup.error().code == errc::already_exists);
+        auto k2 = co_await f.put("k", content(100, 'b'));
+        co_await f.remove("gone");
+
+        CHECK(co_await f.lists_only("k"));
+        CHECK(co_await f.read("k") == content(100, 'b'));
+        const auto history = co_await f.versions();
+        CHECK(history.entries.size() == 1); // purged rows are in no live view
+        auto old = co_await f.objects->open_as_of(f.bucket.id, "k", s->seq);
+        REQUIRE(old);
+        CHECK(old->version.etag == k1.etag);
+        auto kept = co_await f.objects->open_as_of(f.bucket.id, "gone", s->seq);
+        REQUIRE(kept);
+        CHECK(kept->version.etag == gone.etag);
+        auto now = co_await f.objects->open_as_of(f.bucket.id, "k", std::int64_t{1} << 60);
+        REQUIRE(now);
+        CHECK(now->version.etag == k2.etag);
+        CHECK(co_await f.scalar("SELECT count(*) FROM object_versions WHERE purged") == 2);
+        CHECK(co_await f.stored_blobs() == 3);
+        CHECK(co_await f.refcounts_consistent());
+
+        REQUIRE(co_await snapshots.remove(f.bucket.id, "s"));
+        CHECK(co_await f.scalar("SELECT count(*) FROM object_versions WHERE purged") == 0);
+        CHECK(co_await f.stored_blobs() == 1);
+        CHECK(co_await f.refcounts_consistent());
+        auto missing = co_await snapshots.remove(f.bucket.id, "s");
+        REQUIRE_FALSE(missing);
+        CHECK(missing.error().code == errc::not_found);
+    });
+}
+
+TEST_CASE("a version made current again by a permanent delete keeps its past for the snapshots in between")
+{
+    with_fixture([](fixture& f) -> asio::awaitable<void> {
+        registry::snapshot_service snapshots(*f.pool, *f.store, *f.objects);
+        co_await f.set(versioning_mode::enabled);
+        auto v1 = co_await f.put("m", content(100, '1'));
+        auto s0 = co_await snapshots.create(f.bucket.id, "s0", "", "alice");
+        auto v2 = co_await f.put("m", content(100, '2'));
+        auto s1 = co_await snapshots.create(f.bucket.id, "s1", "", "alice");
+        REQUIRE(s0);
+        REQUIRE(s1);
+        co_await f.remove("m", v2.version_id);
+
+        CHECK(co_await f.read("m") == content(100, '1'));
+        CHECK(co_await f.read("m", v1.version_id) == content(100, '1'));
+        auto gone = co_await f.objects->open_version(f.bucket.id, "m", v2.version_id);
+        REQUIRE_FALSE(gone);
+        CHECK(gone.error().code == errc::no_such_version);
+        auto at0 = co_await f.objects->open_as_of(f.bucket.id, "m", s0->seq);
+        auto at1 = co_await f.objects->open_as_of(f.bucket.id, "m", s1->seq);
+        REQUIRE(at0);
+        REQUIRE(at1);
+        CHECK(at0->version.etag == v1.etag);
+        CHECK(at1->version.etag == v2.etag);
+        const auto history = co_await f.versions();
+        REQUIRE(history.entries.size() == 1);
+        CHECK(history.entries[0].version_id == v1.version_id);
+        CHECK(history.entries[0].is_latest);
+        CHECK(co_await f.refcounts_consistent());
+
+        REQUIRE(co_await snapshots.remove(f.bucket.id, "s0"));
+        REQUIRE(co_await snapshots.remove(f.bucket.id, "s1"));
+        CHECK(co_await f.scalar("SELECT count(*) FROM object_versions") == 1);
+        CHECK(co_await f.stored_blobs() == 1);
         CHECK(co_await f.refcounts_consistent());
     });
 }

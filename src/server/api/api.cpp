@@ -25,7 +25,7 @@ struct route
     handler fn;
 };
 
-constexpr std::array<route, 33> routes = {{
+constexpr std::array<route, 38> routes = {{
     {http::verb::get, "/whoami", "whoami", whoami},
     {http::verb::post, "/content/lookup", "lookupContent", lookup_content},
     {http::verb::get, "/usage", "getUsage", owner_usage},
@@ -33,6 +33,11 @@ constexpr std::array<route, 33> routes = {{
     {http::verb::patch, "/buckets/{bucket}", "updateBucket", update_bucket},
     {http::verb::get, "/buckets/{bucket}/usage", "getBucketUsage", bucket_usage},
     {http::verb::post, "/buckets/{bucket}/objects", "createObjectFromDigest", create_object_from_digest},
+    {http::verb::get, "/buckets/{bucket}/snapshots", "listSnapshots", list_snapshots},
+    {http::verb::post, "/buckets/{bucket}/snapshots", "createSnapshot", create_snapshot},
+    {http::verb::get, "/buckets/{bucket}/snapshots/{snapshot}", "getSnapshot", get_snapshot},
+    {http::verb::delete_, "/buckets/{bucket}/snapshots/{snapshot}", "deleteSnapshot", delete_snapshot},
+    {http::verb::post, "/buckets/{bucket}/snapshots/{snapshot}/restore", "restoreSnapshot", restore_snapshot},
     {http::verb::get, "/teams", "listTeams", list_teams},
     {http::verb::post, "/teams", "createTeam", create_team},
     {http::verb::get, "/teams/{team}", "getTeam", get_team},

@@ -92,6 +92,9 @@ asio::awaitable<result<response>> create_object_from_digest(request_context& ctx
         co_return std::move(key).error();
     if (auto valid = s3::validate_object_key(*key); !valid)
         co_return std::move(valid).error();
+    if (registry::is_snapshot_key(*key))
+        co_return make_error(errc::invalid_argument, "Keys under .snapshots/ are read-only snapshot views",
+                             "key");
     auto hex = string_field(*body, "sha256");
     if (!hex)
         co_return std::move(hex).error();

@@ -64,6 +64,13 @@ asio::awaitable<result<response>> update_bucket(request_context&, const path_par
 asio::awaitable<result<response>> bucket_usage(request_context&, const path_params&);
 asio::awaitable<result<response>> owner_usage(request_context&, const path_params&);
 
+// Snapshots (snapshots.cpp).
+asio::awaitable<result<response>> create_snapshot(request_context&, const path_params&);
+asio::awaitable<result<response>> list_snapshots(request_context&, const path_params&);
+asio::awaitable<result<response>> get_snapshot(request_context&, const path_params&);
+asio::awaitable<result<response>> delete_snapshot(request_context&, const path_params&);
+asio::awaitable<result<response>> restore_snapshot(request_context&, const path_params&);
+
 // The model registry (models.cpp).
 asio::awaitable<result<response>> list_teams(request_context&, const path_params&);
 asio::awaitable<result<response>> create_team(request_context&, const path_params&);

@@ -7,6 +7,7 @@
 #include "s3/listing.hpp"
 #include "s3/names.hpp"
 #include "server/api/http_api.hpp"
+#include "server/api/paging.hpp"
 #include "server/services.hpp"
 
 #include <boost/json/parse.hpp>
@@ -17,9 +18,6 @@ namespace depot::server::api {
 namespace {
 
 using registry::team_role;
-
-constexpr std::size_t default_page = 100;
-constexpr std::size_t max_page = 1000;
 
 /// The name patterns of schema/0005_models.sql (checked here first for a precise error).
 enum class name_kind
@@ -176,36 +174,6 @@ response with_etag(response res, const registry::model& m)
     return res;
 }
 
-struct page_request
-{
-    std::size_t limit = default_page;
-    std::string cursor; ///< the last position of the previous page; "" for the first page
-};
-
-/// ?limit= (1..1000, default 100) and ?cursor= as a previous page's next_cursor produced it.
-result<page_request> page_of(const request_context& ctx)
-{
-    page_request p;
-    if (auto v = ctx.param("limit")) {
-        std::size_t n = 0;
-        for (char c : *v) {
-            if (c < '0' || c > '9' || n > max_page)
-                return make_error(errc::invalid_argument, "limit must be an integer from 1 to 1000", "limit");
-            n = n * 10 + static_cast<std::size_t>(c - '0');
-        }
-        if (n < 1 || n > max_page)
-            return make_error(errc::invalid_argument, "limit must be an integer from 1 to 1000", "limit");
-        p.limit = n;
-    }
-    if (auto v = ctx.param("cursor")) {
-        auto decoded = s3::decode_continuation_token(*v);
-        if (!decoded)
-            return make_error(errc::invalid_argument, "cursor is not one this API returned", "cursor");
-        p.cursor = std::move(*decoded);
-    }
-    return p;
-}
-
 /// A cursor that holds a number (a version number or an event id); 0 for the first page.
 result<std::int64_t> numeric_cursor(const page_request& p)
 {
@@ -216,15 +184,6 @@ result<std::int64_t> numeric_cursor(const page_request& p)
         n = n * 10 + (c - '0');
     }
     return n;
-}
-
-/// {"items": [...], "next_cursor": ...}; `next` is the position the next page starts after.
-response list_response(json::array items, const std::optional<std::string>& next = std::nullopt)
-{
-    json::object o{{"items", std::move(items)}};
-    o["next_cursor"] =
-        next ? json::value(json::string(s3::encode_continuation_token(*next))) : json::value(nullptr);
-    return json_response(o);
 }
 
 /// A page of `rows` fetched with limit + 1: the extra row only tells that more follow.
@@ -787,13 +746,31 @@ asio::awaitable<result<response>> create_version(request_context& ctx, const pat
     if (!body)
         co_return std::move(body).error();
     if (auto only = only_fields(*body, {"label", "description", "framework", "format", "parent", "run_url",
-                                        "labels", "metrics", "uploads"});
+                                        "labels", "metrics", "uploads", "snapshot"});
         !only)
         co_return std::move(only).error();
     auto uploads = co_await uploads_to_complete(ctx, m->model, *body);
     if (!uploads)
         co_return std::move(uploads).error();
     registry::version_spec spec;
+    if (body->contains("snapshot")) {
+        if (!uploads->empty())
+            co_return make_error(errc::invalid_argument,
+                                 "A version is made from uploads or from a snapshot, not both", "snapshot");
+        auto name = string_field(*body, "snapshot");
+        if (!name)
+            co_return std::move(name).error();
+        auto snap = co_await ctx.svc->snapshots.get(m->model.bucket_id, *name);
+        if (!snap)
+            co_return make_error(errc::not_found, "The model's bucket has no snapshot '" + *name + "'",
+                                 "snapshot");
+        if (!m->model.prefix.starts_with(snap->prefix))
+            co_return make_error(errc::invalid_argument,
+                                 "The snapshot covers only '" + snap->prefix + "', not the model's prefix '" +
+                                     m->model.prefix + "'",
+                                 "snapshot");
+        spec.as_of_seq = snap->seq;
+    }
     if (body->contains("label")) {
         auto label = string_field(*body, "label");
         if (!label)

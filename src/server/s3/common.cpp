@@ -65,6 +65,8 @@ asio::awaitable<result<registry::list_page>> list_page_of(request_context& ctx, 
     auto bucket = co_await authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
+    if (req.prefix.starts_with(registry::snapshot_key_prefix))
+        co_return co_await list_snapshot_view(ctx, *bucket, std::move(req));
     req.bucket_id = bucket->id;
     co_return co_await ctx.svc->objects.list(std::move(req));
 }

@@ -37,7 +37,7 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
     auto source_bucket = co_await authorized_bucket(ctx, source->bucket);
     if (!source_bucket)
         co_return std::move(source_bucket).error();
-    auto opened = co_await ctx.svc->objects.open_version(source_bucket->id, source->key, source->version_id);
+    auto opened = co_await open_copy_source(ctx, source_bucket->id, source->key, source->version_id);
     if (!opened)
         co_return std::move(opened).error();
     const auto& src = opened->version;
@@ -67,7 +67,9 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
                                           .owner_id = ctx.who.user_id,
                                           .replace_headers = std::move(replacement),
                                           .expected_source_row = src.row_id,
-                                          .source_version_pinned = source->version_id.has_value()};
+                                          // A snapshot's version need not be current (or even listed).
+                                          .source_version_pinned = source->version_id.has_value() ||
+                                                                   registry::is_snapshot_key(source->key)};
     auto copied = co_await ctx.svc->objects.copy_object(std::move(request));
     if (!copied)
         co_return std::move(copied).error();

@@ -24,6 +24,8 @@ asio::awaitable<result<response>> delete_objects(request_context& ctx)
     s3::delete_result out{.quiet = request->quiet};
     for (const auto& object : request->objects) {
         result<void> outcome = check_key(object.key);
+        if (outcome && registry::is_snapshot_key(object.key))
+            outcome = make_error(errc::access_denied, "Snapshots are read-only");
         if (outcome && object.version_id)
             outcome = check_version_id(*object.version_id, "VersionId");
         std::optional<registry::delete_outcome> removed;

@@ -135,6 +135,8 @@ asio::awaitable<result<response>> read_object(request_context& ctx, bool head)
 {
     if (is_model_view(ctx))
         co_return co_await read_model_file(ctx, head);
+    if (registry::is_snapshot_key(ctx.key))
+        co_return co_await read_snapshot_object(ctx, head);
     auto version_id = version_id_of(ctx);
     if (!version_id)
         co_return std::move(version_id).error();

@@ -9,6 +9,8 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <memory>
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace depot::registry {
@@ -71,5 +73,25 @@ bool model_view_allows(std::string_view operation);
 asio::awaitable<result<response>> read_model_file(request_context& ctx, bool head);
 asio::awaitable<result<registry::list_page>> list_model_view(request_context& ctx,
                                                              registry::list_request req);
+
+// The read-only S3 view of a bucket's snapshots (snapshot_view.cpp): s3://<bucket>/.snapshots/<name>/<key>.
+
+/// Operations allowed on keys under .snapshots/ (reads); the dispatcher refuses the others with
+/// AccessDenied.
+bool snapshot_view_allows(std::string_view operation);
+/// GetObject/HeadObject of .snapshots/<name>/<key>: no_such_key for an unknown snapshot or a key the
+/// snapshot does not hold.
+asio::awaitable<result<response>> read_snapshot_object(request_context& ctx, bool head);
+/// The key `.snapshots/<name>/<key>` of a bucket as of that snapshot; no_such_key when either is unknown.
+asio::awaitable<result<registry::object_handle>>
+open_snapshot_key(request_context& ctx, std::int64_t bucket_id, std::string_view view_key);
+/// The source of CopyObject / UploadPartCopy: a version of a key (object_service::open_version), or a key of
+/// the snapshot view (copying out of a snapshot restores one object; invalid_argument with a version id).
+asio::awaitable<result<registry::object_handle>>
+open_copy_source(request_context& ctx, std::int64_t bucket_id, std::string_view key,
+                 const std::optional<std::string>& version_id);
+/// ListObjects/ListObjectsV2 whose prefix starts with .snapshots/ (the caller checked the bucket).
+asio::awaitable<result<registry::list_page>>
+list_snapshot_view(request_context& ctx, const registry::bucket& bucket, registry::list_request req);
 
 } // namespace depot::server::s3op

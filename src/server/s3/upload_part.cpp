@@ -81,7 +81,7 @@ asio::awaitable<result<response>> upload_part_copy(request_context& ctx)
     auto source_bucket = co_await authorized_bucket(ctx, source->bucket);
     if (!source_bucket)
         co_return std::move(source_bucket).error();
-    auto opened = co_await ctx.svc->objects.open_version(source_bucket->id, source->key, source->version_id);
+    auto opened = co_await open_copy_source(ctx, source_bucket->id, source->key, source->version_id);
     if (!opened)
         co_return std::move(opened).error();
     const auto& src = opened->version;

@@ -1,0 +1,148 @@
+// REST handlers for snapshots: /api/v1/buckets/{bucket}/snapshots[/{name}[/restore]]. Only the bucket's
+// owner (or an admin) sees a bucket's snapshots; anyone else gets 404 as for a missing bucket.
+#include "registry/snapshot_service.hpp"
+#include "server/api/http_api.hpp"
+#include "server/api/paging.hpp"
+#include "server/services.hpp"
+
+namespace depot::server::api {
+namespace {
+
+json::object snapshot_json(const registry::snapshot& s, std::string_view bucket)
+{
+    return json::object{{"name", s.name},
+                        {"bucket", bucket},
+                        {"prefix", s.prefix},
+                        {"sequence", s.seq},
+                        {"created_by", s.created_by},
+                        {"created_at", iso8601(s.created_at)},
+                        {"s3_prefix", std::string(registry::snapshot_key_prefix) + s.name + "/"}};
+}
+
+/// An optional string member; nullopt when absent.
+result<std::optional<std::string>> optional_string(const json::object& o, std::string_view name)
+{
+    if (o.find(name) == o.end())
+        return std::optional<std::string>();
+    auto v = string_field(o, name);
+    if (!v)
+        return std::move(v).error();
+    return std::optional<std::string>(std::move(*v));
+}
+
+} // namespace
+
+asio::awaitable<result<response>> create_snapshot(request_context& ctx, const path_params& params)
+{
+    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"));
+    if (!b)
+        co_return std::move(b).error();
+    auto body = co_await read_json_object(ctx);
+    if (!body)
+        co_return std::move(body).error();
+    if (auto only = only_fields(*body, {"name", "prefix"}); !only)
+        co_return std::move(only).error();
+    auto name = string_field(*body, "name");
+    if (!name)
+        co_return std::move(name).error();
+    auto prefix = optional_string(*body, "prefix");
+    if (!prefix)
+        co_return std::move(prefix).error();
+    const std::string snapshot_prefix = prefix->value_or("");
+    auto made = co_await ctx.svc->snapshots.create(b->id, *name, snapshot_prefix, ctx.who.user_id);
+    if (!made)
+        co_return std::move(made).error();
+    auto res = json_response(snapshot_json(*made, b->name), http::status::created);
+    res.headers.set(http::field::location, "/api/v1/buckets/" + b->name + "/snapshots/" + made->name);
+    co_return res;
+}
+
+asio::awaitable<result<response>> list_snapshots(request_context& ctx, const path_params& params)
+{
+    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"));
+    if (!b)
+        co_return std::move(b).error();
+    auto p = page_of(ctx);
+    if (!p)
+        co_return std::move(p).error();
+    auto rows = co_await ctx.svc->snapshots.list(b->id, p->cursor, p->limit + 1);
+    std::optional<std::string> next;
+    if (rows.size() > p->limit) {
+        rows.resize(p->limit);
+        next = rows.back().name;
+    }
+    json::array items;
+    for (const auto& s : rows)
+        items.push_back(snapshot_json(s, b->name));
+    co_return list_response(std::move(items), next);
+}
+
+asio::awaitable<result<response>> get_snapshot(request_context& ctx, const path_params& params)
+{
+    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"));
+    if (!b)
+        co_return std::move(b).error();
+    auto s = co_await ctx.svc->snapshots.get(b->id, path_param(params, "snapshot"));
+    if (!s)
+        co_return make_error(errc::not_found, "The bucket has no snapshot named " +
+                                                  std::string(path_param(params, "snapshot")));
+    co_return json_response(snapshot_json(*s, b->name));
+}
+
+asio::awaitable<result<response>> delete_snapshot(request_context& ctx, const path_params& params)
+{
+    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"));
+    if (!b)
+        co_return std::move(b).error();
+    auto removed = co_await ctx.svc->snapshots.remove(b->id, path_param(params, "snapshot"));
+    if (!removed)
+        co_return std::move(removed).error();
+    response res;
+    res.status = http::status::no_content;
+    co_return res;
+}
+
+asio::awaitable<result<response>> restore_snapshot(request_context& ctx, const path_params& params)
+{
+    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"));
+    if (!b)
+        co_return std::move(b).error();
+    auto body = co_await read_json_object(ctx);
+    if (!body)
+        co_return std::move(body).error();
+    if (auto only = only_fields(*body, {"target_bucket", "target_prefix", "prefix"}); !only)
+        co_return std::move(only).error();
+    auto target_name = optional_string(*body, "target_bucket");
+    if (!target_name)
+        co_return std::move(target_name).error();
+    auto target_prefix = optional_string(*body, "target_prefix");
+    if (!target_prefix)
+        co_return std::move(target_prefix).error();
+    auto prefix = optional_string(*body, "prefix");
+    if (!prefix)
+        co_return std::move(prefix).error();
+    auto target = *b;
+    if (*target_name) {
+        auto other = co_await caller_bucket(ctx, **target_name);
+        if (!other)
+            co_return std::move(other).error();
+        target = std::move(*other);
+    }
+    registry::restore_request request;
+    request.bucket_id = b->id;
+    request.snapshot = std::string(path_param(params, "snapshot"));
+    request.target = &target;
+    request.prefix = std::move(*prefix);
+    request.target_prefix = std::move(*target_prefix);
+    request.owner_id = ctx.who.user_id;
+    auto restored = co_await ctx.svc->snapshots.restore(std::move(request));
+    if (!restored)
+        co_return std::move(restored).error();
+    json::object out{{"snapshot", std::string(path_param(params, "snapshot"))},
+                     {"target_bucket", target.name},
+                     {"objects", restored->objects},
+                     {"logical_bytes", restored->bytes}};
+    co_return json_response(out);
+}
+
+} // namespace depot::server::api
