@@ -141,6 +141,18 @@ def delta(before: Scrape, after: Scrape, name: str, **labels) -> float:
     return after.value(name, **labels) - before.value(name, **labels)
 
 
+def scrape_after(endpoint: str, before: Scrape, requests_sent: int, timeout: float = 10) -> Scrape:
+    """A scrape that counts `requests_sent` more requests than `before`. A request is recorded once its
+    response has been written, which can be a moment after the client has read the last byte."""
+    total = lambda s: sum(v for _, _, v in s.families["depot_s3_requests_total"].samples)  # noqa: E731
+    deadline = time.monotonic() + timeout
+    while True:
+        after = scrape(endpoint)
+        if total(after) - total(before) >= requests_sent or time.monotonic() > deadline:
+            return after
+        time.sleep(0.05)
+
+
 def access_log(depot, since: int) -> list[dict]:
     """The access-log lines ("msg": "request") written since the log offset `since`."""
     lines = []
@@ -232,7 +244,7 @@ def test_request_counters_bytes_and_latency_move_by_exactly_the_traffic_sent(dep
     assert r.status_code == 403
     denied_body = len(r.content)
 
-    after = scrape(depot.endpoint)
+    after = scrape_after(depot.endpoint, before, 8)
     d = lambda name, **labels: delta(before, after, name, **labels)  # noqa: E731
     assert d("depot_s3_requests_total", operation="PutObject", status_class="2xx") == 3
     assert d("depot_s3_requests_total", operation="GetObject", status_class="2xx") == 2
@@ -271,7 +283,7 @@ def test_rest_calls_are_counted_and_logged_by_route(depot):
         assert call(depot, "GET", "/api/v1/whoami", token=token).status_code == 200
     assert call(depot, "GET", "/api/v1/teams/no-such-team", token=token).status_code == 404
     assert call(depot, "GET", "/api/v1/no/such/route", token=token).status_code == 404
-    after = scrape(depot.endpoint)
+    after = scrape_after(depot.endpoint, before, 4)
     d = lambda name, **labels: delta(before, after, name, **labels)  # noqa: E731
     assert d("depot_s3_requests_total", operation="whoami", status_class="2xx") == 2
     assert d("depot_s3_requests_total", operation="getTeam", status_class="4xx") == 1
