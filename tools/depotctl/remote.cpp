@@ -719,27 +719,10 @@ int push_command(const cli& c, const endpoint& ep)
         for (const auto& f : files)
             hashing.bytes_total += f.size;
         const unsigned cores = std::max(1u, std::min(threads, std::thread::hardware_concurrency()));
-        std::vector<std::thread> pool;
-        std::atomic<std::size_t> next{0};
-        std::exception_ptr error;
-        std::mutex m;
-        for (unsigned t = 0; t < cores; ++t)
-            pool.emplace_back([&] {
-                for (auto i = next++; i < files.size(); i = next++) {
-                    try {
-                        files[i].sha256 = sha256_of_file(files[i].source, show ? &hashing : nullptr);
-                    } catch (...) {
-                        std::lock_guard lock(m);
-                        error = std::current_exception();
-                        return;
-                    }
-                    ++hashing.files_done;
-                }
-            });
-        for (auto& t : pool)
-            t.join();
-        if (error)
-            std::rethrow_exception(error);
+        for_each_parallel(files.size(), cores, hashing, show, [&](std::size_t i, unsigned) {
+            files[i].sha256 = sha256_of_file(files[i].source, &hashing);
+            ++hashing.files_done;
+        });
     }
 
     // Which contents the server already has for us: those files are created from their digest.
@@ -886,23 +869,36 @@ int pull_command(const cli& c, const endpoint& ep)
         std::uint64_t size;
         std::string sha256;
     };
+    std::vector<item> all;
+    for (const auto& f : files) {
+        item it{str(f, "path"), {}, f.value("size", std::uint64_t{0}), str(f, "sha256")};
+        it.dest = local_path(dir, it.path);
+        all.push_back(std::move(it));
+    }
+    // Files already in DIR with the right content stay (a resumed pull); they are hashed in parallel.
+    std::vector<char> present(all.size(), 0);
+    progress checking;
+    checking.what = "check";
+    for_each_parallel(all.size(), std::max(1u, std::thread::hardware_concurrency()), checking, false,
+                      [&](std::size_t i, unsigned) {
+                          std::error_code ec;
+                          present[i] = fs::is_regular_file(all[i].dest, ec) &&
+                                       fs::file_size(all[i].dest, ec) == all[i].size &&
+                                       sha256_of_file(all[i].dest, nullptr) == all[i].sha256;
+                      });
     std::vector<item> todo;
     std::size_t unchanged = 0;
     progress getting;
     getting.what = "pull";
     getting.files_total = files.size();
-    for (const auto& f : files) {
-        item it{str(f, "path"), {}, f.value("size", std::uint64_t{0}), str(f, "sha256")};
-        it.dest = local_path(dir, it.path);
-        std::error_code ec;
-        if (fs::is_regular_file(it.dest, ec) && fs::file_size(it.dest, ec) == it.size &&
-            sha256_of_file(it.dest, nullptr) == it.sha256) {
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        if (present[i]) {
             ++unchanged;
             ++getting.files_done;
             continue;
         }
-        getting.bytes_total += it.size;
-        todo.push_back(std::move(it));
+        getting.bytes_total += all[i].size;
+        todo.push_back(std::move(all[i]));
     }
     run_parallel(
         ep, todo.size(), threads, getting, show_progress(c), [&](std::size_t i, http_connection& conn) {

@@ -46,8 +46,8 @@ void draw(const progress& p, std::chrono::steady_clock::time_point start, bool f
 
 } // namespace
 
-void run_parallel(const endpoint& ep, std::size_t count, unsigned threads, progress& p, bool show,
-                  const std::function<void(std::size_t, http_connection&)>& work)
+void for_each_parallel(std::size_t count, unsigned threads, progress& p, bool show,
+                       const std::function<void(std::size_t item, unsigned worker)>& work)
 {
     if (count == 0)
         return;
@@ -59,14 +59,13 @@ void run_parallel(const endpoint& ep, std::size_t count, unsigned threads, progr
     std::condition_variable finished;
     unsigned running = threads;
 
-    auto worker = [&] {
-        http_connection conn(ep);
+    auto worker = [&](unsigned self) {
         try {
             while (!stop.load()) {
                 auto i = next.fetch_add(1);
                 if (i >= count)
                     break;
-                work(i, conn);
+                work(i, self);
             }
         } catch (...) {
             std::lock_guard lock(m);
@@ -81,7 +80,7 @@ void run_parallel(const endpoint& ep, std::size_t count, unsigned threads, progr
     std::vector<std::thread> pool;
     pool.reserve(threads);
     for (unsigned t = 0; t < threads; ++t)
-        pool.emplace_back(worker);
+        pool.emplace_back(worker, t);
 
     const auto start = std::chrono::steady_clock::now();
     {
@@ -98,6 +97,19 @@ void run_parallel(const endpoint& ep, std::size_t count, unsigned threads, progr
         draw(p, start, true);
     if (first_error)
         std::rethrow_exception(first_error);
+}
+
+void run_parallel(const endpoint& ep, std::size_t count, unsigned threads, progress& p, bool show,
+                  const std::function<void(std::size_t, http_connection&)>& work)
+{
+    // One keep-alive connection per thread, opened with the thread's first item.
+    std::vector<std::unique_ptr<http_connection>> connections(std::min<std::size_t>(threads, count));
+    for_each_parallel(count, threads, p, show, [&](std::size_t i, unsigned worker) {
+        auto& conn = connections[worker];
+        if (!conn)
+            conn = std::make_unique<http_connection>(ep);
+        work(i, *conn);
+    });
 }
 
 http_response send_with_retry(http_connection& conn, const http_request& req,

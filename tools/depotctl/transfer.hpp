@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,12 @@ struct progress
     std::atomic<std::uint64_t> files_total{0};
     std::atomic<std::uint64_t> files_done{0};
 };
+
+/// Runs `work(i, worker)` for i in [0, count) on `threads` threads (`worker` numbers the thread). The first
+/// exception stops the others from taking new items and is rethrown. While running, a progress line is drawn
+/// on stderr every 200 ms when `show` (a terminal, no --json).
+void for_each_parallel(std::size_t count, unsigned threads, progress& p, bool show,
+                       const std::function<void(std::size_t item, unsigned worker)>& work);
 
 /// Runs `work(i, connection)` for i in [0, count) on `threads` threads, each with its own connection to
 /// `ep`. The first exception stops the others from taking new items and is rethrown. While running, a
