@@ -3,6 +3,7 @@
 #include "registry/content.hpp"
 #include "registry/sql_util.hpp"
 #include "registry/transaction.hpp"
+#include "registry/versions.hpp"
 #include "s3/names.hpp"
 
 namespace depot::registry {
@@ -22,14 +23,6 @@ snapshot snapshot_from(const pg::row& r)
     s.created_by = r.str(5);
     s.created_at = from_millis(r.i64(6));
     return s;
-}
-
-/// Waits for the bucket's writes in flight (they hold the row FOR SHARE) and keeps new ones out until the
-/// commit; false when the bucket is gone.
-asio::awaitable<bool> lock_bucket_exclusive(pg::connection& c, std::int64_t bucket_id)
-{
-    auto rs = co_await sql(c, "SELECT 1 FROM buckets WHERE id = $1 FOR NO KEY UPDATE", bucket_id);
-    co_return !rs.empty();
 }
 
 /// The key a snapshot key is restored to.
@@ -80,7 +73,7 @@ asio::awaitable<result<snapshot>> snapshot_service::create(std::int64_t bucket_i
             co_return make_error(errc::invalid_argument, "The prefix is not a valid object key prefix",
                                  "prefix");
     co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<snapshot>> {
-        if (!co_await lock_bucket_exclusive(c, bucket_id))
+        if (!co_await lock_bucket_writes(c, bucket_id))
             co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
         // The snapshot itself: one row, whatever the number of objects.
         auto rs = co_await sql(c,
@@ -127,7 +120,7 @@ asio::awaitable<result<void>> snapshot_service::remove(std::int64_t bucket_id, s
     std::vector<std::string> unreferenced;
     auto removed = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
         unreferenced.clear();
-        if (!co_await lock_bucket_exclusive(c, bucket_id))
+        if (!co_await lock_bucket_writes(c, bucket_id))
             co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
         auto gone = co_await sql(c, "DELETE FROM snapshots WHERE bucket_id = $1 AND name = $2 RETURNING id",
                                  bucket_id, name);

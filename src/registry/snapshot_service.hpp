@@ -8,9 +8,9 @@
 /// purged rows no other snapshot of the bucket sees, and with them their blob references. Restoring copies
 /// references into a bucket as new current versions; no byte moves.
 ///
-/// Snapshot creation and deletion lock the bucket row against writes in flight (writers hold it FOR SHARE
-/// while they publish), so a snapshot's number splits the bucket's changes into "committed before" and
-/// "after", and a deletion never races a writer that keeps a row for the snapshot being deleted.
+/// Snapshot creation and deletion take the bucket's write lock exclusively (lock_bucket_writes; writers hold
+/// it shared while they publish), so a snapshot's number splits the bucket's changes into "committed
+/// before" and "after", and a deletion never races a writer that keeps a row for the snapshot being deleted.
 
 #include "common/result.hpp"
 #include "registry/object_service.hpp"

@@ -55,13 +55,29 @@ std::string_view to_string(versioning_mode mode) noexcept
     return "unversioned";
 }
 
+// The bucket's write lock: an advisory lock keyed by two int4s, a class for "bucket writes" and the bucket
+// id ($1). Writers hold it shared, snapshots exclusively (lock_bucket_writes).
+#define DEPOT_BUCKET_WRITES_LOCK "1146114894, ($1 % 2147483647)::integer"
+
 asio::awaitable<std::optional<versioning_mode>> lock_bucket_versioning(pg::connection& c,
                                                                        std::int64_t bucket_id)
 {
-    auto rs = co_await sql(c, "SELECT versioning FROM buckets WHERE id = $1 FOR SHARE", bucket_id);
+    auto rs = co_await sql(
+        c,
+        "SELECT b.versioning FROM buckets b, pg_advisory_xact_lock_shared(" DEPOT_BUCKET_WRITES_LOCK
+        ") l WHERE b.id = $1 FOR SHARE OF b",
+        bucket_id);
     if (rs.empty())
         co_return std::nullopt;
     co_return versioning_mode_of(rs[0].text(0));
+}
+
+asio::awaitable<bool> lock_bucket_writes(pg::connection& c, std::int64_t bucket_id)
+{
+    auto rs = co_await sql(
+        c, "SELECT 1 FROM buckets b, pg_advisory_xact_lock(" DEPOT_BUCKET_WRITES_LOCK ") l WHERE b.id = $1",
+        bucket_id);
+    co_return !rs.empty();
 }
 
 std::string make_version_id(std::int64_t seq)

@@ -37,9 +37,16 @@ versioning_mode versioning_mode_of(std::string_view stored) noexcept;
 std::string_view to_string(versioning_mode mode) noexcept;
 
 /// lock_bucket that also returns the bucket's versioning mode, read under the same lock (a concurrent
-/// PutBucketVersioning waits for the write to commit); nullopt when the bucket is gone.
+/// PutBucketVersioning waits for the write to commit), and takes the bucket's write lock shared (a snapshot
+/// waits for the write to commit: see lock_bucket_writes); nullopt when the bucket is gone.
 asio::awaitable<std::optional<versioning_mode>> lock_bucket_versioning(pg::connection& c,
                                                                        std::int64_t bucket_id);
+
+/// Takes the bucket's write lock exclusively for the transaction: waits for every write in flight on the
+/// bucket (they hold it shared from lock_bucket_versioning until they commit) and holds new ones back until
+/// the commit. Unlike a row lock, the advisory lock queues fairly: a stream of writers cannot starve the
+/// exclusive locker. False when the bucket is gone.
+asio::awaitable<bool> lock_bucket_writes(pg::connection& c, std::int64_t bucket_id);
 
 /// The id of every version created while versioning is enabled: 16 hex digits of its created_seq (so ids
 /// sort by creation) followed by 16 random hex digits; 32 characters of [0-9a-f], URL-safe.
