@@ -4,6 +4,7 @@
 #include "registry/content.hpp"
 #include "registry/sql_util.hpp"
 #include "registry/transaction.hpp"
+#include "registry/versions.hpp"
 #include "s3/listing.hpp"
 #include "s3/names.hpp"
 
@@ -505,10 +506,10 @@ asio::awaitable<result<model_version>> model_registry::create_version(const mode
         }
         if (spec.parent && (*spec.parent < 1 || *spec.parent >= number))
             co_return make_error(errc::invalid_argument, "The parent version does not exist", "parent");
-        // Writers hold the bucket FOR SHARE while they publish: this waits for those in flight and keeps new
-        // ones out until the commit, so the files are the prefix at one moment.
-        auto bucket = co_await sql(c, "SELECT 1 FROM buckets WHERE id = $1 FOR NO KEY UPDATE", m.bucket_id);
-        if (bucket.empty())
+        // Writers hold the bucket's write lock shared while they publish: taking it exclusively waits for
+        // those in flight and queues new ones until the commit, so the files are the prefix at one moment
+        // (and, unlike a row lock, a steady stream of writers cannot starve the version).
+        if (!co_await lock_bucket_writes(c, m.bucket_id))
             co_return make_error(errc::no_such_bucket, "The model's bucket no longer exists");
         auto inserted =
             co_await sql(c,

@@ -3,12 +3,12 @@
 /// The model registry: teams and their members' roles, models bound to a bucket prefix, immutable numbered
 /// versions, aliases, and the approval workflow. Schema: schema/0005_models.sql.
 ///
-/// Creating a version freezes the files under the model's prefix: one transaction locks the bucket against
-/// writers (they hold it FOR SHARE while they publish), copies the current object rows' manifests into
-/// model_files / model_file_segments and takes one blob reference per segment. No bytes move, and nothing
-/// done to the prefix later can change or remove a version's files. Files whose whole-object SHA-256 was
-/// not known (multipart uploads) are hashed from the blob store before the transaction and recorded on the
-/// object row too, so the digest is computed once per object.
+/// Creating a version freezes the files under the model's prefix: one transaction takes the bucket's write
+/// lock exclusively (writers hold it shared while they publish; see lock_bucket_writes), copies the current
+/// object rows' manifests into model_files / model_file_segments and takes one blob reference per segment. No
+/// bytes move, and nothing done to the prefix later can change or remove a version's files. Files whose
+/// whole-object SHA-256 was not known (multipart uploads) are hashed from the blob store before the
+/// transaction and recorded on the object row too, so the digest is computed once per object.
 ///
 /// Approval: a version is submitted (draft or rejected -> pending); approvers whose team role is at least
 /// the policy's approver role approve or reject with a comment; the submitter cannot approve their own
