@@ -4,8 +4,10 @@
 #include "common/log.hpp"
 #include "registry/sql_util.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <map>
+#include <tuple>
 
 namespace depot::registry {
 namespace {
@@ -13,6 +15,15 @@ namespace {
 constexpr std::size_t io_chunk = 1 << 20;
 
 } // namespace
+
+std::vector<std::string> ingested::store_ids() const
+{
+    std::vector<std::string> ids;
+    ids.reserve(blobs.size());
+    for (const auto& b : blobs)
+        ids.push_back(b.store_id);
+    return ids;
+}
 
 asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source& body,
                                          const ingest_limits& limits)
@@ -23,14 +34,22 @@ asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source
     std::optional<checksummer> requested;
     if (limits.checksum && *limits.checksum != checksum_algorithm::crc64nvme)
         requested.emplace(*limits.checksum);
+    // Pieces: only a body that may outgrow one segment hashes its pieces separately.
+    const std::uint64_t piece_limit =
+        limits.dedup && limits.segment_size > 0 ? limits.segment_size : UINT64_MAX;
+    const bool may_split =
+        piece_limit != UINT64_MAX && (!limits.content_length || *limits.content_length > piece_limit);
+    hasher piece_sha(digest_kind::sha256); // used when may_split
+    std::vector<stored_blob> pieces;       // committed
     std::unique_ptr<storage::blob_writer> writer;
+    std::uint64_t piece_size = 0;
     std::uint64_t total = 0;
     std::optional<error> failure;
     std::exception_ptr crash;
 
     try {
         std::vector<std::byte> buf(io_chunk);
-        for (;;) {
+        while (!failure) {
             auto n = co_await body.read_some(buf);
             if (!n) {
                 failure = std::move(n).error();
@@ -38,6 +57,7 @@ asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source
             }
             if (*n == 0)
                 break;
+            const std::uint64_t before = total;
             total += *n;
             if (total > limits.max_size) {
                 failure = make_error(errc::entity_too_large,
@@ -54,19 +74,49 @@ asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source
             crc64.update(data);
             if (requested)
                 requested->update(data);
-            if (!writer) {
-                storage::write_options options{.size_hint = limits.content_length.value_or(0)};
-                auto w = co_await store.create(options);
-                if (!w) {
-                    failure = std::move(w).error();
+            std::uint64_t at = before;
+            while (!data.empty()) {
+                if (!writer) {
+                    std::uint64_t hint = 0;
+                    if (limits.content_length)
+                        hint = std::min(piece_limit, *limits.content_length - at);
+                    storage::write_options options{.size_hint = hint};
+                    auto w = co_await store.create(options);
+                    if (!w) {
+                        failure = std::move(w).error();
+                        break;
+                    }
+                    writer = std::move(*w);
+                    piece_size = 0;
+                }
+                const auto take =
+                    static_cast<std::size_t>(std::min<std::uint64_t>(data.size(), piece_limit - piece_size));
+                auto piece = data.first(take);
+                if (may_split)
+                    piece_sha.update(piece);
+                auto written = co_await writer->write(piece);
+                if (!written) {
+                    failure = std::move(written).error();
                     break;
                 }
-                writer = std::move(*w);
-            }
-            auto written = co_await writer->write(data);
-            if (!written) {
-                failure = std::move(written).error();
-                break;
+                piece_size += take;
+                at += take;
+                data = data.subspan(take);
+                if (piece_size == piece_limit) {
+                    // A full segment: committed now, removed again if the body fails a check later.
+                    auto committed = co_await writer->commit();
+                    if (!committed) {
+                        failure = std::move(committed).error();
+                        break;
+                    }
+                    stored_blob full;
+                    full.store_id = writer->id();
+                    full.size = piece_size;
+                    full.sha256 = piece_sha.finish();
+                    pieces.push_back(std::move(full));
+                    writer.reset();
+                    piece_sha.reset();
+                }
             }
         }
     } catch (...) {
@@ -109,24 +159,37 @@ asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source
         auto committed = co_await writer->commit();
         if (!committed)
             failure = std::move(committed).error();
+        else {
+            stored_blob last;
+            last.store_id = writer->id();
+            last.size = piece_size;
+            last.sha256 = may_split ? piece_sha.finish() : out.sha256;
+            pieces.push_back(std::move(last));
+        }
     }
     if (failure || crash) {
         if (writer)
             co_await writer->abort();
+        std::vector<std::string> committed;
+        for (const auto& p : pieces)
+            committed.push_back(p.store_id);
+        co_await remove_blobs(store, std::move(committed));
         if (crash)
             std::rethrow_exception(crash);
         co_return std::move(*failure);
     }
-    if (writer)
-        out.store_id = writer->id();
+    // A body in one piece: that piece's digests are the body's.
+    if (pieces.size() == 1) {
+        pieces[0].sha256 = out.sha256;
+        pieces[0].md5 = out.md5;
+    }
+    out.blobs = std::move(pieces);
     co_return out;
 }
 
-asio::awaitable<blob_ref> publish_blob(pg::connection& c, const ingested& in,
-                                       std::vector<std::string>& unreferenced)
+asio::awaitable<std::vector<segment>> publish_blobs(pg::connection& c, const ingested& in,
+                                                    std::vector<std::string>& unreferenced, int part_number)
 {
-    const pg::bytes sha(in.sha256);
-    const pg::bytes md5(in.md5);
     // A bucket without deduplication keeps its blob private: no lookup, and no later write reuses it.
     const std::string_view statement =
         in.share ? "INSERT INTO blobs (store_id, size, sha256, md5, refcount) VALUES ($1, $2, $3, $4, 1) "
@@ -134,11 +197,31 @@ asio::awaitable<blob_ref> publish_blob(pg::connection& c, const ingested& in,
                    "RETURNING id, store_id"
                  : "INSERT INTO blobs (store_id, size, sha256, md5, refcount, shared) "
                    "VALUES ($1, $2, $3, $4, 1, false) RETURNING id, store_id";
-    auto rs = co_await sql(c, statement, in.store_id, in.size, sha, md5);
-    blob_ref ref{rs[0].i64(0), rs[0].str(1)};
-    if (ref.store_id != in.store_id)
-        unreferenced.push_back(in.store_id);
-    co_return ref;
+    // Rows are taken in content order, so that two writers sharing several pieces lock them in the same
+    // order and cannot deadlock; the manifest keeps body order.
+    std::vector<std::size_t> order(in.blobs.size());
+    for (std::size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return std::tie(in.blobs[a].sha256, in.blobs[a].size) <
+               std::tie(in.blobs[b].sha256, in.blobs[b].size);
+    });
+    std::vector<segment> segments(in.blobs.size());
+    for (const auto i : order) {
+        const auto& b = in.blobs[i];
+        const pg::bytes sha(b.sha256);
+        const pg::bytes md5(b.md5);
+        auto rs = co_await sql(c, statement, b.store_id, b.size, sha, md5);
+        segment s{.blob_row = rs[0].i64(0),
+                  .store_id = rs[0].str(1),
+                  .offset = 0,
+                  .length = b.size,
+                  .part_number = part_number};
+        if (s.store_id != b.store_id)
+            unreferenced.push_back(b.store_id);
+        segments[i] = std::move(s);
+    }
+    co_return segments;
 }
 
 asio::awaitable<void> add_references(pg::connection& c, const std::vector<std::int64_t>& blob_rows)

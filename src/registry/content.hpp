@@ -1,9 +1,15 @@
 #pragma once
 /// \file
-/// Content: the steps every write shares. `ingest` streams a body into a new committed blob while it
-/// computes MD5 and SHA-256 and checks what the client declared; `publish_blob` registers the blob inside the
-/// caller's transaction, deduplicating on (sha256, size); `release_segments` drops references; and
-/// `remove_blobs` deletes, after the commit, the blobs that lost their last reference.
+/// Content: the steps every write shares. `ingest` streams a body into new committed blobs while it computes
+/// MD5 and SHA-256 and checks what the client declared; `publish_blobs` registers them inside the caller's
+/// transaction, deduplicating each on (sha256, size); `drop_references` releases them; and `remove_blobs`
+/// deletes, after the commit, the blobs that lost their last reference.
+///
+/// Segmenting: with deduplication on, a body longer than `dedup_segment_size` is stored as consecutive blobs
+/// of that size (the last one shorter), each deduplicated on its own. The size is the aws cli's and boto3's
+/// default multipart chunk size, so a file written by one PUT and the same file uploaded in 8 MiB parts (or
+/// in parts of any multiple of 8 MiB) end up on the same blobs, and so do checkpoints that share aligned
+/// 8 MiB runs. The cost is a second SHA-256 over bodies longer than one segment.
 
 #include "common/checksum.hpp"
 #include "common/result.hpp"
@@ -22,6 +28,8 @@ namespace depot::registry {
 
 namespace asio = boost::asio;
 
+inline constexpr std::uint64_t dedup_segment_size = 8ull << 20;
+
 struct ingest_limits
 {
     /// The body must have exactly this many bytes when set.
@@ -38,12 +46,23 @@ struct ingest_limits
     std::function<std::optional<std::string>()> trailer_checksum;
     /// Deduplicate the content against stored blobs (the bucket's dedup mode); see `ingested::share`.
     bool dedup = true;
+    /// With `dedup`, the body is cut into blobs of this many bytes (0 = one blob).
+    std::uint64_t segment_size = dedup_segment_size;
 };
 
-/// A committed blob holding a verified body. `store_id` is empty for an empty body (no blob is written).
-struct ingested
+/// One committed blob holding a consecutive piece of a body.
+struct stored_blob
 {
     std::string store_id;
+    std::uint64_t size = 0;
+    std::string sha256; ///< raw, of this piece
+    std::string md5;    ///< raw, of this piece when it is the whole body; empty otherwise (not computed)
+};
+
+/// A verified body in committed blobs: `blobs` holds its pieces in order (none for an empty body).
+struct ingested
+{
+    std::vector<stored_blob> blobs;
     std::uint64_t size = 0;
     std::string md5;       ///< raw
     std::string sha256;    ///< raw
@@ -53,10 +72,13 @@ struct ingested
     std::string checksum;
     /// Publish as a shared blob (deduplicated on (sha256, size)); false keeps the blob private to this write.
     bool share = true;
+
+    /// The store ids of `blobs`, for removal when the write does not commit.
+    std::vector<std::string> store_ids() const;
 };
 
-/// Streams `body` into a new blob and commits it once every check passed. On any error the blob is aborted:
-/// nothing remains. Errors: incomplete_body, entity_too_large, bad_digest (Content-MD5 or a flexible
+/// Streams `body` into new blobs and commits the last one once every check passed. On any error every blob
+/// is aborted or removed: nothing remains. Errors: incomplete_body, entity_too_large, bad_digest (Content-MD5 or a flexible
 /// checksum), invalid_argument (malformed checksum value), invalid_request (an announced checksum never
 /// came), content_sha256_mismatch, and the body's and the store's errors.
 asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source& body,
@@ -69,11 +91,13 @@ struct blob_ref
     std::string store_id;
 };
 
-/// Inside a transaction: takes one reference on the content of `in`. When identical content (same SHA-256
-/// and size) is already registered, the reference goes to it and `in.store_id` becomes garbage, which is
-/// appended to `unreferenced` for removal after the commit. Precondition: `in.store_id` is not empty.
-asio::awaitable<blob_ref> publish_blob(pg::connection& c, const ingested& in,
-                                       std::vector<std::string>& unreferenced);
+/// Inside a transaction: takes one reference on the content of each of `in.blobs`. When identical content
+/// (same SHA-256 and size) is already registered, the reference goes to it and the new blob becomes garbage,
+/// which is appended to `unreferenced` for removal after the commit. Returns the body's manifest: one
+/// segment per blob, in order, tagged with `part_number`.
+asio::awaitable<std::vector<segment>> publish_blobs(pg::connection& c, const ingested& in,
+                                                    std::vector<std::string>& unreferenced,
+                                                    int part_number = 0);
 
 /// Inside a transaction: takes one more reference on each listed blob row (one per occurrence).
 asio::awaitable<void> add_references(pg::connection& c, const std::vector<std::int64_t>& blob_rows);

@@ -137,10 +137,7 @@ asio::awaitable<result<part_info>> multipart_service::publish_part(const multipa
             co_return no_such_upload();
         std::vector<segment> segs = segments;
         if (fresh) {
-            auto ref = co_await publish_blob(c, *fresh, unreferenced);
-            segs.assign(
-                1,
-                segment{.blob_row = ref.row, .store_id = ref.store_id, .offset = 0, .length = fresh->size});
+            segs = co_await publish_blobs(c, *fresh, unreferenced, part_number);
         } else {
             std::vector<std::int64_t> blobs;
             for (const auto& s : segs)
@@ -174,8 +171,9 @@ asio::awaitable<result<part_info>> multipart_service::publish_part(const multipa
                             .last_modified = from_millis(rs[0].i64(0)),
                             .checksum = digest.checksum};
     });
-    if (!published && fresh && !fresh->store_id.empty())
-        unreferenced.push_back(fresh->store_id);
+    // Rolled back: only the new blobs are garbage (the replaced part is still referenced).
+    if (!published)
+        unreferenced = fresh ? fresh->store_ids() : std::vector<std::string>();
     co_await remove_blobs(store_, std::move(unreferenced));
     co_return published;
 }
@@ -200,16 +198,16 @@ asio::awaitable<result<part_info>> multipart_service::upload_part(const multipar
                        .etag = to_hex(in->md5),
                        .checksum = upload.algorithm ? encode_checksum(in->checksum) : std::string(),
                        .crc64nvme = in->crc64nvme};
-    if (in->store_id.empty())
+    if (in->blobs.empty())
         co_return co_await publish_part(upload, part_number, std::move(digest), {}, std::nullopt);
-    const std::string store_id = in->store_id;
+    const auto store_ids = in->store_ids();
     std::exception_ptr crash;
     try {
         co_return co_await publish_part(upload, part_number, std::move(digest), {}, std::move(*in));
     } catch (...) {
         crash = std::current_exception();
     }
-    co_await remove_blobs(store_, std::vector<std::string>(1, store_id));
+    co_await remove_blobs(store_, store_ids);
     std::rethrow_exception(crash);
 }
 

@@ -105,36 +105,29 @@ asio::awaitable<result<object_version>> object_service::put_object(put_object_re
                 auto mode = co_await lock_bucket_versioning(c, v.bucket_id);
                 if (!mode)
                     co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-                std::optional<blob_ref> blob;
-                if (!in->store_id.empty())
-                    blob = co_await publish_blob(c, *in, unreferenced);
+                auto segments = co_await publish_blobs(c, *in, unreferenced);
                 auto current = co_await lock_current(c, v.bucket_id, v.key);
                 if (auto met = check_write_conditions(req.if_match, req.if_none_match, current); !met)
                     co_return std::move(met).error();
                 auto slot = co_await retire_current(c, *mode, v.bucket_id, v.key, current, unreferenced);
                 v.version_id = slot.version_id;
                 auto [row, modified] = co_await insert_version(c, v, slot.seq);
-                if (blob) {
-                    std::vector<segment> one(1);
-                    one[0].blob_row = blob->row;
-                    one[0].length = in->size;
-                    co_await insert_segments(c, row, one);
-                }
+                co_await insert_segments(c, row, segments);
                 object_version out = v;
                 out.row_id = row;
                 out.last_modified = from_millis(modified);
                 co_return out;
             });
-        if (!published && !in->store_id.empty())
-            unreferenced.push_back(in->store_id);
+        // Rolled back: only the new blobs are garbage (what the attempt released is still referenced).
+        if (!published)
+            unreferenced = in->store_ids();
         co_await remove_blobs(store_, std::move(unreferenced));
         co_return published;
     } catch (...) {
         crash = std::current_exception();
     }
     // The transaction did not commit: the new blob is referenced by nothing.
-    if (!in->store_id.empty())
-        co_await remove_blobs(store_, std::vector<std::string>(1, in->store_id));
+    co_await remove_blobs(store_, in->store_ids());
     std::rethrow_exception(crash);
 }
 

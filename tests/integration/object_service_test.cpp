@@ -352,3 +352,97 @@ TEST_CASE("the consistency check agrees with every write path and reports each k
         CHECK(co_await f.read("a") == content(3000, 'a'));
     });
 }
+
+TEST_CASE("a body longer than a segment is stored in 8 MiB blobs that a single PUT and 8 MiB parts share")
+{
+    with_fixture([](fixture& f) -> asio::awaitable<void> {
+        constexpr std::size_t seg = registry::dedup_segment_size;
+        const auto data = content(2 * seg + 1234, 's');
+        auto put = co_await f.put("single", data);
+        REQUIRE(put);
+        CHECK(put->etag == to_hex(md5(data)));
+        CHECK(put->sha256 == sha256(data)); // the whole body's digest, not a segment's
+        CHECK(co_await f.stored_blobs() == 3);
+        CHECK(co_await f.count("object_segments") == 3);
+        CHECK(co_await f.read("single") == data);
+
+        // The same bytes in 8 MiB parts, then in one 16 MiB part: no new blob survives either upload.
+        for (const auto& sizes : std::vector<std::vector<std::size_t>>{{seg, seg, 1234}, {2 * seg, 1234}}) {
+            registry::object_headers headers;
+            auto upload = co_await f.multipart->create(f.bucket, "multi", "alice", headers);
+            REQUIRE(upload);
+            std::vector<registry::completed_part_ref> listed;
+            std::size_t at = 0;
+            for (std::size_t i = 0; i < sizes.size(); ++i) {
+                string_source body(data.substr(at, sizes[i]));
+                at += sizes[i];
+                registry::ingest_limits limits{.content_length = sizes[i]};
+                auto part = co_await f.multipart->upload_part(*upload, static_cast<int>(i + 1), body, limits);
+                REQUIRE(part);
+                listed.push_back({static_cast<int>(i + 1), part->etag, ""});
+            }
+            auto done = co_await f.multipart->complete(f.bucket.id, "multi", upload->upload_id, listed);
+            REQUIRE(done);
+            CHECK(co_await f.read("multi") == data);
+            CHECK(co_await f.stored_blobs() == 3);
+        }
+
+        // A segment that repeats inside one body is stored once.
+        const auto piece = content(seg, 'r');
+        REQUIRE(co_await f.put("repeated", piece + piece + piece));
+        CHECK(co_await f.stored_blobs() == 4);
+        CHECK(co_await f.read("repeated") == piece + piece + piece);
+
+        // A bucket without deduplication keeps one private blob per body.
+        registry::bucket scratch = f.bucket;
+        scratch.dedup = false;
+        string_source body(data);
+        registry::put_object_request request{.target = &scratch,
+                                             .key = "scratch",
+                                             .owner_id = "alice",
+                                             .content_length = data.size(),
+                                             .body = &body};
+        REQUIRE(co_await f.objects->put_object(std::move(request)));
+        CHECK(co_await f.stored_blobs() == 5);
+
+        for (const auto* key : {"single", "multi", "repeated", "scratch"})
+            REQUIRE(co_await f.objects->delete_object(f.bucket.id, key));
+        CHECK(co_await f.stored_blobs() == 0);
+        CHECK(co_await f.count("blobs") == 0);
+    });
+}
+
+TEST_CASE("a failure after some segments were committed leaves none of them behind")
+{
+    with_fixture([](fixture& f) -> asio::awaitable<void> {
+        constexpr std::size_t seg = registry::dedup_segment_size;
+        const auto data = content(2 * seg + 10, 'f');
+        // A wrong Content-MD5 is found only after both full segments were committed.
+        auto bad = co_await f.put("k", data, md5("not the body"));
+        REQUIRE_FALSE(bad);
+        CHECK(bad.error().code == errc::bad_digest);
+        CHECK(co_await f.stored_blobs() == 0);
+        // The n-th create, write or commit fails: of the first, second and third segment.
+        for (const auto op : {storage::blob_op::create, storage::blob_op::write, storage::blob_op::commit}) {
+            for (std::size_t n : {1, 2, 3, 90, 170}) {
+                if (op != storage::blob_op::write && n > 3)
+                    continue;
+                CAPTURE(storage::to_string(op));
+                CAPTURE(n);
+                f.faulty.faults->fail_nth_of(op, n, errc::unavailable);
+                auto put = co_await f.put("k", data);
+                f.faulty.faults->heal();
+                REQUIRE_FALSE(put);
+                CHECK(put.error().code == errc::unavailable);
+                CHECK(co_await f.stored_blobs() == 0);
+                CHECK(co_await f.count("blobs") == 0);
+                CHECK(co_await f.count("object_versions") == 0);
+            }
+        }
+        REQUIRE(co_await f.put("k", data));
+        CHECK(co_await f.read("k") == data);
+        auto leftovers = co_await f.faulty.store->remove_incomplete(std::chrono::system_clock::now() +
+                                                                    std::chrono::hours(1));
+        CHECK(leftovers.value() == 0);
+    });
+}
