@@ -213,8 +213,10 @@ def test_put_with_checksum_algorithm_then_get_and_head_return_it(depot, s3, buck
                      s3.head_object(Bucket=bucket, Key="obj", ChecksumMode="ENABLED")):
         headers = response["ResponseMetadata"]["HTTPHeaders"]
         assert headers.get(header_name(algorithm)) == expected
-        # Only the algorithm the object was stored with.
-        assert set(checksum_headers(headers)) <= {header_name(algorithm), "x-amz-checksum-type"}
+        # The algorithm the object was stored with, and the whole-object SHA-256 Depot always keeps.
+        assert set(checksum_headers(headers)) <= {header_name(algorithm), "x-amz-checksum-sha256",
+                                                  "x-amz-checksum-type"}
+        assert headers.get("x-amz-checksum-sha256") == checksum("SHA256", body)
         assert headers.get("x-amz-checksum-type", "FULL_OBJECT") == "FULL_OBJECT"
         if "Body" in response:
             assert response["Body"].read() == body  # botocore also verifies the checksum here
@@ -523,9 +525,28 @@ def test_get_object_attributes_of_a_single_put(depot, s3, bucket, algorithm):
     assert text(root, "ObjectSize") == str(len(body))
     assert text(root, "StorageClass") == "STANDARD"
     assert text(root, f"Checksum/{field(algorithm)}") == checksum(algorithm, body)
+    assert text(root, "Checksum/ChecksumSHA256") == checksum("SHA256", body)  # always known for a single PUT
     assert text(root, "Checksum/ChecksumType") in (None, "FULL_OBJECT")
     assert root.find("ObjectParts") is None  # not a multipart object
     assert response.headers.get("Last-Modified")
+
+
+def test_a_put_without_checksum_still_reports_its_sha256(s3, bucket):
+    """The whole-object SHA-256 (Depot's content identity) comes with checksum mode on every full read of
+    a single-PUT object, next to the CRC64NVME S3 computes by default; a ranged read gets neither."""
+    body = data(9 * 1024 * 1024 + 5, "sha-default")  # two segments: the digest is the body's, not a segment's
+    s3.put_object(Bucket=bucket, Key="plain", Body=body)
+    for response in (s3.get_object(Bucket=bucket, Key="plain", ChecksumMode="ENABLED"),
+                     s3.head_object(Bucket=bucket, Key="plain", ChecksumMode="ENABLED")):
+        headers = response["ResponseMetadata"]["HTTPHeaders"]
+        assert headers.get("x-amz-checksum-sha256") == checksum("SHA256", body)
+        assert headers.get("x-amz-checksum-crc64nvme") == checksum("CRC64NVME", body)
+        if "Body" in response:
+            assert response["Body"].read() == body
+    ranged = s3.get_object(Bucket=bucket, Key="plain", Range="bytes=0-99", ChecksumMode="ENABLED")
+    assert "x-amz-checksum-sha256" not in ranged["ResponseMetadata"]["HTTPHeaders"]
+    got = s3.get_object_attributes(Bucket=bucket, Key="plain", ObjectAttributes=["Checksum"])
+    assert got["Checksum"]["ChecksumSHA256"] == checksum("SHA256", body)
 
 
 def test_get_object_attributes_errors(depot, s3, bucket):

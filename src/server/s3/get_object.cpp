@@ -111,8 +111,12 @@ asio::awaitable<result<response>> respond_with_object(request_context& ctx,
         }
     }
     // Checksums describe the whole object; S3 returns them only for full reads.
-    if (whole && ctx.get("x-amz-checksum-mode") == std::optional<std::string_view>("ENABLED"))
+    if (whole && ctx.get("x-amz-checksum-mode") == std::optional<std::string_view>("ENABLED")) {
         set_checksum_headers(res, v.checksum_algorithm, v.checksum_type, v.checksum_value);
+        // The whole-object SHA-256 Depot keeps for deduplication, next to a full-object checksum.
+        if (v.checksum_type == "FULL_OBJECT" && v.sha256.size() == 32 && v.checksum_algorithm != "SHA256")
+            res.headers.set("x-amz-checksum-sha256", encode_checksum(v.sha256));
+    }
     if (head) {
         res.head_only = true;
         res.headers.set(http::field::content_length, std::to_string(length));

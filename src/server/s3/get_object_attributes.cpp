@@ -68,6 +68,10 @@ asio::awaitable<result<response>> get_object_attributes(request_context& ctx)
         // The composite value's "-N" suffix is reported in ObjectParts, not in the checksum itself.
         std::string value = v.checksum_value.substr(0, v.checksum_value.find('-'));
         set_xml_checksum(c, v.checksum_algorithm, v.checksum_type, std::move(value));
+        // Depot knows every single-PUT object's SHA-256 (and a multipart object's once a model version
+        // included it): reported next to the upload's own checksum when that one is a full-object one.
+        if (v.checksum_type == "FULL_OBJECT" && v.sha256.size() == 32 && c.sha256.empty())
+            c.sha256 = encode_checksum(v.sha256);
         out.checksum = std::move(c);
     }
     if (parts && v.parts_count) {
