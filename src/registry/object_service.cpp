@@ -3,6 +3,7 @@
 #include "common/hash.hpp"
 #include "common/log.hpp"
 #include "registry/content.hpp"
+#include "registry/object_copy.hpp"
 #include "registry/sql_util.hpp"
 #include "registry/transaction.hpp"
 #include "registry/versions.hpp"
@@ -199,6 +200,42 @@ asio::awaitable<std::vector<object_part_info>> object_service::parts(std::int64_
     co_return out;
 }
 
+asio::awaitable<result<object_version>> copy_version_in(pg::connection& c, versioning_mode mode,
+                                                        const copy_object_request& req,
+                                                        std::vector<std::string>& unreferenced)
+{
+    auto src = co_await sql(c,
+                            std::string("SELECT ") + version_columns +
+                                " FROM object_versions o JOIN users u ON u.id = o.owner_id "
+                                "WHERE o.id = $1 AND ($2 OR o.superseded_seq IS NULL) AND NOT "
+                                "o.is_delete_marker FOR SHARE OF o",
+                            req.expected_source_row, req.source_version_pinned);
+    if (src.empty())
+        co_return make_error(errc::no_such_key, "The specified key does not exist.");
+    auto source = handle_from(src[0]);
+    // Take the new references before releasing the replaced version: copying a key onto itself must not
+    // drop its blobs to zero in between.
+    std::vector<std::int64_t> blobs;
+    for (const auto& seg : source.segments)
+        blobs.push_back(seg.blob_row);
+    co_await add_references(c, blobs);
+    auto current = co_await lock_current(c, req.target->id, req.key);
+    auto slot = co_await retire_current(c, mode, req.target->id, req.key, current, unreferenced);
+    object_version v = source.version;
+    v.bucket_id = req.target->id;
+    v.key = req.key;
+    v.version_id = slot.version_id;
+    v.owner_id = req.owner_id;
+    if (req.replace_headers)
+        v.headers = *req.replace_headers;
+    auto [row, modified] = co_await insert_version(c, v, slot.seq);
+    // From the manifest read above: copying a key onto itself has just deleted the source row.
+    co_await insert_segments(c, row, source.segments);
+    v.row_id = row;
+    v.last_modified = from_millis(modified);
+    co_return v;
+}
+
 asio::awaitable<result<object_version>> object_service::copy_object(copy_object_request req)
 {
     std::vector<std::string> unreferenced;
@@ -207,37 +244,11 @@ asio::awaitable<result<object_version>> object_service::copy_object(copy_object_
         auto mode = co_await lock_bucket_versioning(c, req.target->id);
         if (!mode)
             co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-        auto src = co_await sql(c,
-                                std::string("SELECT ") + version_columns +
-                                    " FROM object_versions o JOIN users u ON u.id = o.owner_id "
-                                    "WHERE o.id = $1 AND ($2 OR o.superseded_seq IS NULL) AND NOT "
-                                    "o.is_delete_marker FOR SHARE OF o",
-                                req.expected_source_row, req.source_version_pinned);
-        if (src.empty())
-            co_return make_error(errc::no_such_key, "The specified key does not exist.");
-        auto source = handle_from(src[0]);
-        // Take the new references before releasing the replaced version: copying a key onto itself must
-        // not drop its blobs to zero in between.
-        std::vector<std::int64_t> blobs;
-        for (const auto& seg : source.segments)
-            blobs.push_back(seg.blob_row);
-        co_await add_references(c, blobs);
-        auto current = co_await lock_current(c, req.target->id, req.key);
-        auto slot = co_await retire_current(c, *mode, req.target->id, req.key, current, unreferenced);
-        object_version v = source.version;
-        v.bucket_id = req.target->id;
-        v.key = req.key;
-        v.version_id = slot.version_id;
-        v.owner_id = req.owner_id;
-        if (req.replace_headers)
-            v.headers = *req.replace_headers;
-        auto [row, modified] = co_await insert_version(c, v, slot.seq);
-        // From the manifest read above: copying a key onto itself has just deleted the source row.
-        co_await insert_segments(c, row, source.segments);
-        v.row_id = row;
-        v.last_modified = from_millis(modified);
-        co_return v;
+        co_return co_await copy_version_in(c, *mode, req, unreferenced);
     });
+    // Rolled back: nothing was released.
+    if (!copied)
+        unreferenced.clear();
     co_await remove_blobs(store_, std::move(unreferenced));
     co_return copied;
 }

@@ -1,6 +1,7 @@
 #include "registry/snapshot_service.hpp"
 
 #include "registry/content.hpp"
+#include "registry/object_copy.hpp"
 #include "registry/sql_util.hpp"
 #include "registry/transaction.hpp"
 #include "registry/versions.hpp"
@@ -153,51 +154,69 @@ asio::awaitable<result<restore_outcome>> snapshot_service::restore(restore_reque
         co_return make_error(errc::invalid_argument, "Nothing can be restored into .snapshots/",
                              "target_prefix");
 
-    // Pass 0 checks every target key before the first copy (so bad input changes nothing); pass 1 copies.
-    restore_outcome out;
-    for (int pass = req.target_prefix ? 0 : 1; pass < 2; ++pass) {
-        std::string after;
-        bool more = true;
-        while (more) {
-            list_request page_request;
-            page_request.bucket_id = snap->bucket_id;
-            page_request.prefix = prefix;
-            page_request.after = after;
-            page_request.as_of = snap->seq;
-            page_request.within = snap->prefix;
-            auto page = co_await objects_.list(std::move(page_request));
-            if (!page)
-                co_return std::move(page).error();
-            more = page->truncated;
-            after = page->last;
-            for (const auto& entry : page->contents) {
-                std::string key = restored_key(entry.key, prefix, req.target_prefix);
-                if (pass == 0) {
-                    if (is_snapshot_key(key))
-                        co_return make_error(errc::invalid_argument,
-                                             "Nothing can be restored into .snapshots/", "target_prefix");
-                    if (auto valid = s3::validate_object_key(key); !valid)
-                        co_return std::move(valid).error();
-                    continue;
-                }
-                auto source = co_await objects_.open_as_of(snap->bucket_id, entry.key, snap->seq);
-                if (!source)
-                    co_return std::move(source).error();
+    // The snapshot's versions never change: list them (and check every target key) first, then copy them
+    // all in one transaction, so a restore is seen whole or not at all and a failure changes nothing.
+    struct planned
+    {
+        std::string key;
+        std::int64_t source_row = 0;
+    };
+    std::vector<planned> plan;
+    std::string after;
+    bool more = true;
+    while (more) {
+        list_request page_request;
+        page_request.bucket_id = snap->bucket_id;
+        page_request.prefix = prefix;
+        page_request.after = after;
+        page_request.as_of = snap->seq;
+        page_request.within = snap->prefix;
+        auto page = co_await objects_.list(std::move(page_request));
+        if (!page)
+            co_return std::move(page).error();
+        more = page->truncated;
+        after = page->last;
+        for (const auto& entry : page->contents) {
+            std::string key = restored_key(entry.key, prefix, req.target_prefix);
+            if (is_snapshot_key(key))
+                co_return make_error(errc::invalid_argument, "Nothing can be restored into .snapshots/",
+                                     "target_prefix");
+            if (auto valid = s3::validate_object_key(key); !valid)
+                co_return std::move(valid).error();
+            auto source = co_await objects_.open_as_of(snap->bucket_id, entry.key, snap->seq);
+            if (!source)
+                co_return std::move(source).error();
+            plan.push_back(planned{std::move(key), source->version.row_id});
+        }
+    }
+
+    std::vector<std::string> unreferenced;
+    auto restored =
+        co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<restore_outcome>> {
+            unreferenced.clear();
+            restore_outcome out;
+            auto mode = co_await lock_bucket_versioning(c, req.target->id);
+            if (!mode)
+                co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
+            for (const auto& p : plan) {
                 copy_object_request copy;
                 copy.target = req.target;
-                copy.key = std::move(key);
+                copy.key = p.key;
                 copy.owner_id = req.owner_id;
-                copy.expected_source_row = source->version.row_id;
+                copy.expected_source_row = p.source_row;
                 copy.source_version_pinned = true;
-                auto made = co_await objects_.copy_object(std::move(copy));
+                auto made = co_await copy_version_in(c, *mode, copy, unreferenced);
                 if (!made)
                     co_return std::move(made).error();
                 ++out.objects;
                 out.bytes += static_cast<std::int64_t>(made->size);
             }
-        }
-    }
-    co_return out;
+            co_return out;
+        });
+    if (!restored)
+        unreferenced.clear(); // rolled back: nothing was released
+    co_await remove_blobs(store_, std::move(unreferenced));
+    co_return restored;
 }
 
 } // namespace depot::registry

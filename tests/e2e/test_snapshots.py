@@ -352,6 +352,46 @@ def test_restore_copies_references_not_bytes(server):
     assert server.blob_files() == blobs
 
 
+def test_a_restore_is_seen_whole_or_not_at_all(server):
+    """All of a restore's copies commit together: a client listing the target while it runs sees none of
+    the restored keys or all of them, never a part."""
+    import concurrent.futures
+    import threading
+
+    s3 = server.client("alice")
+    token = token_for(server, "alice")["token"]
+    src, dst = unique_bucket_name("snap-atomic"), unique_bucket_name("snap-atomic-dst")
+    s3.create_bucket(Bucket=src)
+    s3.create_bucket(Bucket=dst)
+    count = 300
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda i: s3.put_object(Bucket=src, Key=f"k/{i:04d}", Body=b"x%d" % i), range(count)))
+    create(server, token, src, "all")
+
+    seen, stop = [], threading.Event()
+
+    def watch():
+        reader = server.client("alice")
+        while not stop.is_set():
+            seen.append(reader.list_objects_v2(Bucket=dst, Prefix="r/", MaxKeys=1000).get("KeyCount", 0))
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        time.sleep(0.2)
+        r = call(server, "POST", f"/api/v1/buckets/{src}/snapshots/all/restore", token=token,
+                 body={"target_bucket": dst, "prefix": "k/", "target_prefix": "r/"})
+        assert validate(r, "POST", RESTORE)["objects"] == count
+        time.sleep(0.2)
+    finally:
+        stop.set()
+        watcher.join()
+    print(f"\nlistings during the restore: {len(seen)}, distinct key counts seen: {sorted(set(seen))}")
+    assert set(seen) <= {0, count}, sorted(set(seen))
+    assert seen[-1] == count
+    assert s3.get_object(Bucket=dst, Key="r/0123")["Body"].read() == b"x123"
+
+
 def metric(server, name: str) -> float:
     text = requests.get(server.endpoint + "/metrics", timeout=30).text
     return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(name + " ")
