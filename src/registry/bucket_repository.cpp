@@ -6,7 +6,8 @@ namespace depot::registry {
 namespace {
 
 constexpr const char* bucket_columns =
-    "b.id, b.name, b.owner_id, u.display_name, b.region, b.versioning, " DEPOT_MS("b.created_at") ", b.dedup";
+    "b.id, b.name, b.owner_id, u.display_name, b.region, b.versioning, " DEPOT_MS(
+        "b.created_at") ", b.dedup, b.object_events";
 
 bucket bucket_from(const pg::row& r)
 {
@@ -17,7 +18,8 @@ bucket bucket_from(const pg::row& r)
                   .region = r.str(4),
                   .versioning = r.str(5),
                   .created_at = from_millis(r.i64(6)),
-                  .dedup = r.boolean(7)};
+                  .dedup = r.boolean(7),
+                  .object_events = r.boolean(8)};
 }
 
 } // namespace
@@ -68,6 +70,19 @@ asio::awaitable<result<bucket>> bucket_repository::set_dedup(std::string_view na
                                  "SELECT ") +
                          bucket_columns + " FROM b JOIN users u ON u.id = b.owner_id",
                      name, dedup);
+    if (rs.empty())
+        co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
+    co_return bucket_from(rs[0]);
+}
+
+asio::awaitable<result<bucket>> bucket_repository::set_object_events(std::string_view name, bool enabled)
+{
+    auto conn = co_await pool_.acquire();
+    auto rs = co_await sql(
+        *conn,
+        std::string("WITH b AS (UPDATE buckets SET object_events = $2 WHERE name = $1 RETURNING *) SELECT ") +
+            bucket_columns + " FROM b JOIN users u ON u.id = b.owner_id",
+        name, enabled);
     if (rs.empty())
         co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
     co_return bucket_from(rs[0]);

@@ -30,6 +30,8 @@ public:
     asio::awaitable<result<void>> remove(std::string_view name);
     /// Turns deduplication of new content on or off; what is stored stays as it is. no_such_bucket.
     asio::awaitable<result<bucket>> set_dedup(std::string_view name, bool dedup);
+    /// Turns object.created / object.deleted events for the bucket's writes on or off. no_such_bucket.
+    asio::awaitable<result<bucket>> set_object_events(std::string_view name, bool enabled);
 
 private:
     pg::pool& pool_;

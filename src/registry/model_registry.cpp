@@ -2,6 +2,7 @@
 
 #include "common/hash.hpp"
 #include "registry/content.hpp"
+#include "registry/events.hpp"
 #include "registry/sql_util.hpp"
 #include "registry/transaction.hpp"
 #include "registry/versions.hpp"
@@ -175,11 +176,38 @@ asio::awaitable<void> record(pg::connection& c, std::int64_t model_id, std::opti
         model_id, version_id, action, actor, comment, from_state, to_state, details);
 }
 
+/// The `data` of a model event: team, model, actor, then `extra` members (",\"k\":v...").
+std::string event_data(const model& m, std::string_view actor, const std::string& extra = {})
+{
+    return "{\"team\":" + events::quote(m.team) + ",\"model\":" + events::quote(m.name) +
+           ",\"actor\":" + events::quote(actor) + extra + "}";
+}
+
+/// ",\"version\":{...}" for version events.
+std::string version_member(int number, const std::optional<std::string>& label, std::string_view state)
+{
+    return ",\"version\":{\"number\":" + std::to_string(number) +
+           ",\"label\":" + (label ? events::quote(*label) : std::string("null")) +
+           ",\"state\":" + events::quote(state) + "}";
+}
+
+asio::awaitable<void> emit_version_event(pg::connection& c, const model& m, std::string_view type,
+                                         std::int64_t version_id, int number,
+                                         const std::optional<std::string>& label, std::string_view state,
+                                         std::string_view actor, std::string_view comment)
+{
+    const std::string data =
+        event_data(m, actor, version_member(number, label, state) + ",\"comment\":" + events::quote(comment));
+    co_await events::emit_model_event(c, type, m.team_id, m.id, m.bucket_id, version_id, data);
+}
+
 /// Inside a transaction: points alias `name` at version `version_id` (number `number`) and records the move
-/// with the version it left. Returns the alias's updated_at (epoch ms).
-asio::awaitable<std::int64_t> move_alias(pg::connection& c, std::int64_t model_id, std::string_view name,
+/// with the version it left (model_events, and an alias.updated event). Returns the alias's updated_at (epoch
+/// ms).
+asio::awaitable<std::int64_t> move_alias(pg::connection& c, const model& m, std::string_view name,
                                          std::int64_t version_id, int number, std::string_view actor)
 {
+    const std::int64_t model_id = m.id;
     auto before =
         co_await sql(c,
                      "SELECT v.number FROM model_aliases a JOIN model_versions v ON v.id = a.version_id "
@@ -196,6 +224,11 @@ asio::awaitable<std::int64_t> move_alias(pg::connection& c, std::int64_t model_i
         from = before[0].str(0);
     co_await record(c, model_id, version_id, "alias_set", actor, "", std::nullopt, std::nullopt,
                     alias_details(name, from, number));
+    const std::string data =
+        event_data(m, actor,
+                   ",\"alias\":" + events::quote(name) + ",\"from\":" + from.value_or("null") +
+                       ",\"to\":" + std::to_string(number));
+    co_await events::emit_model_event(c, "alias.updated", m.team_id, m.id, m.bucket_id, version_id, data);
     co_return rs[0].i64(0);
 }
 
@@ -372,8 +405,15 @@ asio::awaitable<result<model>> model_registry::create_model(const team& owner, m
                                  "The team already has a model named '" + spec.name + "'");
         const auto id = rs[0].i64(0);
         co_await record(c, id, std::nullopt, "model_created", actor, "", std::nullopt, std::nullopt);
-        auto m = co_await sql(c, std::string(model_select) + "WHERE m.id = $1", id);
-        co_return model_of(m[0]);
+        auto rows = co_await sql(c, std::string(model_select) + "WHERE m.id = $1", id);
+        auto created = model_of(rows[0]);
+        const std::string data = event_data(created, actor,
+                                            ",\"bucket\":" + events::quote(created.bucket) +
+                                                ",\"prefix\":" + events::quote(created.prefix) +
+                                                ",\"description\":" + events::quote(created.description));
+        co_await events::emit_model_event(c, "model.created", created.team_id, created.id, created.bucket_id,
+                                          std::nullopt, data);
+        co_return created;
     };
     co_return co_await transact(pool_, work);
 }
@@ -489,6 +529,7 @@ asio::awaitable<result<model_version>> model_registry::create_version(const mode
         co_return std::move(hashed).error();
     const std::string upper = m.prefix.empty() ? std::string() : s3::prefix_successor(m.prefix);
     auto work = [&](pg::connection& c) -> asio::awaitable<result<std::int64_t>> {
+        co_await events::lock_model(c, m.id);
         auto locked = co_await sql(c, "SELECT next_version FROM models WHERE id = $1 FOR UPDATE", m.id);
         if (locked.empty())
             co_return make_error(errc::not_found, "No such model");
@@ -561,8 +602,10 @@ asio::awaitable<result<model_version>> model_registry::create_version(const mode
             vid);
         co_await sql(c, "UPDATE models SET next_version = next_version + 1 WHERE id = $1", m.id);
         co_await record(c, m.id, vid, "created", actor, spec.description, std::nullopt, "draft");
+        co_await emit_version_event(c, m, "version.created", vid, static_cast<int>(number), spec.label,
+                                    "draft", actor, spec.description);
         if (!m.policy.protects("latest"))
-            co_await move_alias(c, m.id, "latest", vid, static_cast<int>(number), actor);
+            co_await move_alias(c, m, "latest", vid, static_cast<int>(number), actor);
         co_return vid;
     };
     auto created = co_await transact(pool_, work);
@@ -655,6 +698,7 @@ asio::awaitable<result<model_version>> model_registry::approve(const model& m, c
                                                                std::string_view actor, std::string comment)
 {
     auto work = [&](pg::connection& c) -> asio::awaitable<result<void>> {
+        co_await events::lock_model(c, m.id);
         auto state = co_await sql(c, "SELECT state FROM model_versions WHERE id = $1 FOR UPDATE", v.id);
         if (state.empty() || state[0].text(0) != "pending")
             co_return make_error(errc::conflict,
@@ -688,6 +732,9 @@ asio::awaitable<result<model_version>> model_registry::approve(const model& m, c
             to = "approved";
         }
         co_await record(c, m.id, v.id, "approval", actor, comment, std::string("pending"), to);
+        if (complete)
+            co_await emit_version_event(c, m, "version.approved", v.id, v.number, v.label, "approved", actor,
+                                        comment);
         co_return ok();
     };
     auto done = co_await transact(pool_, work);
@@ -701,6 +748,7 @@ model_registry::transition_version(const model& m, const model_version& v, trans
                                    std::string_view actor, std::string comment)
 {
     auto work = [&](pg::connection& c) -> asio::awaitable<result<void>> {
+        co_await events::lock_model(c, m.id);
         auto state = co_await sql(c, "SELECT state FROM model_versions WHERE id = $1 FOR UPDATE", v.id);
         if (state.empty())
             co_return make_error(errc::not_found, "No such version");
@@ -733,6 +781,8 @@ model_registry::transition_version(const model& m, const model_version& v, trans
             co_return make_error(errc::conflict, "A " + from + " version cannot become " + to);
         co_await sql(c, "UPDATE model_versions SET state = $2 WHERE id = $1", v.id, to);
         co_await record(c, m.id, v.id, action, actor, comment, from, to);
+        const std::string type = "version." + action;
+        co_await emit_version_event(c, m, type, v.id, v.number, v.label, to, actor, comment);
         co_return ok();
     };
     auto done = co_await transact(pool_, work);
@@ -841,6 +891,7 @@ asio::awaitable<result<model_alias>> model_registry::set_alias(const model& m, s
 {
     const bool is_protected = m.policy.protects(name);
     auto work = [&](pg::connection& c) -> asio::awaitable<result<model_alias>> {
+        co_await events::lock_model(c, m.id);
         auto precondition = co_await check_alias_precondition(c, m.id, name, if_match);
         if (!precondition)
             co_return std::move(precondition).error();
@@ -861,7 +912,7 @@ asio::awaitable<result<model_alias>> model_registry::set_alias(const model& m, s
         if (!label.empty())
             co_return make_error(errc::conflict,
                                  "'" + std::string(name) + "' is a version label of this model");
-        const auto updated_at = co_await move_alias(c, m.id, name, v.id, v.number, actor);
+        const auto updated_at = co_await move_alias(c, m, name, v.id, v.number, actor);
         co_return model_alias{.name = std::string(name),
                               .version = v.number,
                               .updated_by = std::string(actor),
@@ -875,6 +926,7 @@ asio::awaitable<result<void>> model_registry::delete_alias(const model& m, std::
                                                            std::optional<std::string> if_match)
 {
     auto work = [&](pg::connection& c) -> asio::awaitable<result<void>> {
+        co_await events::lock_model(c, m.id);
         auto precondition = co_await check_alias_precondition(c, m.id, name, if_match);
         if (!precondition)
             co_return std::move(precondition).error();
@@ -886,6 +938,10 @@ asio::awaitable<result<void>> model_registry::delete_alias(const model& m, std::
             co_return make_error(errc::not_found, "No such alias");
         co_await record(c, m.id, rs[0].i64(0), "alias_deleted", actor, "", std::nullopt, std::nullopt,
                         alias_details(name, rs[0].str(1), std::nullopt));
+        const std::string data = event_data(
+            m, actor, ",\"alias\":" + events::quote(name) + ",\"from\":" + rs[0].str(1) + ",\"to\":null");
+        co_await events::emit_model_event(c, "alias.updated", m.team_id, m.id, m.bucket_id, std::nullopt,
+                                          data);
         co_return ok();
     };
     co_return co_await transact(pool_, work);

@@ -3,6 +3,7 @@
 // and the key's current row, retire_current, insert_version), so exactly one version of a key is current at
 // any time and a version that is not current keeps its blob references until it is deleted permanently.
 #include "registry/content.hpp"
+#include "registry/events.hpp"
 #include "registry/object_service.hpp"
 #include "registry/sql_util.hpp"
 #include "registry/transaction.hpp"
@@ -50,8 +51,11 @@ asio::awaitable<result<delete_outcome>> object_service::remove(delete_request re
             delete_outcome out;
             if (!req.version_id) {
                 if (*mode == versioning_mode::unversioned) {
-                    if (current)
+                    if (current) {
                         co_await release_version(c, current->row, unreferenced);
+                        co_await events::emit_object_event(c, "object.deleted", req.bucket_id, req.key,
+                                                           "null", 0, "", req.owner_id);
+                    }
                     co_return out;
                 }
                 // A delete marker becomes the current version, even when the key has no version at all.
@@ -77,6 +81,8 @@ asio::awaitable<result<delete_outcome>> object_service::remove(delete_request re
                 co_return out;
             out.delete_marker = found->is_delete_marker;
             co_await release_version(c, found->row, unreferenced);
+            co_await events::emit_object_event(c, "object.deleted", req.bucket_id, req.key, *req.version_id,
+                                               0, "", req.owner_id);
             if (found->is_current) {
                 auto newest = co_await sql(c,
                                            "SELECT id FROM object_versions WHERE bucket_id = $1 AND key = $2 "

@@ -1,6 +1,7 @@
 #include "registry/snapshot_service.hpp"
 
 #include "registry/content.hpp"
+#include "registry/events.hpp"
 #include "registry/object_copy.hpp"
 #include "registry/sql_util.hpp"
 #include "registry/transaction.hpp"
@@ -86,7 +87,16 @@ asio::awaitable<result<snapshot>> snapshot_service::create(std::int64_t bucket_i
         if (rs.empty())
             co_return make_error(errc::already_exists,
                                  "The bucket already has a snapshot named " + std::string(name), "name");
-        co_return snapshot_from(rs[0]);
+        auto made = snapshot_from(rs[0]);
+        auto bucket = co_await sql(c, "SELECT name FROM buckets WHERE id = $1", bucket_id);
+        const std::string data = "{\"bucket\":" + events::quote(bucket[0].text(0)) +
+                                 ",\"snapshot\":{\"name\":" + events::quote(made.name) +
+                                 ",\"prefix\":" + events::quote(made.prefix) +
+                                 ",\"sequence\":" + std::to_string(made.seq) +
+                                 "},\"actor\":" + events::quote(created_by) + "}";
+        events::event_spec e{.type = "snapshot.created", .bucket_id = bucket_id, .data_json = data};
+        co_await events::emit(c, e);
+        co_return made;
     });
 }
 

@@ -43,6 +43,8 @@ struct bucket
     std::string versioning; ///< "unversioned", "enabled" or "suspended"
     time_point created_at;
     bool dedup = true; ///< new content is deduplicated against stored blobs
+    /// object.created / object.deleted events are emitted for the bucket's writes (opt-in: high volume).
+    bool object_events = false;
 };
 
 /// Standard HTTP headers S3 stores with an object and returns on GET/HEAD.

@@ -1,6 +1,7 @@
 #include "registry/versions.hpp"
 
 #include "registry/content.hpp"
+#include "registry/events.hpp"
 #include "registry/sql_util.hpp"
 #include "s3/conditions.hpp"
 
@@ -289,6 +290,8 @@ insert_version(pg::connection& c, const object_version& v, std::int64_t seq)
         v.bucket_id, v.key, v.size, v.etag, sha, v.owner_id, h.content_type, h.content_encoding,
         h.content_disposition, h.content_language, h.cache_control, h.expires, metadata, parts,
         v.checksum_algorithm, v.checksum_type, v.checksum_value, v.version_id, seq, v.is_delete_marker);
+    const std::string_view type = v.is_delete_marker ? "object.deleted" : "object.created";
+    co_await events::emit_object_event(c, type, v.bucket_id, v.key, v.version_id, v.size, v.etag, v.owner_id);
     co_return std::pair{rs[0].i64(0), rs[0].i64(1)};
 }
 

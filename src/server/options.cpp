@@ -36,6 +36,15 @@ bool parse_bool(const std::string& text, bool& out)
     return true;
 }
 
+bool parse_seconds(const std::string& text, std::chrono::seconds& out, long min)
+{
+    long s = 0;
+    if (!parse_number(text, s) || s < min)
+        return false;
+    out = std::chrono::seconds(s);
+    return true;
+}
+
 const std::vector<setting>& settings()
 {
     static const std::vector<setting> all = {
@@ -190,6 +199,52 @@ const std::vector<setting>& settings()
              bool okay = parse_number(v, s) && s > 0;
              o.blob_grace = std::chrono::seconds(s);
              return okay;
+         }},
+        {"--public-url", "DEPOT_PUBLIC_URL",
+         "base URL clients reach this installation at, for presigned links in events (default "
+         "http://<listen>)",
+         [](options& o, const std::string& v) {
+             o.public_url = v;
+             return v.starts_with("http://") || v.starts_with("https://");
+         }},
+        {"--webhook-allow-private", "DEPOT_WEBHOOK_ALLOW_PRIVATE",
+         "allow webhook targets on loopback, private and link-local addresses (default false)",
+         [](options& o, const std::string& v) { return parse_bool(v, o.webhook_allow_private); }},
+        {"--webhook-timeout", "DEPOT_WEBHOOK_TIMEOUT",
+         "seconds one webhook delivery attempt may take (default 10)",
+         [](options& o, const std::string& v) { return parse_seconds(v, o.webhook_timeout, 1); }},
+        {"--webhook-retry-base", "DEPOT_WEBHOOK_RETRY_BASE",
+         "seconds before the first retry of a failed delivery; doubles per attempt, +-50 % jitter (default "
+         "10)",
+         [](options& o, const std::string& v) { return parse_seconds(v, o.webhook_retry_base, 1); }},
+        {"--webhook-retry-max", "DEPOT_WEBHOOK_RETRY_MAX",
+         "longest wait between delivery retries (default 3600)",
+         [](options& o, const std::string& v) { return parse_seconds(v, o.webhook_retry_max, 1); }},
+        {"--webhook-max-age", "DEPOT_WEBHOOK_MAX_AGE",
+         "seconds after its event a failing delivery is given up (default 259200 = 3 days)",
+         [](options& o, const std::string& v) { return parse_seconds(v, o.webhook_max_age, 1); }},
+        {"--webhook-failure-limit", "DEPOT_WEBHOOK_FAILURE_LIMIT",
+         "failed attempts in a row after which a subscription is disabled (default 20)",
+         [](options& o, const std::string& v) {
+             return parse_number(v, o.webhook_failure_limit) && o.webhook_failure_limit > 0;
+         }},
+        {"--webhook-poll-interval", "DEPOT_WEBHOOK_POLL_INTERVAL",
+         "milliseconds between looks for due deliveries besides NOTIFY wake-ups (default 2000)",
+         [](options& o, const std::string& v) {
+             long ms = 0;
+             bool okay = parse_number(v, ms) && ms >= 10;
+             o.webhook_poll_interval = std::chrono::milliseconds(ms);
+             return okay;
+         }},
+        {"--webhook-concurrency", "DEPOT_WEBHOOK_CONCURRENCY", "webhook deliveries sent at once (default 8)",
+         [](options& o, const std::string& v) {
+             return parse_number(v, o.webhook_concurrency) && o.webhook_concurrency > 0 &&
+                    o.webhook_concurrency <= 256;
+         }},
+        {"--event-url-expiry", "DEPOT_EVENT_URL_EXPIRY",
+         "seconds the presigned file URLs in version events stay valid (default 86400, at most 604800)",
+         [](options& o, const std::string& v) {
+             return parse_seconds(v, o.event_url_expiry, 1) && o.event_url_expiry.count() <= 604800;
          }},
         {"--tls-cert", "DEPOT_TLS_CERT",
          "PEM certificate chain; with --tls-key the listener speaks HTTPS only (reloaded on SIGHUP)",

@@ -63,6 +63,31 @@ struct options
     /// Requests per second per credential (0 = unlimited) and the burst above it (0 = one second's worth).
     double rate_limit = 0;
     double rate_burst = 0;
+    /// Events and webhooks (src/server/webhooks). The base URL presigned links in event payloads point at
+    /// (how clients reach this installation); empty = http://<--listen>.
+    std::string public_url;
+    /// Webhook targets on loopback, private, link-local or unique-local addresses are refused unless this
+    /// is set (an installation whose receivers live on its own network, and tests).
+    bool webhook_allow_private = false;
+    /// One delivery attempt: connect, send and read the answer within this.
+    std::chrono::seconds webhook_timeout{10};
+    /// Retries wait base * 2^(attempt-1) (at most webhook_retry_max), with +-50 % jitter; an event older
+    /// than webhook_max_age is not retried any more (its delivery fails).
+    std::chrono::seconds webhook_retry_base{10};
+    std::chrono::seconds webhook_retry_max{3600};
+    std::chrono::seconds webhook_max_age{3 * 24 * 3600};
+    /// A subscription is disabled after this many failed attempts in a row (and its team admins told).
+    unsigned webhook_failure_limit = 20;
+    /// The dispatcher wakes on NOTIFY; it also polls this often (retries come due, missed notifications).
+    std::chrono::milliseconds webhook_poll_interval{2000};
+    /// Deliveries sent at once by one depotd.
+    unsigned webhook_concurrency = 8;
+    /// Lifetime of the presigned GET URLs in version event payloads.
+    std::chrono::seconds event_url_expiry{24 * 3600};
+    /// Read cache in front of the blob store (phase 2 of the events work); 0 = off.
+    std::uint64_t cache_memory_bytes = 0;
+    std::string cache_dir;
+    std::uint64_t cache_disk_bytes = 0;
 };
 
 /// The text `depotd --help` prints.

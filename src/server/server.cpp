@@ -4,11 +4,13 @@
 #include "common/secret_box.hpp"
 #include "registry/blob_collector.hpp"
 #include "registry/pg/migrations.hpp"
+#include "registry/webhook_repository.hpp"
 #include "server/blob_store_factory.hpp"
 #include "server/log_control.hpp"
 #include "server/services.hpp"
 #include "server/session.hpp"
 #include "server/tls.hpp"
+#include "server/webhooks/dispatcher.hpp"
 #include "storage/instrumented/instrumented_blob_store.hpp"
 #include "storage/localfs/localfs_blob_store.hpp"
 #include "storage/memory/memory_blob_store.hpp"
@@ -201,7 +203,10 @@ void run(const options& opts)
     auto pool = pg::make_pool(ioc.get_executor(),
                               {.conninfo = opts.database_url, .max_connections = opts.db_connections});
     auto store = storage::make_instrumented_blob_store(make_blob_store(opts));
+    auto webhook_repo = std::make_shared<registry::webhook_repository>(*pool, server_key);
     services svc(opts, pool, store, std::move(server_key));
+    svc.webhooks = webhook_repo;
+    webhooks::dispatcher dispatcher(svc, ioc);
     connection_registry registry;
     tcp::acceptor acceptor(ioc);
     asio::signal_set signals(ioc, SIGINT, SIGTERM);
@@ -237,6 +242,7 @@ void run(const options& opts)
                                 {"tls", tls != nullptr},
                                 {"threads", threads}});
         asio::co_spawn(ioc, cleanup_loop(svc, cleanup_timer, registry), asio::detached);
+        dispatcher.start();
         co_await accept_loop(acceptor, svc, registry, tls.get());
     };
     asio::co_spawn(ioc, startup(), [&](std::exception_ptr e) {
@@ -277,6 +283,7 @@ void run(const options& opts)
         acceptor.close(ignored);
         cleanup_timer.cancel();
         registry.begin_shutdown();
+        dispatcher.stop();
         // Wait until every connection has finished its request, or the grace period is over.
         asio::co_spawn(
             ioc,

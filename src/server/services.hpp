@@ -18,7 +18,14 @@
 
 #include <memory>
 
+namespace depot::registry {
+class webhook_repository;
+}
+
 namespace depot::server {
+
+class read_cache;
+class warmup_service;
 
 struct services
 {
@@ -42,6 +49,11 @@ struct services
     registry::token_repository tokens;
     registry::content_catalog catalog;
     rate_limiter limiter;
+    /// Webhook subscriptions and deliveries (registry/webhook_repository.hpp); set by `run` before serving.
+    std::shared_ptr<registry::webhook_repository> webhooks;
+    /// The read cache and warm-up jobs, when enabled (null otherwise); set by `run` before serving.
+    std::shared_ptr<read_cache> cache;
+    std::shared_ptr<warmup_service> warmups;
 };
 
 } // namespace depot::server

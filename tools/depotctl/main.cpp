@@ -65,6 +65,15 @@ Model registry (through a running depotd; see "Remote options"):
   snapshot show|delete BUCKET NAME
   snapshot restore BUCKET NAME [--target-bucket B] [--target-prefix P] [--prefix P]
                                             copy a snapshot's objects back by reference (no bytes move)
+  webhook create TEAM URL [--events T1,T2] [--model M] [--bucket B] [--description D]
+                                            subscribe URL to the team's events (prints the signing secret)
+  webhook list TEAM
+  webhook show|delete|ping|enable|disable TEAM ID
+  webhook update TEAM ID [--url U] [--events T1,T2] [--description D]
+  webhook rotate TEAM ID [--overlap SECONDS] a new secret; the old one also signs for SECONDS (86400)
+  webhook deliveries TEAM ID [DELIVERY] [--state pending|delivering|delivered|failed]
+                                            deliveries, or one delivery with its attempts
+  webhook redeliver TEAM ID DELIVERY        send a delivery again now
   push DIR TEAM/MODEL [VERSION FIELDS] [--no-version] [--no-delete] [--parallel N]
        [--part-size MiB] [--multipart-threshold MiB]
                                             upload DIR to the model's prefix (contents the server already

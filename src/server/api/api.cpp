@@ -25,7 +25,7 @@ struct route
     handler fn;
 };
 
-constexpr std::array<route, 38> routes = {{
+constexpr std::array<route, 48> routes = {{
     {http::verb::get, "/whoami", "whoami", whoami},
     {http::verb::post, "/content/lookup", "lookupContent", lookup_content},
     {http::verb::get, "/usage", "getUsage", owner_usage},
@@ -71,6 +71,20 @@ constexpr std::array<route, 38> routes = {{
     {http::verb::get, "/teams/{team}/models/{model}/aliases/{alias}", "getAlias", get_alias},
     {http::verb::put, "/teams/{team}/models/{model}/aliases/{alias}", "setAlias", set_alias},
     {http::verb::delete_, "/teams/{team}/models/{model}/aliases/{alias}", "deleteAlias", delete_alias},
+    {http::verb::get, "/teams/{team}/webhooks", "listWebhooks", list_webhooks},
+    {http::verb::post, "/teams/{team}/webhooks", "createWebhook", create_webhook},
+    {http::verb::get, "/teams/{team}/webhooks/{webhook}", "getWebhook", get_webhook},
+    {http::verb::patch, "/teams/{team}/webhooks/{webhook}", "updateWebhook", update_webhook},
+    {http::verb::delete_, "/teams/{team}/webhooks/{webhook}", "deleteWebhook", delete_webhook},
+    {http::verb::post, "/teams/{team}/webhooks/{webhook}/rotate", "rotateWebhookSecret",
+     rotate_webhook_secret},
+    {http::verb::post, "/teams/{team}/webhooks/{webhook}/ping", "pingWebhook", ping_webhook},
+    {http::verb::get, "/teams/{team}/webhooks/{webhook}/deliveries", "listWebhookDeliveries",
+     list_webhook_deliveries},
+    {http::verb::get, "/teams/{team}/webhooks/{webhook}/deliveries/{delivery}", "getWebhookDelivery",
+     get_webhook_delivery},
+    {http::verb::post, "/teams/{team}/webhooks/{webhook}/deliveries/{delivery}/redeliver", "redeliverWebhook",
+     redeliver_webhook},
 }};
 
 std::vector<std::string_view> split(std::string_view path)

@@ -4,6 +4,8 @@
 #include "server/api/http_api.hpp"
 #include "server/services.hpp"
 
+#include <array>
+
 namespace depot::server::api {
 namespace {
 
@@ -25,7 +27,8 @@ json::object bucket_json(const registry::bucket& b)
                         {"region", b.region},
                         {"created_at", iso8601(b.created_at)},
                         {"versioning", b.versioning},
-                        {"dedup", b.dedup}};
+                        {"dedup", b.dedup},
+                        {"object_events", b.object_events}};
 }
 
 } // namespace
@@ -189,13 +192,25 @@ asio::awaitable<result<response>> update_bucket(request_context& ctx, const path
     auto body = co_await read_json_object(ctx);
     if (!body)
         co_return std::move(body).error();
-    if (auto only = only_fields(*body, {"dedup"}); !only)
+    if (auto only = only_fields(*body, {"dedup", "object_events"}); !only)
         co_return std::move(only).error();
+    // Every field is checked before anything changes.
+    constexpr std::array<std::string_view, 2> flags = {"dedup", "object_events"};
+    for (std::string_view name : flags)
+        if (auto it = body->find(name); it != body->end() && !it->value().is_bool())
+            co_return make_error(errc::invalid_argument,
+                                 "The field '" + std::string(name) + "' must be true or false",
+                                 std::string(name));
     auto it = body->find("dedup");
     if (it != body->end()) {
-        if (!it->value().is_bool())
-            co_return make_error(errc::invalid_argument, "The field 'dedup' must be true or false");
         auto updated = co_await ctx.svc->buckets.set_dedup(b->name, it->value().as_bool());
+        if (!updated)
+            co_return std::move(updated).error();
+        b = std::move(updated);
+    }
+    auto events = body->find("object_events");
+    if (events != body->end()) {
+        auto updated = co_await ctx.svc->buckets.set_object_events(b->name, events->value().as_bool());
         if (!updated)
             co_return std::move(updated).error();
         b = std::move(updated);

@@ -99,4 +99,16 @@ asio::awaitable<result<response>> get_alias(request_context&, const path_params&
 asio::awaitable<result<response>> set_alias(request_context&, const path_params&);
 asio::awaitable<result<response>> delete_alias(request_context&, const path_params&);
 
+// Webhooks (webhooks.cpp).
+asio::awaitable<result<response>> list_webhooks(request_context&, const path_params&);
+asio::awaitable<result<response>> create_webhook(request_context&, const path_params&);
+asio::awaitable<result<response>> get_webhook(request_context&, const path_params&);
+asio::awaitable<result<response>> update_webhook(request_context&, const path_params&);
+asio::awaitable<result<response>> delete_webhook(request_context&, const path_params&);
+asio::awaitable<result<response>> rotate_webhook_secret(request_context&, const path_params&);
+asio::awaitable<result<response>> ping_webhook(request_context&, const path_params&);
+asio::awaitable<result<response>> list_webhook_deliveries(request_context&, const path_params&);
+asio::awaitable<result<response>> get_webhook_delivery(request_context&, const path_params&);
+asio::awaitable<result<response>> redeliver_webhook(request_context&, const path_params&);
+
 } // namespace depot::server::api

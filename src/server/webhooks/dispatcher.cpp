@@ -1,0 +1,454 @@
+#include "server/webhooks/dispatcher.hpp"
+
+#include "auth/sigv4.hpp"
+#include "common/hash.hpp"
+#include "common/log.hpp"
+#include "common/uri.hpp"
+#include "registry/events.hpp"
+#include "registry/sql_util.hpp"
+#include "server/api/http_api.hpp"
+#include "server/services.hpp"
+#include "server/webhooks/target.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <libpq-fe.h>
+#include <nlohmann/json.hpp>
+#include <poll.h>
+#include <unistd.h>
+
+namespace depot::server::webhooks {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+
+/// Largest number of files a version event lists (with a presigned URL each).
+constexpr std::size_t max_manifest_files = 10000;
+constexpr std::size_t excerpt_bytes = 1024;
+
+std::string host_instance()
+{
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) != 0)
+        name[0] = '\0';
+    return std::string(name) + ":" + std::to_string(::getpid());
+}
+
+/// Printable ASCII only (the excerpt is stored as text and shown in JSON), at most excerpt_bytes.
+std::string excerpt_of(std::string_view body)
+{
+    std::string out;
+    for (char c : body.substr(0, excerpt_bytes)) {
+        const auto u = static_cast<unsigned char>(c);
+        out += (u >= 0x20 && u < 0x7F) || c == '\n' || c == '\t' ? c : '?';
+    }
+    return out;
+}
+
+struct answer
+{
+    std::optional<int> status;
+    std::string body;
+    std::string location;
+    std::optional<std::string> error;
+};
+
+template <class Stream>
+asio::awaitable<answer> exchange(Stream& stream, http::request<http::string_body>& req)
+{
+    answer out;
+    boost::system::error_code ec;
+    co_await http::async_write(stream, req, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+        out.error = "sending the request failed: " + ec.message();
+        co_return out;
+    }
+    beast::flat_buffer buffer;
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(64 * 1024);
+    co_await http::async_read_header(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+        out.error = "reading the response failed: " + ec.message();
+        co_return out;
+    }
+    out.status = static_cast<int>(parser.get().result_int());
+    if (auto it = parser.get().find(http::field::location); it != parser.get().end())
+        out.location = std::string(it->value());
+    // The body is only an excerpt for the attempt record: a body that is too long or cut short is fine.
+    co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+    out.body = parser.get().body();
+    co_return out;
+}
+
+/// One POST to one of `endpoints` (in order) within `timeout`.
+asio::awaitable<answer> post(const webhook_target& t, const std::vector<asio::ip::tcp::endpoint>& endpoints,
+                             http::request<http::string_body>& req, std::chrono::seconds timeout,
+                             ssl::context* tls)
+{
+    auto ex = co_await asio::this_coro::executor;
+    boost::system::error_code ec;
+    if (!t.tls) {
+        beast::tcp_stream stream(ex);
+        stream.expires_after(timeout);
+        co_await stream.async_connect(endpoints, asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) {
+            answer out;
+            out.error = "connecting to " + t.host + ":" + t.port + " failed: " + ec.message();
+            co_return out;
+        }
+        auto out = co_await exchange(stream, req);
+        stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+        co_return out;
+    }
+    beast::ssl_stream<beast::tcp_stream> stream(ex, *tls);
+    beast::get_lowest_layer(stream).expires_after(timeout);
+    if (!SSL_set_tlsext_host_name(stream.native_handle(), t.host.c_str())) {
+        answer out;
+        out.error = "TLS: cannot set the server name";
+        co_return out;
+    }
+    stream.set_verify_mode(ssl::verify_peer);
+    stream.set_verify_callback(ssl::host_name_verification(t.host));
+    co_await beast::get_lowest_layer(stream).async_connect(endpoints,
+                                                           asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+        answer out;
+        out.error = "connecting to " + t.host + ":" + t.port + " failed: " + ec.message();
+        co_return out;
+    }
+    co_await stream.async_handshake(ssl::stream_base::client, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+        answer out;
+        out.error = "TLS handshake with " + t.host + " failed: " + ec.message();
+        co_return out;
+    }
+    auto out = co_await exchange(stream, req);
+    beast::get_lowest_layer(stream).socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+    co_return out;
+}
+
+ssl::context& client_tls()
+{
+    static ssl::context ctx = [] {
+        ssl::context c(ssl::context::tls_client);
+        c.set_default_verify_paths();
+        c.set_verify_mode(ssl::verify_peer);
+        return c;
+    }();
+    return ctx;
+}
+
+/// "http://host:port" of the installation as clients reach it.
+std::string public_base(const options& o)
+{
+    std::string base = o.public_url;
+    if (base.empty()) {
+        std::string listen = o.listen;
+        if (listen.starts_with("0.0.0.0:") || listen.starts_with("*:"))
+            listen = "127.0.0.1" + listen.substr(listen.find(':'));
+        base = (o.tls_cert_file.empty() ? "http://" : "https://") + listen;
+    }
+    while (base.ends_with('/'))
+        base.pop_back();
+    return base;
+}
+
+} // namespace
+
+dispatcher::dispatcher(services& svc, asio::io_context& ioc)
+    : svc_(svc), ioc_(ioc), strand_(asio::make_strand(ioc)), instance_(host_instance())
+{}
+
+dispatcher::~dispatcher()
+{
+    stop();
+    if (listener_.joinable())
+        listener_.join();
+}
+
+void dispatcher::start()
+{
+    const unsigned workers = std::max(1u, svc_.opts.webhook_concurrency);
+    timers_.assign(workers, nullptr);
+    for (std::size_t i = 0; i < workers; ++i)
+        asio::co_spawn(strand_, worker(i), [](std::exception_ptr e) {
+            if (!e)
+                return;
+            try {
+                std::rethrow_exception(e);
+            } catch (const std::exception& ex) {
+                log::error("webhook worker stopped", {{"error", ex.what()}});
+            }
+        });
+    listener_ = std::thread([this] { listen_loop(); });
+}
+
+void dispatcher::stop()
+{
+    if (stopping_.exchange(true))
+        return;
+    wake();
+}
+
+void dispatcher::wake()
+{
+    asio::post(strand_, [this] {
+        ++generation_;
+        for (auto* t : timers_)
+            if (t)
+                t->cancel();
+    });
+}
+
+void dispatcher::listen_loop()
+{
+    const std::string conninfo = svc_.opts.database_url;
+    while (!stopping_) {
+        // The URL expands into its parameters; the ones after it bound the connect and name the session.
+        const char* const keywords[] = {"dbname", "connect_timeout", "application_name", nullptr};
+        const char* const values[] = {conninfo.c_str(), "5", "depotd-events", nullptr};
+        PGconn* conn = PQconnectdbParams(keywords, values, 1);
+        bool listening = false;
+        if (PQstatus(conn) == CONNECTION_OK) {
+            PGresult* r = PQexec(conn, "LISTEN depot_events");
+            listening = PQresultStatus(r) == PGRES_COMMAND_OK;
+            PQclear(r);
+        }
+        if (!listening) {
+            log::warn("webhooks: cannot LISTEN for events; polling only until it works",
+                      {{"error", std::string(PQerrorMessage(conn))}});
+            PQfinish(conn);
+            for (int i = 0; i < 20 && !stopping_; ++i)
+                std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            continue;
+        }
+        wake(); // whatever was committed while not listening
+        while (!stopping_) {
+            pollfd p{.fd = PQsocket(conn), .events = POLLIN, .revents = 0};
+            const int n = ::poll(&p, 1, 200);
+            if (n < 0 && errno != EINTR)
+                break;
+            if (n <= 0)
+                continue;
+            if (!PQconsumeInput(conn))
+                break;
+            bool notified = false;
+            while (PGnotify* note = PQnotifies(conn)) {
+                notified = true;
+                PQfreemem(note);
+            }
+            if (notified)
+                wake();
+        }
+        PQfinish(conn);
+    }
+}
+
+asio::awaitable<void> dispatcher::worker(std::size_t index)
+{
+    asio::steady_timer timer(strand_);
+    auto& repo = *svc_.webhooks;
+    // An attempt takes at most the timeout; the lease adds room to record it. A depotd that dies mid-attempt
+    // delays the retry by this much.
+    const auto lease = svc_.opts.webhook_timeout + std::chrono::seconds(5);
+    while (!stopping_) {
+        const auto generation = generation_;
+        std::vector<registry::claimed_delivery> batch;
+        bool failed = false;
+        try {
+            batch = co_await repo.claim(1, lease);
+        } catch (const std::exception& e) {
+            log::warn("webhooks: claiming deliveries failed; will retry", {{"error", e.what()}});
+            failed = true;
+        }
+        if (!batch.empty()) {
+            for (auto& d : batch)
+                co_await deliver(std::move(d));
+            continue;
+        }
+        if (!failed && generation != generation_)
+            continue;
+        timer.expires_after(svc_.opts.webhook_poll_interval);
+        timers_[index] = &timer;
+        boost::system::error_code ec;
+        co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        timers_[index] = nullptr;
+    }
+}
+
+asio::awaitable<std::optional<dispatcher::event_key>> dispatcher::event_key_of(std::int64_t team_id,
+                                                                               const std::string& team)
+{
+    if (auto it = keys_.find(team_id); it != keys_.end())
+        co_return it->second;
+    auto conn = co_await svc_.db->acquire();
+    for (int round = 0; round < 2; ++round) {
+        auto rs = co_await registry::sql(
+            *conn, "SELECT access_key_id FROM team_event_keys WHERE team_id = $1", team_id);
+        if (!rs.empty()) {
+            auto key = co_await svc_.identities.find_active_key(rs[0].text(0));
+            if (key) {
+                event_key k{key->access_key_id, key->secret};
+                keys_[team_id] = k;
+                co_return k;
+            }
+            co_await registry::sql(*conn, "DELETE FROM team_event_keys WHERE team_id = $1", team_id);
+        }
+        // A team reader of its own: the URLs it signs can read this team's models and nothing else.
+        registry::user u;
+        u.id = "depot-events." + team;
+        u.display_name = "Presigned links of team " + team + "'s events";
+        co_await svc_.identities.create_user(u); // already_exists from an earlier round is fine
+        co_await svc_.models.set_member(team_id, u.id, registry::team_role::reader);
+        auto created = co_await svc_.identities.create_key(u.id);
+        if (!created)
+            co_return std::nullopt;
+        auto taken =
+            co_await registry::sql(*conn,
+                                   "INSERT INTO team_event_keys (team_id, access_key_id) VALUES ($1, $2) "
+                                   "ON CONFLICT (team_id) DO NOTHING RETURNING 1",
+                                   team_id, created->access_key_id);
+        if (!taken.empty()) {
+            event_key k{created->access_key_id, created->secret};
+            keys_[team_id] = k;
+            co_return k;
+        }
+        co_await svc_.identities.revoke_key(created->access_key_id); // another depotd won the race
+    }
+    co_return std::nullopt;
+}
+
+asio::awaitable<std::string> dispatcher::body_of(const registry::claimed_delivery& d)
+{
+    nlohmann::json data = nlohmann::json::parse(d.data_json, nullptr, false);
+    if (data.is_discarded())
+        data = nlohmann::json::object();
+    if (d.version_id) {
+        auto& repo = *svc_.webhooks;
+        auto ref = co_await repo.version_of(*d.version_id);
+        auto files = co_await repo.manifest(*d.version_id, max_manifest_files + 1);
+        std::optional<event_key> key;
+        if (ref)
+            key = co_await event_key_of(d.team_id, ref->team);
+        const auto now = std::chrono::system_clock::now();
+        const auto expiry = std::min(svc_.opts.event_url_expiry, auth::max_presigned_expiry);
+        const std::string base = public_base(svc_.opts);
+        const std::string host = base.substr(base.find("://") + 3);
+        nlohmann::json list = nlohmann::json::array();
+        const bool truncated = files.size() > max_manifest_files;
+        if (truncated)
+            files.resize(max_manifest_files);
+        for (const auto& f : files) {
+            nlohmann::json entry = {{"path", f.path}, {"size", f.size}};
+            entry["sha256"] = f.sha256.empty() ? nlohmann::json(nullptr) : nlohmann::json(to_hex(f.sha256));
+            if (ref && key) {
+                const std::string target = "/" + uri_encode(svc_.opts.models_bucket) + "/" +
+                                           uri_encode(ref->team) + "/" + uri_encode(ref->model) + "/" +
+                                           std::to_string(ref->number) + "/" + uri_encode(f.path, true);
+                auth::sign_options so{.access_key_id = key->access_key_id,
+                                      .secret = key->secret,
+                                      .region = svc_.opts.region,
+                                      .service = "s3",
+                                      .now = now};
+                entry["url"] = base + auth::presign("GET", target, host, expiry, so);
+            }
+            list.push_back(std::move(entry));
+        }
+        data["files"] = std::move(list);
+        data["files_truncated"] = truncated;
+        if (ref && key)
+            data["urls_expire_at"] = api::iso8601(now + expiry);
+        if (ref)
+            data["s3_prefix"] = "s3://" + svc_.opts.models_bucket + "/" + ref->team + "/" + ref->model + "/" +
+                                std::to_string(ref->number) + "/";
+    }
+    nlohmann::json body = {{"id", "evt_" + std::to_string(d.event_id)},
+                           {"type", d.event_type},
+                           {"timestamp", api::iso8601(d.event_created_at)},
+                           {"data", std::move(data)}};
+    co_return body.dump();
+}
+
+asio::awaitable<void> dispatcher::deliver(registry::claimed_delivery d)
+{
+    registry::attempt_outcome o;
+    o.started_at = std::chrono::system_clock::now();
+    const auto started = std::chrono::steady_clock::now();
+    try {
+        auto target = parse_target(d.url);
+        if (!target) {
+            o.error = target.error().message;
+        } else {
+            auto endpoints = co_await resolve_target(*target, svc_.opts.webhook_allow_private);
+            if (!endpoints) {
+                o.error = endpoints.error().message;
+            } else {
+                const std::string body = co_await body_of(d);
+                const std::string id = "evt_" + std::to_string(d.event_id);
+                const std::string timestamp =
+                    std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count());
+                http::request<http::string_body> req{http::verb::post, target->target, 11};
+                const bool default_port = target->port == (target->tls ? "443" : "80");
+                const std::string host_header =
+                    (target->host.find(':') != std::string::npos ? "[" + target->host + "]" : target->host) +
+                    (default_port ? "" : ":" + target->port);
+                req.set(http::field::host, host_header);
+                req.set(http::field::user_agent, "depot-webhooks/1");
+                req.set(http::field::content_type, "application/json");
+                req.set("webhook-id", id);
+                req.set("webhook-timestamp", timestamp);
+                req.set("webhook-signature", registry::webhook_signature(d.secrets, id, timestamp, body));
+                req.body() = body;
+                req.prepare_payload();
+                ssl::context* tls = target->tls ? &client_tls() : nullptr;
+                auto a = co_await post(*target, *endpoints, req, svc_.opts.webhook_timeout, tls);
+                o.status = a.status;
+                o.response_excerpt = excerpt_of(a.body);
+                if (a.error) {
+                    o.error = a.error;
+                } else if (*a.status >= 200 && *a.status < 300) {
+                    o.ok = true;
+                } else if (*a.status >= 300 && *a.status < 400) {
+                    o.error = "redirects are not followed (Location: " + excerpt_of(a.location) + ")";
+                } else {
+                    o.error = "the receiver answered HTTP " + std::to_string(*a.status);
+                }
+            }
+        }
+    } catch (const std::exception& e) {
+        o.error = std::string("delivery failed: ") + e.what();
+    }
+    o.latency_ms = static_cast<int>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started)
+            .count());
+    const registry::retry_policy policy{.base = svc_.opts.webhook_retry_base,
+                                        .max = svc_.opts.webhook_retry_max,
+                                        .max_age = svc_.opts.webhook_max_age,
+                                        .failure_limit = svc_.opts.webhook_failure_limit};
+    try {
+        co_await svc_.webhooks->finish(d, o, policy, instance_);
+    } catch (const std::exception& e) {
+        // The lease expires and the delivery is attempted again.
+        log::warn("webhooks: recording an attempt failed", {{"delivery", d.id}, {"error", e.what()}});
+    }
+    log::info("webhook delivery attempt", {{"delivery", d.id},
+                                           {"event", d.event_id},
+                                           {"type", d.event_type},
+                                           {"attempt", d.attempt},
+                                           {"status", o.status.value_or(0)},
+                                           {"ms", o.latency_ms},
+                                           {"error", o.error.value_or("")}});
+}
+
+} // namespace depot::server::webhooks

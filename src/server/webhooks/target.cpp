@@ -1,0 +1,131 @@
+#include "server/webhooks/target.hpp"
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/url/parse.hpp>
+
+namespace depot::server::webhooks {
+namespace {
+
+result<webhook_target> bad(std::string message)
+{
+    return make_error(errc::invalid_argument, std::move(message), "url");
+}
+
+bool in_v4(std::uint32_t a, std::uint32_t net, int bits)
+{
+    const std::uint32_t mask = bits == 0 ? 0 : ~std::uint32_t(0) << (32 - bits);
+    return (a & mask) == (net & mask);
+}
+
+bool public_v4(const asio::ip::address_v4& v4)
+{
+    const std::uint32_t a = v4.to_uint();
+    constexpr struct
+    {
+        std::uint32_t net;
+        int bits;
+    } refused[] = {
+        {0x00000000, 8},  {0x0A000000, 8},  {0x64400000, 10}, {0x7F000000, 8},  {0xA9FE0000, 16},
+        {0xAC100000, 12}, {0xC0000000, 24}, {0xC0000200, 24}, {0xC0A80000, 16}, {0xC6120000, 15},
+        {0xC6336400, 24}, {0xCB007100, 24}, {0xE0000000, 4},  {0xF0000000, 4},
+    };
+    for (const auto& r : refused)
+        if (in_v4(a, r.net, r.bits))
+            return false;
+    return true;
+}
+
+} // namespace
+
+result<webhook_target> parse_target(std::string_view url)
+{
+    if (url.empty())
+        return bad("The webhook url is empty");
+    if (url.size() > 2048)
+        return bad("The webhook url is longer than 2048 characters");
+    auto parsed = boost::urls::parse_absolute_uri(url);
+    if (!parsed)
+        return bad("The webhook url is not an absolute URL: " + parsed.error().message());
+    const auto& u = *parsed;
+    webhook_target t;
+    const std::string scheme(u.scheme());
+    if (scheme == "https")
+        t.tls = true;
+    else if (scheme != "http")
+        return bad("The webhook url must use http or https, not '" + scheme + "'");
+    if (u.has_userinfo())
+        return bad("The webhook url must not contain credentials (user:password@); the signature "
+                   "authenticates deliveries");
+    if (u.has_fragment())
+        return bad("The webhook url must not have a fragment (#...)");
+    t.host = u.encoded_host_address();
+    if (t.host.size() >= 2 && t.host.front() == '[' && t.host.back() == ']')
+        t.host = t.host.substr(1, t.host.size() - 2);
+    if (t.host.empty())
+        return bad("The webhook url has no host");
+    if (u.has_port()) {
+        if (u.port().empty() || u.port_number() == 0)
+            return bad("The webhook url has an invalid port");
+        t.port = std::string(u.port());
+    } else {
+        t.port = t.tls ? "443" : "80";
+    }
+    t.target = std::string(u.encoded_path());
+    if (t.target.empty())
+        t.target = "/";
+    if (u.has_query())
+        t.target += "?" + std::string(u.encoded_query());
+    return t;
+}
+
+bool is_public_address(const asio::ip::address& a)
+{
+    if (a.is_v4())
+        return public_v4(a.to_v4());
+    const auto v6 = a.to_v6();
+    if (v6.is_v4_mapped())
+        return public_v4(asio::ip::make_address_v4(asio::ip::v4_mapped, v6));
+    if (v6.is_loopback() || v6.is_unspecified() || v6.is_link_local() || v6.is_site_local() ||
+        v6.is_multicast())
+        return false;
+    const auto b = v6.to_bytes();
+    if ((b[0] & 0xFE) == 0xFC) // fc00::/7 unique local
+        return false;
+    if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0D && b[3] == 0xB8) // 2001:db8::/32 documentation
+        return false;
+    if (b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xFF && b[3] == 0x9B) // 64:ff9b::/96 NAT64 of anything
+        return false;
+    return true;
+}
+
+asio::awaitable<result<std::vector<asio::ip::tcp::endpoint>>> resolve_target(const webhook_target& t,
+                                                                             bool allow_private)
+{
+    auto ex = co_await asio::this_coro::executor;
+    asio::ip::tcp::resolver resolver(ex);
+    boost::system::error_code ec;
+    auto results =
+        co_await resolver.async_resolve(t.host, t.port, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec || results.empty()) {
+        std::string why = "The webhook host '" + t.host + "' does not resolve";
+        if (ec)
+            why += ": " + ec.message();
+        co_return make_error(errc::invalid_argument, std::move(why), "url");
+    }
+    std::vector<asio::ip::tcp::endpoint> out;
+    for (const auto& r : results) {
+        if (!allow_private && !is_public_address(r.endpoint().address()))
+            co_return make_error(
+                errc::invalid_argument,
+                "The webhook host '" + t.host + "' resolves to " + r.endpoint().address().to_string() +
+                    ", a loopback, private, link-local or reserved address; this installation "
+                    "only delivers to public addresses",
+                "url");
+        out.push_back(r.endpoint());
+    }
+    co_return out;
+}
+
+} // namespace depot::server::webhooks

@@ -1,0 +1,44 @@
+#pragma once
+/// \file
+/// Webhook targets: which URLs a subscription may name and which addresses a delivery may connect to.
+///
+/// A target is an absolute http or https URL without credentials or fragment. Its host must resolve only
+/// to public addresses: loopback, private (RFC 1918, unique-local), link-local, carrier-grade NAT,
+/// multicast and reserved ranges are refused unless the installation allows private targets
+/// (--webhook-allow-private), so a team cannot make depotd probe its own network. The check runs when the
+/// subscription is saved and again before every attempt, against the addresses the attempt then connects to
+/// (a DNS answer that changed meanwhile cannot smuggle a private address in).
+
+#include "common/result.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace depot::server::webhooks {
+
+namespace asio = boost::asio;
+
+struct webhook_target
+{
+    bool tls = false;
+    std::string host;   ///< without brackets for IPv6 literals
+    std::string port;   ///< explicit or the scheme's default
+    std::string target; ///< path and query, at least "/"
+};
+
+/// Parses and checks the form of a target URL. invalid_argument (field "url") saying what is wrong.
+result<webhook_target> parse_target(std::string_view url);
+
+/// False for loopback, private, link-local, CGNAT, multicast, unspecified and reserved addresses.
+bool is_public_address(const asio::ip::address& a);
+
+/// Resolves the target's host; invalid_argument (field "url") when it does not resolve or, unless
+/// `allow_private`, resolves to any address that is not public.
+asio::awaitable<result<std::vector<asio::ip::tcp::endpoint>>> resolve_target(const webhook_target& t,
+                                                                             bool allow_private);
+
+} // namespace depot::server::webhooks

@@ -1,0 +1,68 @@
+#include "registry/webhook_repository.hpp"
+#include "server/webhooks/target.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace depot;
+using depot::server::webhooks::is_public_address;
+using depot::server::webhooks::parse_target;
+namespace asio = boost::asio;
+
+TEST_CASE("a webhook signature matches the Standard Webhooks reference vector")
+{
+    // From the Standard Webhooks specification's reference implementations.
+    const std::vector<std::string> secrets = {"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"};
+    CHECK(registry::webhook_signature(secrets, "msg_p5jXN8AQM9LWM0D4loKWxJek", "1614265330",
+                                      "{\"test\": 2432232314}") ==
+          "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
+}
+
+TEST_CASE("during a rotation both secrets sign, the current one first")
+{
+    const std::string a = registry::new_webhook_secret();
+    const std::string b = registry::new_webhook_secret();
+    CHECK(a.starts_with("whsec_"));
+    CHECK(a != b);
+    const auto both = registry::webhook_signature({a, b}, "evt_1", "1", "{}");
+    CHECK(both == registry::webhook_signature({a}, "evt_1", "1", "{}") + " " +
+                      registry::webhook_signature({b}, "evt_1", "1", "{}"));
+}
+
+TEST_CASE("webhook targets are absolute http or https URLs without credentials")
+{
+    auto t = parse_target("https://hooks.example.com/depot?x=1");
+    REQUIRE(t);
+    CHECK(t->tls);
+    CHECK(t->host == "hooks.example.com");
+    CHECK(t->port == "443");
+    CHECK(t->target == "/depot?x=1");
+    auto plain = parse_target("http://[2001:db8::1]:8080");
+    REQUIRE(plain);
+    CHECK(plain->host == "2001:db8::1");
+    CHECK(plain->port == "8080");
+    CHECK(plain->target == "/");
+    for (const char* bad : {"", "ftp://x/", "hooks.example.com/x", "http://u:p@example.com/", "http:///x",
+                            "http://example.com/#frag", "javascript:alert(1)", "http://example.com:0/"}) {
+        CAPTURE(bad);
+        auto r = parse_target(bad);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().code == errc::invalid_argument);
+        CHECK(r.error().argument == "url");
+    }
+}
+
+TEST_CASE("private, loopback, link-local and reserved addresses are not public")
+{
+    for (const char* a :
+         {"127.0.0.1", "10.0.0.1", "172.16.5.4", "172.31.255.255", "192.168.1.1", "169.254.169.254",
+          "100.64.0.1", "0.0.0.0", "224.0.0.1", "255.255.255.255", "::1", "::", "fe80::1", "fd00::1",
+          "fc00::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1", "ff02::1", "2001:db8::1"}) {
+        CAPTURE(a);
+        CHECK_FALSE(is_public_address(asio::ip::make_address(a)));
+    }
+    for (const char* a : {"8.8.8.8", "1.1.1.1", "172.32.0.1", "192.169.0.1", "100.128.0.1", "2606:4700::1111",
+                          "::ffff:8.8.8.8"}) {
+        CAPTURE(a);
+        CHECK(is_public_address(asio::ip::make_address(a)));
+    }
+}
