@@ -14,6 +14,22 @@ namespace {
 
 constexpr std::size_t io_chunk = 1 << 20;
 
+/// Reads until `buf` is full or the body ends, so hashing and the store see whole 1 MiB chunks: a socket
+/// read returns what has arrived (often 64 KiB or less), and each blob-store write has a cost of its own.
+asio::awaitable<result<std::size_t>> read_full(byte_source& body, std::span<std::byte> buf)
+{
+    std::size_t filled = 0;
+    while (filled < buf.size()) {
+        auto n = co_await body.read_some(buf.subspan(filled));
+        if (!n)
+            co_return std::move(n).error();
+        if (*n == 0)
+            break;
+        filled += *n;
+    }
+    co_return filled;
+}
+
 } // namespace
 
 std::vector<std::string> ingested::store_ids() const
@@ -50,7 +66,7 @@ asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source
     try {
         std::vector<std::byte> buf(io_chunk);
         while (!failure) {
-            auto n = co_await body.read_some(buf);
+            auto n = co_await read_full(body, buf);
             if (!n) {
                 failure = std::move(n).error();
                 break;
