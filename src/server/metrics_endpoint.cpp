@@ -182,6 +182,23 @@ asio::awaitable<response> metrics_response(services& svc)
                      : 1.0);
     }
 
+    // The webhook queue: deliveries not yet delivered or given up, and how long the oldest has waited.
+    // Both read the partial index of pending deliveries, so a scrape stays cheap with a long history.
+    try {
+        auto conn = co_await svc.db->acquire();
+        auto rs = co_await conn->query(
+            "SELECT count(*), coalesce(extract(epoch FROM now() - min(created_at)) * 1000, 0)::bigint"
+            "  FROM webhook_deliveries WHERE state IN ('pending', 'delivering')");
+        w.family("depot_webhook_queue_depth",
+                 "Webhook deliveries waiting to be delivered (or being delivered).", "gauge");
+        w.sample("depot_webhook_queue_depth", {}, static_cast<double>(rs[0].i64(0)));
+        w.family("depot_webhook_queue_oldest_seconds", "Age of the oldest undelivered webhook delivery.",
+                 "gauge");
+        w.sample("depot_webhook_queue_oldest_seconds", {}, static_cast<double>(rs[0].i64(1)) / 1000.0);
+    } catch (const std::exception& e) {
+        log::debug("metrics: webhook queue query failed", {{"error", e.what()}});
+    }
+
     try {
         append_process_metrics(out);
     } catch (const std::exception& e) {

@@ -1,6 +1,7 @@
 #include "server/server.hpp"
 
 #include "common/log.hpp"
+#include "common/metrics.hpp"
 #include "common/secret_box.hpp"
 #include "registry/blob_collector.hpp"
 #include "registry/pg/migrations.hpp"
@@ -142,26 +143,84 @@ void raise_descriptor_limit(std::size_t max_connections)
 /// Aborts multipart uploads older than the configured age and reclaims blob-store space no metadata can
 /// reach (writes a crash cut short, blobs whose publishing transaction never committed). Safe with several
 /// depotd processes: each upload is aborted under its row lock, and removing a blob twice is harmless.
+/// What the cleanup loop has done in this process, for dashboards: passes by result, what each pass
+/// reclaimed, and when the last good pass ended (an alert can fire when it stops moving).
+struct cleanup_metrics
+{
+    metrics::counter& passes_ok;
+    metrics::counter& passes_failed;
+    metrics::counter& aborted_uploads;
+    metrics::counter& incomplete_blobs;
+    metrics::counter& unreferenced_blobs;
+    metrics::counter& unreferenced_bytes;
+    metrics::counter& scanned_blobs;
+    metrics::gauge& last_success;
+    metrics::histogram& duration;
+
+    static cleanup_metrics make(metrics::registry& reg)
+    {
+        auto& passes =
+            reg.counters("depot_gc_passes_total", "Garbage-collection passes, by result.", {"result"});
+        auto& blobs = reg.counters("depot_gc_collected_blobs_total",
+                                   "Blobs removed by garbage collection, by kind (leftovers of uncommitted "
+                                   "writes, committed blobs no metadata references).",
+                                   {"kind"});
+        return cleanup_metrics{
+            .passes_ok = passes.add({"ok"}),
+            .passes_failed = passes.add({"error"}),
+            .aborted_uploads = reg.counter_metric("depot_gc_aborted_uploads_total",
+                                                  "Multipart uploads aborted for exceeding the maximum age."),
+            .incomplete_blobs = blobs.add({"incomplete"}),
+            .unreferenced_blobs = blobs.add({"unreferenced"}),
+            .unreferenced_bytes = reg.counter_metric("depot_gc_collected_bytes_total",
+                                                     "Bytes of unreferenced committed blobs removed."),
+            .scanned_blobs = reg.counter_metric("depot_gc_scanned_blobs_total",
+                                                "Committed blobs listed by garbage-collection passes."),
+            .last_success =
+                reg.gauge_metric("depot_gc_last_success_timestamp_seconds",
+                                 "End of the last successful garbage-collection pass (Unix time)."),
+            .duration =
+                reg.histograms("depot_gc_pass_duration_seconds", "Duration of garbage-collection passes.", {},
+                               metrics::latency_buckets_us(), 1e6)
+                    .add({}),
+        };
+    }
+};
+
 asio::awaitable<void> cleanup_loop(services& svc, asio::steady_timer& timer,
                                    const connection_registry& registry)
 {
+    static cleanup_metrics m = cleanup_metrics::make(metrics::default_registry());
     while (!registry.stopping()) {
         timer.expires_after(svc.opts.cleanup_interval);
         boost::system::error_code ec;
         co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
         if (ec)
             co_return;
+        const auto started = std::chrono::steady_clock::now();
         try {
             const auto now = std::chrono::system_clock::now();
             auto aborted = co_await svc.multipart.abort_initiated_before(now - svc.opts.multipart_max_age);
+            m.aborted_uploads.inc(aborted);
             auto collected =
                 co_await registry::collect_unreachable_blobs(*svc.db, *svc.blobs, now - svc.opts.blob_grace);
+            m.incomplete_blobs.inc(collected.incomplete);
+            m.unreferenced_blobs.inc(collected.orphans);
+            m.unreferenced_bytes.inc(collected.orphan_bytes);
+            m.scanned_blobs.inc(collected.scanned);
+            m.passes_ok.inc();
+            m.last_success.set(std::chrono::duration_cast<std::chrono::seconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+            m.duration.observe(metrics::micros_since(started));
             if (aborted || collected.incomplete || collected.orphans)
                 log::info("cleanup", {{"aborted_uploads", aborted},
                                       {"incomplete_blobs", collected.incomplete},
                                       {"unreferenced_blobs", collected.orphans},
                                       {"blobs_scanned", collected.scanned}});
         } catch (const std::exception& e) {
+            m.passes_failed.inc();
+            m.duration.observe(metrics::micros_since(started));
             log::warn("cleanup failed; will retry", {{"error", e.what()}});
         }
     }

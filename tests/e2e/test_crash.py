@@ -22,6 +22,7 @@ import time
 import pytest
 
 from depot_harness import AWS, Depot, md5_etag, quote_key, unique_bucket_name
+from test_metrics import scrape
 
 pytestmark = pytest.mark.skipif(os.environ.get("DEPOT_E2E_SKIP_LARGE") == "1",
                                 reason="DEPOT_E2E_SKIP_LARGE=1")
@@ -119,6 +120,13 @@ def test_kill_during_a_single_put_leaves_the_old_version_and_cleanup_reclaims_th
     wait_for(lambda: server.store_entries() == before, 120, "the cleanup to remove the unfinished write")
     assert server.db.table_counts() == rows_before
     assert '"incomplete_blobs"' in server.log_text()
+    # The restarted process's GC metrics show the pass that did it.
+    m = scrape(server.endpoint)
+    assert m.value("depot_gc_collected_blobs_total", kind="incomplete") >= 1
+    assert m.value("depot_gc_passes_total", result="ok") >= 1
+    assert m.value("depot_gc_passes_total", result="error") == 0
+    assert time.time() - 300 < m.value("depot_gc_last_success_timestamp_seconds") <= time.time() + 1
+    assert m.value("depot_gc_pass_duration_seconds_count") == m.value("depot_gc_passes_total", result="ok")
     assert_old_version(server, bucket, key, old)
 
 
@@ -190,6 +198,7 @@ def test_abandoned_upload_of_a_crashed_server_is_aborted_by_the_age_based_cleanu
     wait_for(lambda: server.store_entries() == before, 60, "the parts' blobs to be removed")
     assert server.db.table_counts() == rows_before
     assert '"aborted_uploads"' in server.log_text()
+    assert scrape(server.endpoint).value("depot_gc_aborted_uploads_total") == 1
 
 
 def server_entries_per_part(server: Depot) -> int:

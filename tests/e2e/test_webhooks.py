@@ -25,6 +25,7 @@ import requests
 
 from depot_harness import Depot, unique_bucket_name
 from rest import assert_problem, call, token_for, validate
+from test_metrics import delta, scrape
 
 FAST = ["--webhook-allow-private", "true", "--webhook-retry-base", "1", "--webhook-retry-max", "2",
         "--webhook-poll-interval", "200", "--webhook-timeout", "3"]
@@ -280,9 +281,23 @@ def test_receiver_failing_then_recovering_gets_the_event(hooks_depot, receiver):
     team = make_team(server)
     hook = subscribe(server, team, receiver.url)
     receiver.fail_next = 2
+    before = scrape(server.endpoint)
     r = team_call(server, team, "POST", f"/webhooks/{hook['id']}/ping")
     ping = validate(r, "POST", "/api/v1/teams/{team}/webhooks/{webhook}/ping")
     got = receiver.wait_for(lambda g: any(e["id"] == ping["event_id"] for e in events_of(g)))
+    # /metrics counts the two refused attempts and the delivery (the counter moves once the attempt's
+    # record is written, a moment after the receiver answered).
+    deadline = time.monotonic() + 10
+    while True:
+        after = scrape(server.endpoint)
+        if delta(before, after, "depot_webhook_attempts_total", result="delivered") >= 1 or \
+                time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert delta(before, after, "depot_webhook_attempts_total", result="receiver_error") == 2
+    assert delta(before, after, "depot_webhook_attempts_total", result="delivered") >= 1
+    assert delta(before, after, "depot_webhook_attempt_duration_seconds_count") >= 3
+    assert after.value("depot_webhook_queue_depth") >= 0
     check_signed(got, hook["secret"])
     with receiver.lock:
         attempts = [r for r in receiver.requests if json.loads(r["body"])["id"] == ping["event_id"]]

@@ -3,6 +3,7 @@
 #include "auth/sigv4.hpp"
 #include "common/hash.hpp"
 #include "common/log.hpp"
+#include "common/metrics.hpp"
 #include "common/uri.hpp"
 #include "registry/events.hpp"
 #include "registry/sql_util.hpp"
@@ -34,6 +35,31 @@ namespace ssl = asio::ssl;
 /// Largest number of files a version event lists (with a presigned URL each).
 constexpr std::size_t max_manifest_files = 10000;
 constexpr std::size_t excerpt_bytes = 1024;
+
+/// Delivery attempts by result, and how long each took (connect, send, answer). Registered once per
+/// process; every dispatcher of the process shares them.
+struct attempt_metrics
+{
+    metrics::counter& delivered;
+    metrics::counter& receiver_error; ///< the receiver answered, but not with 2xx
+    metrics::counter& no_response;    ///< refused target, connection, TLS, timeout
+    metrics::histogram& duration;
+
+    static attempt_metrics& get()
+    {
+        static attempt_metrics* m = [] {
+            auto& reg = metrics::default_registry();
+            auto& attempts = reg.counters("depot_webhook_attempts_total",
+                                          "Webhook delivery attempts, by result.", {"result"});
+            auto& duration = reg.histograms("depot_webhook_attempt_duration_seconds",
+                                            "Duration of webhook delivery attempts.", {},
+                                            metrics::latency_buckets_us(), 1e6);
+            return new attempt_metrics{attempts.add({"delivered"}), attempts.add({"receiver_error"}),
+                                       attempts.add({"no_response"}), duration.add({})};
+        }();
+        return *m;
+    }
+};
 
 std::string host_instance()
 {
@@ -177,6 +203,7 @@ dispatcher::~dispatcher()
 
 void dispatcher::start()
 {
+    attempt_metrics::get(); // the series exist (at 0) from the start, not from the first attempt
     const unsigned workers = std::max(1u, svc_.opts.webhook_concurrency);
     timers_.assign(workers, nullptr);
     for (std::size_t i = 0; i < workers; ++i)
@@ -432,6 +459,9 @@ asio::awaitable<void> dispatcher::deliver(registry::claimed_delivery d)
     o.latency_ms = static_cast<int>(
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started)
             .count());
+    auto& m = attempt_metrics::get();
+    m.duration.observe(metrics::micros_since(started));
+    (o.ok ? m.delivered : o.status ? m.receiver_error : m.no_response).inc();
     const registry::retry_policy policy{.base = svc_.opts.webhook_retry_base,
                                         .max = svc_.opts.webhook_retry_max,
                                         .max_age = svc_.opts.webhook_max_age,
