@@ -66,7 +66,9 @@ asio::awaitable<audit_context> current_audit()
 {
     auto executor = co_await asio::this_coro::executor;
     const audit_context* ctx = current_audit_context(executor);
-    co_return ctx ? *ctx : system_context();
+    if (ctx)
+        co_return *ctx;
+    co_return system_context();
 }
 
 std::string audit_quote(std::string_view s)

@@ -111,9 +111,10 @@ asio::awaitable<result<access_key>> identity_repository::create_key(std::string_
                          "WHERE id = $2 RETURNING " DEPOT_MS("created_at"),
                          access_key_id, user_id, pg::bytes(sealed), scope_param, expires_ms);
         if (!rs.empty()) {
-            co_await append_audit(*conn, "key.create", access_key_id, "",
-                                  "{\"user\":" + audit_quote(user_id) +
-                                      ",\"scope\":" + (scope.empty() ? std::string("null") : scope) + "}");
+            const std::string scope_text = scope.empty() ? std::string("null") : scope;
+            const std::string details =
+                "{\"user\":" + audit_quote(user_id) + ",\"scope\":" + scope_text + "}";
+            co_await append_audit(*conn, "key.create", access_key_id, "", details);
             co_await conn->execute("COMMIT");
             co_return access_key{.access_key_id = access_key_id,
                                  .user_id = std::string(user_id),

@@ -175,7 +175,10 @@ asio::awaitable<void> record(pg::connection& c, std::int64_t model_id, std::opti
         "INSERT INTO model_events (model_id, version_id, action, actor, comment, from_state, to_state, "
         "details) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb)",
         model_id, version_id, action, actor, comment, from_state, to_state, details);
-    // The audit row on team/model[:version number].
+    // The audit row on team/model[:version number]. The model's event lock comes first (it is the first
+    // statement of most model transactions already): a transaction holding the audit chain's head must not
+    // then wait for a model lock that a transaction queued on the head holds.
+    co_await events::lock_model(c, model_id);
     auto who = co_await current_audit();
     std::string audit_action = "version." + std::string(action);
     if (action == "model_created")

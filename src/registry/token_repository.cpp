@@ -76,9 +76,10 @@ asio::awaitable<result<api_token>> token_repository::create(std::string_view use
                                      "precision / 1000), $6::jsonb) RETURNING *) SELECT ") +
                              token_columns + " FROM t JOIN users u ON u.id = t.user_id",
                          id, user_id, name, hash, expires_ms, scope_param);
-        co_await append_audit(c, "token.create", "token:" + id, "",
-                              "{\"user\":" + audit_quote(user_id) + ",\"name\":" + audit_quote(name) +
-                                  ",\"scope\":" + (scope.empty() ? std::string("null") : scope) + "}");
+        const std::string scope_text = scope.empty() ? std::string("null") : scope;
+        const std::string details = "{\"user\":" + audit_quote(user_id) + ",\"name\":" + audit_quote(name) +
+                                    ",\"scope\":" + scope_text + "}";
+        co_await append_audit(c, "token.create", "token:" + id, "", details);
         auto token = token_from(rs[0]);
         token.token = std::string(prefix) + id + "_" + secret;
         co_return token;
