@@ -156,7 +156,7 @@ asio::awaitable<result<void>> check_api_scope(request_context& ctx, std::string_
         if (!team || *team != s->team)
             co_return denied("the credential is limited to model " + s->team + "/" + s->model);
         if (!model) {
-            if (operation == "getTeam")
+            if (operation == "getTeam" && s->alias.empty())
                 co_return ok();
             co_return denied("the credential is limited to a model");
         }
