@@ -131,6 +131,23 @@ def test_registry_key_and_webhook_changes_leave_their_rows(depot, s3, tokens):
     assert out["secret_access_key"] not in text
 
 
+def test_snapshot_changes_leave_their_rows(depot, s3, bucket, tokens):
+    tok = tokens["alice"]
+    s3.put_object(Bucket=bucket, Key="a", Body=b"1")
+    m = marker(depot)
+    base = f"/api/v1/buckets/{bucket}/snapshots"
+    assert call(depot, "POST", base, token=tok, body={"name": "s1"}).status_code == 201
+    r = call(depot, "POST", f"{base}/s1/restore", token=tok, body={"target_prefix": "restored/"})
+    assert r.status_code == 200, r.text
+    assert call(depot, "DELETE", f"{base}/s1", token=tok).status_code == 204
+    cred = token_id(tok)
+    assert rows_since(depot, m) == [
+        ("alice", cred, "", "snapshot.create", f"{bucket}/.snapshots/s1", "allowed"),
+        ("alice", cred, "", "snapshot.restore", f"{bucket}/.snapshots/s1", "allowed"),
+        ("alice", cred, "", "snapshot.delete", f"{bucket}/.snapshots/s1", "allowed"),
+    ]
+
+
 def test_model_downloads_are_recorded_through_the_view_and_the_bucket(depot, s3, tokens):
     tok = tokens["alice"]
     team = "dl-" + secrets.token_hex(3)
