@@ -1,6 +1,8 @@
 #include "registry/bucket_repository.hpp"
 
+#include "registry/audit.hpp"
 #include "registry/sql_util.hpp"
+#include "registry/transaction.hpp"
 
 namespace depot::registry {
 namespace {
@@ -28,17 +30,21 @@ asio::awaitable<result<bucket>> bucket_repository::create(std::string_view name,
                                                           std::string_view region)
 {
     auto conn = co_await pool_.acquire();
+    co_await conn->execute("BEGIN");
     try {
         auto rs = co_await sql(*conn,
                                std::string("WITH b AS (INSERT INTO buckets (name, owner_id, region) "
                                            "VALUES ($1, $2, $3) RETURNING *) SELECT ") +
                                    bucket_columns + " FROM b JOIN users u ON u.id = b.owner_id",
                                name, owner_id, region);
+        co_await append_audit(*conn, "bucket.create", name, "", "{\"region\":" + audit_quote(region) + "}");
+        co_await conn->execute("COMMIT");
         co_return bucket_from(rs[0]);
     } catch (const pg::error& e) {
         if (!e.is_unique_violation())
             throw;
     }
+    co_await conn->execute("ROLLBACK");
     auto rs = co_await sql(*conn, "SELECT owner_id FROM buckets WHERE name = $1", name);
     if (!rs.empty() && rs[0].text(0) == owner_id)
         co_return make_error(
@@ -63,29 +69,36 @@ asio::awaitable<result<bucket>> bucket_repository::get(std::string_view name)
 
 asio::awaitable<result<bucket>> bucket_repository::set_dedup(std::string_view name, bool dedup)
 {
-    auto conn = co_await pool_.acquire();
-    auto rs =
-        co_await sql(*conn,
-                     std::string("WITH b AS (UPDATE buckets SET dedup = $2 WHERE name = $1 RETURNING *) "
-                                 "SELECT ") +
-                         bucket_columns + " FROM b JOIN users u ON u.id = b.owner_id",
-                     name, dedup);
-    if (rs.empty())
-        co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-    co_return bucket_from(rs[0]);
+    co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<bucket>> {
+        auto rs =
+            co_await sql(c,
+                         std::string("WITH b AS (UPDATE buckets SET dedup = $2 WHERE name = $1 RETURNING *) "
+                                     "SELECT ") +
+                             bucket_columns + " FROM b JOIN users u ON u.id = b.owner_id",
+                         name, dedup);
+        if (rs.empty())
+            co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
+        co_await append_audit(c, "bucket.update", name, "",
+                              std::string("{\"dedup\":") + (dedup ? "true" : "false") + "}");
+        co_return bucket_from(rs[0]);
+    });
 }
 
 asio::awaitable<result<bucket>> bucket_repository::set_object_events(std::string_view name, bool enabled)
 {
-    auto conn = co_await pool_.acquire();
-    auto rs = co_await sql(
-        *conn,
-        std::string("WITH b AS (UPDATE buckets SET object_events = $2 WHERE name = $1 RETURNING *) SELECT ") +
-            bucket_columns + " FROM b JOIN users u ON u.id = b.owner_id",
-        name, enabled);
-    if (rs.empty())
-        co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-    co_return bucket_from(rs[0]);
+    co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<bucket>> {
+        auto rs = co_await sql(
+            c,
+            std::string(
+                "WITH b AS (UPDATE buckets SET object_events = $2 WHERE name = $1 RETURNING *) SELECT ") +
+                bucket_columns + " FROM b JOIN users u ON u.id = b.owner_id",
+            name, enabled);
+        if (rs.empty())
+            co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
+        co_await append_audit(c, "bucket.update", name, "",
+                              std::string("{\"object_events\":") + (enabled ? "true" : "false") + "}");
+        co_return bucket_from(rs[0]);
+    });
 }
 
 asio::awaitable<std::vector<bucket>> bucket_repository::list_owned(std::string_view owner_id)
@@ -108,6 +121,8 @@ asio::awaitable<result<void>> bucket_repository::remove(std::string_view name)
     // One statement: the emptiness check and the delete see the same snapshot, and the row lock taken by
     // DELETE makes a concurrent PutObject (which reads the bucket FOR SHARE) wait or fail cleanly.
     pg::result_set rs;
+    bool failed = false;
+    co_await conn->execute("BEGIN");
     try {
         rs = co_await sql(*conn,
                           "WITH target AS (SELECT id FROM buckets WHERE name = $1 FOR UPDATE), "
@@ -122,13 +137,20 @@ asio::awaitable<result<void>> bucket_repository::remove(std::string_view name)
         // do not make it "not empty").
         if (e.sqlstate() != "23503")
             throw;
-        co_return make_error(errc::conflict,
-                             "The bucket has multipart uploads in progress, models bound to it or snapshots");
+        failed = true;
     }
-    if (rs[0].i64(0) == 0)
-        co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-    if (rs[0].i64(1) == 0)
+    if (failed || rs[0].i64(1) == 0) {
+        co_await conn->execute("ROLLBACK");
+        if (failed)
+            co_return make_error(
+                errc::conflict,
+                "The bucket has multipart uploads in progress, models bound to it or snapshots");
+        if (rs[0].i64(0) == 0)
+            co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
         co_return make_error(errc::bucket_not_empty, "The bucket you tried to delete is not empty");
+    }
+    co_await append_audit(*conn, "bucket.delete", name);
+    co_await conn->execute("COMMIT");
     co_return ok();
 }
 

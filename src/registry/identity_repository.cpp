@@ -2,7 +2,9 @@
 
 #include "common/hash.hpp"
 #include "common/secret_box.hpp"
+#include "registry/audit.hpp"
 #include "registry/sql_util.hpp"
+#include "registry/transaction.hpp"
 
 namespace depot::registry {
 namespace {
@@ -79,8 +81,10 @@ asio::awaitable<std::int64_t> identity_repository::count_users()
     co_return rs[0].i64(0);
 }
 
-asio::awaitable<result<access_key>>
-identity_repository::create_key(std::string_view user_id, std::string access_key_id, std::string secret)
+asio::awaitable<result<access_key>> identity_repository::create_key(std::string_view user_id,
+                                                                    std::string access_key_id,
+                                                                    std::string secret, std::string scope,
+                                                                    std::optional<time_point> expires_at)
 {
     if (access_key_id.empty())
         access_key_id = "DK" + random_string("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 18);
@@ -90,19 +94,35 @@ identity_repository::create_key(std::string_view user_id, std::string access_key
         co_return make_error(errc::invalid_argument, "secret must be 8-128 characters");
     // The key id is associated data: a sealed secret copied onto another key's row does not open.
     auto sealed = secret_box::seal(server_key_, secret, access_key_id);
+    std::optional<std::int64_t> expires_ms;
+    if (expires_at)
+        expires_ms =
+            std::chrono::duration_cast<std::chrono::milliseconds>(expires_at->time_since_epoch()).count();
+    std::optional<std::string> scope_param;
+    if (!scope.empty())
+        scope_param = scope;
     auto conn = co_await pool_.acquire();
+    co_await conn->execute("BEGIN");
     try {
-        auto rs = co_await sql(*conn,
-                               "INSERT INTO access_keys (access_key_id, user_id, secret_sealed) "
-                               "SELECT $1, id, $3 FROM users WHERE id = $2 "
-                               "RETURNING " DEPOT_MS("created_at"),
-                               access_key_id, user_id, pg::bytes(sealed));
-        if (rs.empty())
-            co_return make_error(errc::not_found, "no such user");
-        co_return access_key{.access_key_id = access_key_id,
-                             .user_id = std::string(user_id),
-                             .secret = secret,
-                             .created_at = from_millis(rs[0].i64(0))};
+        auto rs =
+            co_await sql(*conn,
+                         "INSERT INTO access_keys (access_key_id, user_id, secret_sealed, scope, expires_at) "
+                         "SELECT $1, id, $3, $4::jsonb, to_timestamp($5::double precision / 1000) FROM users "
+                         "WHERE id = $2 RETURNING " DEPOT_MS("created_at"),
+                         access_key_id, user_id, pg::bytes(sealed), scope_param, expires_ms);
+        if (!rs.empty()) {
+            const std::string scope_text = scope.empty() ? std::string("null") : scope;
+            const std::string details =
+                "{\"user\":" + audit_quote(user_id) + ",\"scope\":" + scope_text + "}";
+            co_await append_audit(*conn, "key.create", access_key_id, "", details);
+            co_await conn->execute("COMMIT");
+            co_return access_key{.access_key_id = access_key_id,
+                                 .user_id = std::string(user_id),
+                                 .secret = secret,
+                                 .created_at = from_millis(rs[0].i64(0)),
+                                 .expires_at = expires_at,
+                                 .scope = scope};
+        }
     } catch (const pg::error& e) {
         if (e.is_unique_violation())
             co_return make_error(errc::already_exists, "access key id already exists");
@@ -110,6 +130,26 @@ identity_repository::create_key(std::string_view user_id, std::string access_key
             co_return make_error(errc::invalid_argument, "access key id must be 3-128 letters and digits");
         throw;
     }
+    co_await conn->execute("ROLLBACK");
+    co_return make_error(errc::not_found, "no such user");
+}
+
+asio::awaitable<result<access_key>> identity_repository::get_key(std::string_view access_key_id)
+{
+    auto conn = co_await pool_.acquire();
+    auto rs = co_await sql(
+        *conn,
+        "SELECT user_id, " DEPOT_MS("created_at") ", " DEPOT_MS("expires_at") ", " DEPOT_MS(
+            "revoked_at") ", coalesce(scope::text, '') FROM access_keys WHERE access_key_id = $1",
+        access_key_id);
+    if (rs.empty())
+        co_return make_error(errc::not_found, "no such access key");
+    co_return access_key{.access_key_id = std::string(access_key_id),
+                         .user_id = rs[0].str(0),
+                         .created_at = from_millis(rs[0].i64(1)),
+                         .expires_at = opt_time(rs[0], 2),
+                         .revoked_at = opt_time(rs[0], 3),
+                         .scope = rs[0].str(4)};
 }
 
 asio::awaitable<result<access_key>> identity_repository::find_active_key(std::string_view access_key_id)
@@ -118,7 +158,8 @@ asio::awaitable<result<access_key>> identity_repository::find_active_key(std::st
     auto rs = co_await sql(
         *conn,
         "SELECT k.user_id, u.display_name, k.secret_sealed, " DEPOT_MS("k.created_at") ", " DEPOT_MS(
-            "k.expires_at") " FROM access_keys k JOIN users u ON u.id = k.user_id "
+            "k.expires_at") ", coalesce(k.scope::text, '') FROM access_keys k JOIN users u ON u.id = "
+                            "k.user_id "
                             "WHERE k.access_key_id = $1 AND k.revoked_at IS NULL "
                             "AND (k.expires_at IS NULL OR k.expires_at > now())",
         access_key_id);
@@ -133,37 +174,43 @@ asio::awaitable<result<access_key>> identity_repository::find_active_key(std::st
                          .user_display_name = r.str(1),
                          .secret = std::move(*secret),
                          .created_at = from_millis(r.i64(3)),
-                         .expires_at = opt_time(r, 4)};
+                         .expires_at = opt_time(r, 4),
+                         .scope = r.str(5)};
 }
 
 asio::awaitable<std::vector<access_key>> identity_repository::list_keys(std::string_view user_id)
 {
     auto conn = co_await pool_.acquire();
-    auto rs =
-        co_await sql(*conn,
-                     "SELECT access_key_id, " DEPOT_MS("created_at") ", " DEPOT_MS(
-                         "expires_at") ", " DEPOT_MS("revoked_at") " FROM access_keys WHERE user_id = $1 "
-                                                                   "ORDER BY created_at, access_key_id",
-                     user_id);
+    auto rs = co_await sql(
+        *conn,
+        "SELECT access_key_id, " DEPOT_MS("created_at") ", " DEPOT_MS("expires_at") ", " DEPOT_MS(
+            "revoked_at") ", coalesce(scope::text, '') FROM access_keys WHERE user_id = $1 "
+                          "ORDER BY created_at, access_key_id",
+        user_id);
     std::vector<access_key> out;
     for (auto r : rs)
         out.push_back(access_key{.access_key_id = r.str(0),
                                  .user_id = std::string(user_id),
                                  .created_at = from_millis(r.i64(1)),
                                  .expires_at = opt_time(r, 2),
-                                 .revoked_at = opt_time(r, 3)});
+                                 .revoked_at = opt_time(r, 3),
+                                 .scope = r.str(4)});
     co_return out;
 }
 
 asio::awaitable<result<void>> identity_repository::revoke_key(std::string_view access_key_id)
 {
-    auto conn = co_await pool_.acquire();
-    auto rs = co_await sql(
-        *conn, "UPDATE access_keys SET revoked_at = now() WHERE access_key_id = $1 AND revoked_at IS NULL",
-        access_key_id);
-    if (rs.affected() == 0)
-        co_return make_error(errc::not_found, "no such active access key");
-    co_return ok();
+    co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
+        auto rs = co_await sql(c,
+                               "UPDATE access_keys SET revoked_at = now() WHERE access_key_id = $1 AND "
+                               "revoked_at IS NULL RETURNING user_id",
+                               access_key_id);
+        if (rs.empty())
+            co_return make_error(errc::not_found, "no such active access key");
+        co_await append_audit(c, "key.revoke", access_key_id, "",
+                              "{\"user\":" + audit_quote(rs[0].text(0)) + "}");
+        co_return ok();
+    });
 }
 
 } // namespace depot::registry

@@ -30,8 +30,12 @@ public:
 
     /// Creates a key for `user_id`. Generates the id (20 upper-case alphanumerics, AWS style) and secret
     /// (40 base64-ish chars) unless given. not_found for an unknown user, already_exists for a taken id.
+    /// `scope`: a JSON object narrowing the key (empty = none); `expires_at`: when it stops working.
     asio::awaitable<result<access_key>> create_key(std::string_view user_id, std::string access_key_id = {},
-                                                   std::string secret = {});
+                                                   std::string secret = {}, std::string scope = {},
+                                                   std::optional<time_point> expires_at = std::nullopt);
+    /// The key `access_key_id` without its secret (active or not). not_found otherwise.
+    asio::awaitable<result<access_key>> get_key(std::string_view access_key_id);
     /// Finds an active (not revoked, not expired) key with its unsealed secret. not_found otherwise.
     asio::awaitable<result<access_key>> find_active_key(std::string_view access_key_id);
     /// Keys of a user without secrets.

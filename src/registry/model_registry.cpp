@@ -1,6 +1,7 @@
 #include "registry/model_registry.hpp"
 
 #include "common/hash.hpp"
+#include "registry/audit.hpp"
 #include "registry/content.hpp"
 #include "registry/events.hpp"
 #include "registry/sql_util.hpp"
@@ -174,6 +175,33 @@ asio::awaitable<void> record(pg::connection& c, std::int64_t model_id, std::opti
         "INSERT INTO model_events (model_id, version_id, action, actor, comment, from_state, to_state, "
         "details) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb)",
         model_id, version_id, action, actor, comment, from_state, to_state, details);
+    // The audit row on team/model[:version number]. The model's event lock comes first (it is the first
+    // statement of most model transactions already): a transaction holding the audit chain's head must not
+    // then wait for a model lock that a transaction queued on the head holds.
+    co_await events::lock_model(c, model_id);
+    auto who = co_await current_audit();
+    std::string audit_action = "version." + std::string(action);
+    if (action == "model_created")
+        audit_action = "model.create";
+    else if (action == "model_updated")
+        audit_action = "model.update";
+    else if (action == "created")
+        audit_action = "version.create";
+    else if (action == "approval")
+        audit_action = "version.approve";
+    else if (action == "alias_set")
+        audit_action = "alias.set";
+    else if (action == "alias_deleted")
+        audit_action = "alias.delete";
+    co_await sql(
+        c,
+        "SELECT audit_append($1, $2, t.name, $3, t.name || '/' || m.name || coalesce(':' || v.number, ''), "
+        "'allowed', $4, $5, $6::jsonb || jsonb_strip_nulls(jsonb_build_object('comment', "
+        "nullif($7, ''), 'from_state', $8::text, 'to_state', $9::text))) "
+        "FROM models m JOIN teams t ON t.id = m.team_id "
+        "LEFT JOIN model_versions v ON v.id = $10 WHERE m.id = $11",
+        who.actor, who.credential, audit_action, who.request_id, who.client_addr, details, comment,
+        from_state, to_state, version_id, model_id);
 }
 
 /// The `data` of a model event: team, model, actor, then `extra` members (",\"k\":v...").
@@ -287,17 +315,19 @@ std::string_view to_string(team_role role) noexcept
 
 asio::awaitable<result<team>> model_registry::create_team(std::string name, approval_policy defaults)
 {
-    auto conn = co_await pool_.acquire();
-    auto rs = co_await sql(*conn,
-                           std::string("INSERT INTO teams AS t (name, required_approvals, approver_role, "
-                                       "protected_aliases) VALUES ($1, $2, $3, $4::text[]) "
-                                       "ON CONFLICT (name) DO NOTHING RETURNING ") +
-                               team_columns,
-                           name, defaults.required_approvals, to_string(defaults.approver_role),
-                           text_array(defaults.protected_aliases));
-    if (rs.empty())
-        co_return make_error(errc::already_exists, "A team named '" + name + "' already exists");
-    co_return team_of(rs[0]);
+    co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<team>> {
+        auto rs = co_await sql(c,
+                               std::string("INSERT INTO teams AS t (name, required_approvals, approver_role, "
+                                           "protected_aliases) VALUES ($1, $2, $3, $4::text[]) "
+                                           "ON CONFLICT (name) DO NOTHING RETURNING ") +
+                                   team_columns,
+                               name, defaults.required_approvals, to_string(defaults.approver_role),
+                               text_array(defaults.protected_aliases));
+        if (rs.empty())
+            co_return make_error(errc::already_exists, "A team named '" + name + "' already exists");
+        co_await append_audit(c, "team.create", name, name);
+        co_return team_of(rs[0]);
+    });
 }
 
 asio::awaitable<std::vector<team>> model_registry::teams_of(std::string_view user_id, bool is_admin)
@@ -355,30 +385,38 @@ asio::awaitable<std::vector<team_member>> model_registry::members(std::int64_t t
 asio::awaitable<result<team_member>> model_registry::set_member(std::int64_t team_id,
                                                                 std::string_view user_id, team_role role)
 {
-    auto conn = co_await pool_.acquire();
-    auto user = co_await sql(*conn, "SELECT display_name FROM users WHERE id = $1", user_id);
-    if (user.empty())
-        co_return make_error(errc::not_found, "No such user");
-    auto rs = co_await sql(*conn,
-                           "INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, $3) "
-                           "ON CONFLICT (team_id, user_id) DO UPDATE SET role = excluded.role "
-                           "RETURNING " DEPOT_MS("added_at"),
-                           team_id, user_id, to_string(role));
-    co_return team_member{.user_id = std::string(user_id),
-                          .display_name = user[0].str(0),
-                          .role = role,
-                          .added_at = from_millis(rs[0].i64(0))};
+    co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<team_member>> {
+        auto user = co_await sql(c, "SELECT display_name FROM users WHERE id = $1", user_id);
+        if (user.empty())
+            co_return make_error(errc::not_found, "No such user");
+        auto rs = co_await sql(c,
+                               "INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, $3) "
+                               "ON CONFLICT (team_id, user_id) DO UPDATE SET role = excluded.role "
+                               "RETURNING " DEPOT_MS("added_at") ", (SELECT name FROM teams WHERE id = $1)",
+                               team_id, user_id, to_string(role));
+        const std::string team_name = rs[0].str(1);
+        co_await append_audit(c, "team.member.set", team_name + "/" + std::string(user_id), team_name,
+                              "{\"role\":" + audit_quote(to_string(role)) + "}");
+        co_return team_member{.user_id = std::string(user_id),
+                              .display_name = user[0].str(0),
+                              .role = role,
+                              .added_at = from_millis(rs[0].i64(0))};
+    });
 }
 
 asio::awaitable<result<void>> model_registry::remove_member(std::int64_t team_id, std::string_view user_id)
 {
-    auto conn = co_await pool_.acquire();
-    auto rs =
-        co_await sql(*conn, "DELETE FROM team_members WHERE team_id = $1 AND user_id = $2 RETURNING role",
-                     team_id, user_id);
-    if (rs.empty())
-        co_return make_error(errc::not_found, "The user is not a member of this team");
-    co_return ok();
+    co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
+        auto rs = co_await sql(c,
+                               "DELETE FROM team_members WHERE team_id = $1 AND user_id = $2 "
+                               "RETURNING role, (SELECT name FROM teams WHERE id = $1)",
+                               team_id, user_id);
+        if (rs.empty())
+            co_return make_error(errc::not_found, "The user is not a member of this team");
+        const std::string team_name = rs[0].str(1);
+        co_await append_audit(c, "team.member.remove", team_name + "/" + std::string(user_id), team_name);
+        co_return ok();
+    });
 }
 
 // --- models ----------------------------------------------------------------------------------------------

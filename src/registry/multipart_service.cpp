@@ -1,6 +1,7 @@
 #include "registry/multipart_service.hpp"
 
 #include "common/hash.hpp"
+#include "registry/audit.hpp"
 #include "registry/sql_util.hpp"
 #include "registry/transaction.hpp"
 #include "registry/versions.hpp"
@@ -316,7 +317,13 @@ multipart_service::complete(std::int64_t bucket_id, std::string_view key, std::s
     std::vector<std::string> unreferenced;
     auto done = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<object_version>> {
         unreferenced.clear();
-        co_return co_await complete_in(c, *upload, wanted, conditions, unreferenced);
+        auto completed = co_await complete_in(c, *upload, wanted, conditions, unreferenced);
+        if (completed)
+            co_await append_object_audit(c, "object.put", bucket_id, completed->key,
+                                         "{\"version_id\":" + audit_quote(completed->version_id) +
+                                             ",\"size\":" + std::to_string(completed->size) + ",\"etag\":" +
+                                             audit_quote(completed->etag) + ",\"multipart\":true}");
+        co_return completed;
     });
     co_await remove_blobs(store_, std::move(unreferenced));
     co_return done;

@@ -2,6 +2,7 @@
 
 #include "common/hash.hpp"
 #include "common/log.hpp"
+#include "registry/audit.hpp"
 #include "registry/content.hpp"
 #include "registry/object_copy.hpp"
 #include "registry/sql_util.hpp"
@@ -114,6 +115,10 @@ asio::awaitable<result<object_version>> object_service::put_object(put_object_re
                 v.version_id = slot.version_id;
                 auto [row, modified] = co_await insert_version(c, v, slot.seq);
                 co_await insert_segments(c, row, segments);
+                co_await append_object_audit(c, "object.put", v.bucket_id, v.key,
+                                             "{\"version_id\":" + audit_quote(v.version_id) +
+                                                 ",\"size\":" + std::to_string(v.size) +
+                                                 ",\"etag\":" + audit_quote(v.etag) + "}");
                 object_version out = v;
                 out.row_id = row;
                 out.last_modified = from_millis(modified);
@@ -244,7 +249,13 @@ asio::awaitable<result<object_version>> object_service::copy_object(copy_object_
         auto mode = co_await lock_bucket_versioning(c, req.target->id);
         if (!mode)
             co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-        co_return co_await copy_version_in(c, *mode, req, unreferenced);
+        auto copied = co_await copy_version_in(c, *mode, req, unreferenced);
+        if (copied)
+            co_await append_object_audit(
+                c, "object.copy", req.target->id, req.key,
+                "{\"source\":" + audit_quote(req.source_bucket->name + "/" + req.source_key) +
+                    ",\"version_id\":" + audit_quote(copied->version_id) + "}");
+        co_return copied;
     });
     // Rolled back: nothing was released.
     if (!copied)

@@ -2,6 +2,7 @@
 // versioning state, and ListObjectVersions. Writes go through the same steps as PutObject (lock the bucket
 // and the key's current row, retire_current, insert_version), so exactly one version of a key is current at
 // any time and a version that is not current keeps its blob references until it is deleted permanently.
+#include "registry/audit.hpp"
 #include "registry/content.hpp"
 #include "registry/events.hpp"
 #include "registry/object_service.hpp"
@@ -34,6 +35,16 @@ lock_version(pg::connection& c, std::int64_t bucket_id, std::string_view key, co
     co_return located_version{rs[0].i64(0), rs[0].boolean(1), rs[0].boolean(2)};
 }
 
+/// Records a delete (also one that found nothing: S3 reports it as done) and returns its outcome.
+asio::awaitable<result<delete_outcome>> audited_delete(pg::connection& c, const delete_request& req,
+                                                       delete_outcome out)
+{
+    std::string details = "{\"version_id\":" + audit_quote(out.version_id) +
+                          ",\"delete_marker\":" + (out.delete_marker ? "true" : "false") + "}";
+    co_await append_object_audit(c, "object.delete", req.bucket_id, req.key, std::move(details));
+    co_return out;
+}
+
 } // namespace
 
 asio::awaitable<result<delete_outcome>> object_service::remove(delete_request req)
@@ -56,7 +67,7 @@ asio::awaitable<result<delete_outcome>> object_service::remove(delete_request re
                         co_await events::emit_object_event(c, "object.deleted", req.bucket_id, req.key,
                                                            "null", 0, "", req.owner_id);
                     }
-                    co_return out;
+                    co_return co_await audited_delete(c, req, out);
                 }
                 // A delete marker becomes the current version, even when the key has no version at all.
                 auto slot = co_await retire_current(c, *mode, req.bucket_id, req.key, current, unreferenced);
@@ -73,12 +84,12 @@ asio::awaitable<result<delete_outcome>> object_service::remove(delete_request re
                 co_await insert_version(c, marker, slot.seq);
                 out.version_id = slot.version_id;
                 out.delete_marker = true;
-                co_return out;
+                co_return co_await audited_delete(c, req, out);
             }
             out.version_id = *req.version_id;
             auto found = co_await lock_version(c, req.bucket_id, req.key, *req.version_id);
             if (!found)
-                co_return out;
+                co_return co_await audited_delete(c, req, out);
             out.delete_marker = found->is_delete_marker;
             co_await release_version(c, found->row, unreferenced);
             co_await events::emit_object_event(c, "object.deleted", req.bucket_id, req.key, *req.version_id,
@@ -91,7 +102,7 @@ asio::awaitable<result<delete_outcome>> object_service::remove(delete_request re
                 if (!newest.empty())
                     co_await reinstate_version(c, newest[0].i64(0));
             }
-            co_return out;
+            co_return co_await audited_delete(c, req, out);
         });
     co_await remove_blobs(store_, std::move(unreferenced));
     co_return removed;
@@ -101,12 +112,15 @@ asio::awaitable<result<void>> object_service::set_versioning(std::int64_t bucket
 {
     if (mode == versioning_mode::unversioned)
         co_return make_error(errc::invalid_argument, "A bucket cannot return to the unversioned state");
-    auto conn = co_await pool_.acquire();
-    auto rs = co_await sql(*conn, "UPDATE buckets SET versioning = $2 WHERE id = $1 RETURNING id", bucket_id,
-                           to_string(mode));
-    if (rs.empty())
-        co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-    co_return ok();
+    co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
+        auto rs = co_await sql(c, "UPDATE buckets SET versioning = $2 WHERE id = $1 RETURNING name",
+                               bucket_id, to_string(mode));
+        if (rs.empty())
+            co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
+        co_await append_audit(c, "bucket.versioning", rs[0].str(0), "",
+                              "{\"versioning\":" + audit_quote(to_string(mode)) + "}");
+        co_return ok();
+    });
 }
 
 asio::awaitable<result<versions_page>> object_service::list_versions(list_versions_request req)

@@ -1,5 +1,6 @@
 #include "registry/snapshot_service.hpp"
 
+#include "registry/audit.hpp"
 #include "registry/content.hpp"
 #include "registry/events.hpp"
 #include "registry/object_copy.hpp"
@@ -96,6 +97,9 @@ asio::awaitable<result<snapshot>> snapshot_service::create(std::int64_t bucket_i
                                  "},\"actor\":" + events::quote(created_by) + "}";
         events::event_spec e{.type = "snapshot.created", .bucket_id = bucket_id, .data_json = data};
         co_await events::emit(c, e);
+        co_await append_audit(c, "snapshot.create", bucket[0].str(0) + "/.snapshots/" + made.name, "",
+                              "{\"prefix\":" + audit_quote(made.prefix) +
+                                  ",\"sequence\":" + std::to_string(made.seq) + "}");
         co_return made;
     });
 }
@@ -148,6 +152,8 @@ asio::awaitable<result<void>> snapshot_service::remove(std::int64_t bucket_id, s
                          "SELECT s.blob_id FROM object_segments s JOIN gone g ON g.id = s.version_row",
                          bucket_id);
         co_await drop_references(c, first_column(segs), unreferenced);
+        auto bucket = co_await sql(c, "SELECT name FROM buckets WHERE id = $1", bucket_id);
+        co_await append_audit(c, "snapshot.delete", bucket[0].str(0) + "/.snapshots/" + std::string(name));
         co_return ok();
     });
     co_await remove_blobs(store_, std::move(unreferenced));
@@ -221,6 +227,11 @@ asio::awaitable<result<restore_outcome>> snapshot_service::restore(restore_reque
                 ++out.objects;
                 out.bytes += static_cast<std::int64_t>(made->size);
             }
+            auto source = co_await sql(c, "SELECT name FROM buckets WHERE id = $1", req.bucket_id);
+            co_await append_audit(
+                c, "snapshot.restore", source[0].str(0) + "/.snapshots/" + req.snapshot, "",
+                "{\"target\":" + audit_quote(req.target->name + "/" + req.target_prefix.value_or("")) +
+                    ",\"objects\":" + std::to_string(out.objects) + "}");
             co_return out;
         });
     if (!restored)

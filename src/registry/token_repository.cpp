@@ -1,7 +1,9 @@
 #include "registry/token_repository.hpp"
 
 #include "common/hash.hpp"
+#include "registry/audit.hpp"
 #include "registry/sql_util.hpp"
+#include "registry/transaction.hpp"
 
 namespace depot::registry {
 namespace {
@@ -22,8 +24,9 @@ std::string random_text(std::string_view alphabet, std::size_t n)
     return out;
 }
 
-constexpr const char* token_columns = "t.id, t.user_id, u.display_name, t.name, " DEPOT_MS(
-    "t.created_at") ", " DEPOT_MS("t.expires_at") ", " DEPOT_MS("t.revoked_at");
+constexpr const char* token_columns =
+    "t.id, t.user_id, u.display_name, t.name, " DEPOT_MS("t.created_at") ", " DEPOT_MS(
+        "t.expires_at") ", " DEPOT_MS("t.revoked_at") ", coalesce(t.scope::text, '')";
 
 api_token token_from(const pg::row& r)
 {
@@ -33,7 +36,8 @@ api_token token_from(const pg::row& r)
                      .name = r.str(3),
                      .created_at = from_millis(r.i64(4)),
                      .expires_at = opt_time(r, 5),
-                     .revoked_at = opt_time(r, 6)};
+                     .revoked_at = opt_time(r, 6),
+                     .scope = r.str(7)};
 }
 
 bool is_alnum(std::string_view s)
@@ -47,7 +51,8 @@ bool is_alnum(std::string_view s)
 } // namespace
 
 asio::awaitable<result<api_token>> token_repository::create(std::string_view user_id, std::string name,
-                                                            std::optional<time_point> expires_at)
+                                                            std::optional<time_point> expires_at,
+                                                            std::string scope)
 {
     const auto id = random_text("abcdefghijklmnopqrstuvwxyz0123456789", id_length);
     const auto secret =
@@ -57,20 +62,28 @@ asio::awaitable<result<api_token>> token_repository::create(std::string_view use
     if (expires_at)
         expires_ms =
             std::chrono::duration_cast<std::chrono::milliseconds>(expires_at->time_since_epoch()).count();
-    auto conn = co_await pool_.acquire();
-    auto known = co_await sql(*conn, "SELECT 1 FROM users WHERE id = $1", user_id);
-    if (known.empty())
-        co_return make_error(errc::not_found, "No such user");
-    auto rs =
-        co_await sql(*conn,
-                     std::string("WITH t AS (INSERT INTO api_tokens (id, user_id, name, secret_hash, "
-                                 "expires_at) VALUES ($1, $2, $3, $4, to_timestamp($5::double precision "
-                                 "/ 1000)) RETURNING *) SELECT ") +
-                         token_columns + " FROM t JOIN users u ON u.id = t.user_id",
-                     id, user_id, name, hash, expires_ms);
-    auto token = token_from(rs[0]);
-    token.token = std::string(prefix) + id + "_" + secret;
-    co_return token;
+    std::optional<std::string> scope_param;
+    if (!scope.empty())
+        scope_param = scope;
+    co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<api_token>> {
+        auto known = co_await sql(c, "SELECT 1 FROM users WHERE id = $1", user_id);
+        if (known.empty())
+            co_return make_error(errc::not_found, "No such user");
+        auto rs =
+            co_await sql(c,
+                         std::string("WITH t AS (INSERT INTO api_tokens (id, user_id, name, secret_hash, "
+                                     "expires_at, scope) VALUES ($1, $2, $3, $4, to_timestamp($5::double "
+                                     "precision / 1000), $6::jsonb) RETURNING *) SELECT ") +
+                             token_columns + " FROM t JOIN users u ON u.id = t.user_id",
+                         id, user_id, name, hash, expires_ms, scope_param);
+        const std::string scope_text = scope.empty() ? std::string("null") : scope;
+        const std::string details = "{\"user\":" + audit_quote(user_id) + ",\"name\":" + audit_quote(name) +
+                                    ",\"scope\":" + scope_text + "}";
+        co_await append_audit(c, "token.create", "token:" + id, "", details);
+        auto token = token_from(rs[0]);
+        token.token = std::string(prefix) + id + "_" + secret;
+        co_return token;
+    });
 }
 
 asio::awaitable<result<api_token>> token_repository::authenticate(std::string_view token)
@@ -90,7 +103,7 @@ asio::awaitable<result<api_token>> token_repository::authenticate(std::string_vi
                                "WHERE t.id = $1 AND t.revoked_at IS NULL "
                                "AND (t.expires_at IS NULL OR t.expires_at > now())",
                            id);
-    if (rs.empty() || !constant_time_equal(rs[0].bytea(7), sha256(secret)))
+    if (rs.empty() || !constant_time_equal(rs[0].bytea(8), sha256(secret)))
         co_return unknown();
     co_return token_from(rs[0]);
 }
@@ -111,14 +124,30 @@ asio::awaitable<std::vector<api_token>> token_repository::list(std::string_view 
 
 asio::awaitable<result<void>> token_repository::revoke(std::string_view id)
 {
+    co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
+        auto rs =
+            co_await sql(c,
+                         "UPDATE api_tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL "
+                         "RETURNING user_id",
+                         id);
+        if (rs.empty())
+            co_return make_error(errc::not_found, "No such active token");
+        co_await append_audit(c, "token.revoke", "token:" + std::string(id), "",
+                              "{\"user\":" + audit_quote(rs[0].text(0)) + "}");
+        co_return ok();
+    });
+}
+
+asio::awaitable<result<api_token>> token_repository::get(std::string_view id)
+{
     auto conn = co_await pool_.acquire();
     auto rs = co_await sql(*conn,
-                           "UPDATE api_tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL "
-                           "RETURNING id",
+                           std::string("SELECT ") + token_columns +
+                               " FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.id = $1",
                            id);
     if (rs.empty())
-        co_return make_error(errc::not_found, "No such active token");
-    co_return ok();
+        co_return make_error(errc::not_found, "No such token");
+    co_return token_from(rs[0]);
 }
 
 } // namespace depot::registry

@@ -26,6 +26,8 @@ struct api_token
     time_point created_at;
     std::optional<time_point> expires_at;
     std::optional<time_point> revoked_at;
+    /// The token's scope as a JSON object; empty = not narrowed.
+    std::string scope;
     /// The whole token; set only by create().
     std::string token;
 };
@@ -35,9 +37,12 @@ class token_repository
 public:
     explicit token_repository(pg::pool& pool) : pool_(pool) {}
 
-    /// not_found for an unknown user.
+    /// not_found for an unknown user. `scope`: a JSON object narrowing the token (empty = none).
     asio::awaitable<result<api_token>> create(std::string_view user_id, std::string name,
-                                              std::optional<time_point> expires_at = std::nullopt);
+                                              std::optional<time_point> expires_at = std::nullopt,
+                                              std::string scope = {});
+    /// The token `id` (active or not), for its owner checks. not_found otherwise.
+    asio::awaitable<result<api_token>> get(std::string_view id);
     /// The active (not revoked, not expired) token `token` names, if its secret matches. not_found for
     /// anything else, including a malformed token (the caller answers 401 either way).
     asio::awaitable<result<api_token>> authenticate(std::string_view token);

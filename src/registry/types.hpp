@@ -31,6 +31,8 @@ struct access_key
     time_point created_at;
     std::optional<time_point> expires_at;
     std::optional<time_point> revoked_at;
+    /// The key's scope (schema/0008_audit.sql) as a JSON object; empty = not narrowed.
+    std::string scope;
 };
 
 struct bucket

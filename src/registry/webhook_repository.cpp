@@ -2,6 +2,7 @@
 
 #include "common/hash.hpp"
 #include "common/secret_box.hpp"
+#include "registry/audit.hpp"
 #include "registry/events.hpp"
 #include "registry/sql_util.hpp"
 #include "registry/transaction.hpp"
@@ -138,12 +139,26 @@ std::string webhook_signature(const std::vector<std::string>& secrets, std::stri
     return out;
 }
 
+namespace {
+
+/// The audit row of a subscription change: resource "<team>/webhooks/<id>".
+asio::awaitable<void> audit_webhook(pg::connection& c, std::string_view action, std::int64_t team_id,
+                                    std::int64_t id, std::string details = "{}")
+{
+    auto team = co_await sql(c, "SELECT name FROM teams WHERE id = $1", team_id);
+    const std::string name = team.empty() ? std::string() : team[0].str(0);
+    co_await append_audit(c, action, name + "/webhooks/" + std::to_string(id), name, std::move(details));
+}
+
+} // namespace
+
 asio::awaitable<std::pair<webhook_subscription, std::string>>
 webhook_repository::create(std::int64_t team_id, webhook_spec spec, std::string_view actor)
 {
     std::string secret = new_webhook_secret();
     const pg::bytes sealed(secret_box::seal(server_key_, secret, secret_ad));
     auto conn = co_await pool_.acquire();
+    co_await conn->execute("BEGIN");
     auto rs =
         co_await sql(*conn,
                      "INSERT INTO webhook_subscriptions (team_id, url, description, event_types, model_id, "
@@ -151,6 +166,9 @@ webhook_repository::create(std::int64_t team_id, webhook_spec spec, std::string_
                      "RETURNING id",
                      team_id, spec.url, spec.description, types_literal(spec.event_types), spec.model_id,
                      spec.bucket_id, sealed, actor);
+    co_await audit_webhook(*conn, "webhook.create", team_id, rs[0].i64(0),
+                           "{\"url\":" + audit_quote(spec.url) + "}");
+    co_await conn->execute("COMMIT");
     auto row = co_await sql(*conn, std::string(subscription_select) + "WHERE s.id = $1", rs[0].i64(0));
     co_return std::pair{subscription_of(row[0]), std::move(secret)};
 }
@@ -198,6 +216,15 @@ asio::awaitable<result<webhook_subscription>> webhook_repository::update(std::in
         // Deliveries that waited while it was disabled go out now.
         if (u.enabled && *u.enabled)
             co_await sql(c, "SELECT pg_notify('depot_events', '')");
+        std::string details = "{";
+        if (u.url)
+            details += "\"url\":" + audit_quote(*u.url) + ",";
+        if (u.enabled)
+            details += std::string("\"enabled\":") + (*u.enabled ? "true" : "false") + ",";
+        if (details.size() > 1)
+            details.pop_back();
+        details += "}";
+        co_await audit_webhook(c, "webhook.update", team_id, id, std::move(details));
         auto row = co_await sql(c, std::string(subscription_select) + "WHERE s.id = $1", id);
         co_return subscription_of(row[0]);
     };
@@ -206,12 +233,14 @@ asio::awaitable<result<webhook_subscription>> webhook_repository::update(std::in
 
 asio::awaitable<result<void>> webhook_repository::remove(std::int64_t team_id, std::int64_t id)
 {
-    auto conn = co_await pool_.acquire();
-    auto rs = co_await sql(
-        *conn, "DELETE FROM webhook_subscriptions WHERE team_id = $1 AND id = $2 RETURNING id", team_id, id);
-    if (rs.empty())
-        co_return make_error(errc::not_found, "The team has no webhook " + std::to_string(id));
-    co_return ok();
+    co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
+        auto rs = co_await sql(
+            c, "DELETE FROM webhook_subscriptions WHERE team_id = $1 AND id = $2 RETURNING id", team_id, id);
+        if (rs.empty())
+            co_return make_error(errc::not_found, "The team has no webhook " + std::to_string(id));
+        co_await audit_webhook(c, "webhook.delete", team_id, id);
+        co_return ok();
+    });
 }
 
 asio::awaitable<result<std::pair<webhook_subscription, std::string>>>
@@ -220,14 +249,19 @@ webhook_repository::rotate(std::int64_t team_id, std::int64_t id, std::chrono::s
     std::string secret = new_webhook_secret();
     const pg::bytes sealed(secret_box::seal(server_key_, secret, secret_ad));
     auto conn = co_await pool_.acquire();
+    co_await conn->execute("BEGIN");
     auto rs = co_await sql(*conn,
                            "UPDATE webhook_subscriptions SET previous_sealed = CASE WHEN $4::bigint > 0 THEN "
                            "secret_sealed END, previous_expires_at = CASE WHEN $4::bigint > 0 THEN now() + "
                            "make_interval(secs => $4::bigint) END, secret_sealed = $3, updated_at = now() "
                            "WHERE team_id = $1 AND id = $2 RETURNING id",
                            team_id, id, sealed, static_cast<std::int64_t>(overlap.count()));
-    if (rs.empty())
+    if (rs.empty()) {
+        co_await conn->execute("ROLLBACK");
         co_return make_error(errc::not_found, "The team has no webhook " + std::to_string(id));
+    }
+    co_await audit_webhook(*conn, "webhook.rotate", team_id, id);
+    co_await conn->execute("COMMIT");
     auto row = co_await sql(*conn, std::string(subscription_select) + "WHERE s.id = $1", id);
     co_return std::pair{subscription_of(row[0]), std::move(secret)};
 }

@@ -33,6 +33,8 @@ struct caller
     std::string display_name;
     std::string access_key_id;
     bool is_admin = false;
+    /// The credential's scope (a JSON object, server/scope_check.hpp); empty = not narrowed.
+    std::string scope;
 };
 
 /// How the request body is protected, as declared by the signature.

@@ -4,16 +4,19 @@
 #include "common/uri.hpp"
 #include "registry/pg/pg.hpp"
 #include "server/api/api.hpp"
+#include "server/audit_requests.hpp"
 #include "server/authenticate.hpp"
 #include "server/errors.hpp"
 #include "server/health.hpp"
 #include "server/metrics_endpoint.hpp"
 #include "server/metrics_requests.hpp"
 #include "server/s3/operations.hpp"
+#include "server/scope_check.hpp"
 #include "server/services.hpp"
 #include "server/session.hpp"
 
 #include <array>
+#include <boost/asio/this_coro.hpp>
 #include <chrono>
 
 namespace depot::server {
@@ -197,6 +200,12 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
     }
     if (!r->fn)
         co_return make_error(errc::not_implemented, std::string(r->name) + " is not implemented yet");
+    // Services record who asked in the audit rows they write (registry/audit.hpp).
+    const auto executor = co_await asio::this_coro::executor;
+    const registry::audit_context audit = audit_context_of(ctx);
+    const registry::audit_scope audit_guard(executor, audit);
+    if (auto allowed = co_await check_s3_scope(ctx, r->name); !allowed)
+        co_return std::move(allowed).error();
     if (s3op::is_model_view(ctx) && r->fn != s3op::create_bucket && !s3op::model_view_allows(r->name))
         co_return make_error(errc::access_denied, "The model view is read-only: " + std::string(r->name) +
                                                       " is not allowed on bucket " + ctx.bucket);
@@ -255,6 +264,32 @@ asio::awaitable<response> dispatch(request_context& ctx)
             failure = std::move(r).error();
     } catch (const std::exception& e) {
         failure = error_from_exception(e, ctx.request_id);
+    }
+    // Denials of authenticated callers and model downloads get audit rows of their own.
+    if (!ctx.who.user_id.empty() && operation < routes.size()) {
+        const std::string_view name = routes[operation].name;
+        std::string audited = ctx.bucket;
+        if (!ctx.key.empty())
+            audited += "/" + ctx.key;
+        if (failure && failure->code == errc::access_denied) {
+            const std::string action = "s3." + std::string(name);
+            co_await audit_denial(ctx, action, audited, failure->message);
+        } else if (!failure && name == "GetObject") {
+            std::exception_ptr unrecorded;
+            try {
+                co_await audit_download(ctx);
+            } catch (const std::exception&) {
+                unrecorded = std::current_exception();
+            }
+            if (unrecorded) {
+                try {
+                    std::rethrow_exception(unrecorded);
+                } catch (const std::exception& e) {
+                    failure = error_from_exception(e, ctx.request_id);
+                }
+                res.reset();
+            }
+        }
     }
     if (failure && failure->code == errc::unavailable)
         log::warn("backend unavailable; answering 503 SlowDown", {{"request_id", ctx.request_id},

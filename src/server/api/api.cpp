@@ -5,11 +5,14 @@
 #include "common/log.hpp"
 #include "common/uri.hpp"
 #include "server/api/http_api.hpp"
+#include "server/audit_requests.hpp"
 #include "server/authenticate.hpp"
 #include "server/errors.hpp"
+#include "server/scope_check.hpp"
 #include "server/services.hpp"
 
 #include <array>
+#include <boost/asio/this_coro.hpp>
 #include <chrono>
 
 namespace depot::server::api {
@@ -25,10 +28,17 @@ struct route
     handler fn;
 };
 
-constexpr std::array<route, 48> routes = {{
+constexpr std::array<route, 55> routes = {{
     {http::verb::get, "/whoami", "whoami", whoami},
     {http::verb::post, "/content/lookup", "lookupContent", lookup_content},
     {http::verb::get, "/usage", "getUsage", owner_usage},
+    {http::verb::get, "/audit", "listAudit", list_audit},
+    {http::verb::get, "/tokens", "listTokens", list_tokens},
+    {http::verb::post, "/tokens", "createToken", create_token},
+    {http::verb::delete_, "/tokens/{token}", "revokeToken", revoke_token},
+    {http::verb::get, "/keys", "listKeys", list_keys},
+    {http::verb::post, "/keys", "createKey", create_key},
+    {http::verb::delete_, "/keys/{key}", "revokeKey", revoke_key},
     {http::verb::get, "/buckets/{bucket}", "getBucket", get_bucket},
     {http::verb::patch, "/buckets/{bucket}", "updateBucket", update_bucket},
     {http::verb::get, "/buckets/{bucket}/usage", "getBucketUsage", bucket_usage},
@@ -129,7 +139,8 @@ asio::awaitable<result<bool>> authenticate_api(request_context& ctx)
         ctx.who = caller{.user_id = token->user_id,
                          .display_name = token->user_display_name,
                          .access_key_id = "token:" + token->id,
-                         .is_admin = false};
+                         .is_admin = false,
+                         .scope = token->scope};
         co_return true;
     }
     auto signed_request = co_await authenticate(ctx);
@@ -240,15 +251,29 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
             } else if (!ctx.svc->limiter.admit(ctx.who.access_key_id)) {
                 failure = make_error(errc::rate_limited, "Please reduce your request rate.");
             } else {
-                auto r = co_await found->fn(ctx, params);
-                if (r)
-                    res = std::move(*r);
-                else
-                    failure = std::move(r).error();
+                // Services record who asked in the audit rows they write (registry/audit.hpp).
+                const auto executor = co_await asio::this_coro::executor;
+                const registry::audit_context audit = audit_context_of(ctx);
+                const registry::audit_scope audit_guard(executor, audit);
+                auto allowed = co_await check_api_scope(ctx, found->name, params);
+                if (!allowed) {
+                    failure = std::move(allowed).error();
+                } else {
+                    auto r = co_await found->fn(ctx, params);
+                    if (r)
+                        res = std::move(*r);
+                    else
+                        failure = std::move(r).error();
+                }
             }
         }
     } catch (const std::exception& e) {
         failure = error_from_exception(e, ctx.request_id);
+    }
+    if (failure && failure->code == errc::access_denied && !ctx.who.user_id.empty()) {
+        const std::string action = "api." + std::string(operation);
+        const std::string resource(path.substr(root.size()));
+        co_await audit_denial(ctx, action, resource, failure->message);
     }
     if (failure)
         res = problem_response(*failure, path, ctx.request_id);

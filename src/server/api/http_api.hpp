@@ -111,4 +111,13 @@ asio::awaitable<result<response>> list_webhook_deliveries(request_context&, cons
 asio::awaitable<result<response>> get_webhook_delivery(request_context&, const path_params&);
 asio::awaitable<result<response>> redeliver_webhook(request_context&, const path_params&);
 
+// Credentials and the audit log (access.cpp).
+asio::awaitable<result<response>> create_token(request_context&, const path_params&);
+asio::awaitable<result<response>> list_tokens(request_context&, const path_params&);
+asio::awaitable<result<response>> revoke_token(request_context&, const path_params&);
+asio::awaitable<result<response>> create_key(request_context&, const path_params&);
+asio::awaitable<result<response>> list_keys(request_context&, const path_params&);
+asio::awaitable<result<response>> revoke_key(request_context&, const path_params&);
+asio::awaitable<result<response>> list_audit(request_context&, const path_params&);
+
 } // namespace depot::server::api

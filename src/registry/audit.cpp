@@ -1,0 +1,243 @@
+#include "registry/audit.hpp"
+
+#include "common/hash.hpp"
+#include "registry/sql_util.hpp"
+
+#include <array>
+#include <boost/asio/this_coro.hpp>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
+
+namespace depot::registry {
+namespace {
+
+struct scopes
+{
+    std::mutex mutex;
+    std::vector<std::pair<asio::any_io_executor, const audit_context*>> active;
+};
+
+scopes& registry_of_scopes()
+{
+    static scopes s;
+    return s;
+}
+
+const audit_context& system_context()
+{
+    static const audit_context ctx{.actor = "system", .credential = {}, .request_id = {}, .client_addr = {}};
+    return ctx;
+}
+
+} // namespace
+
+audit_scope::audit_scope(const asio::any_io_executor& executor, const audit_context& ctx)
+    : executor_(executor)
+{
+    auto& s = registry_of_scopes();
+    std::lock_guard lock(s.mutex);
+    s.active.emplace_back(executor_, &ctx);
+}
+
+audit_scope::~audit_scope()
+{
+    auto& s = registry_of_scopes();
+    std::lock_guard lock(s.mutex);
+    for (auto it = s.active.rbegin(); it != s.active.rend(); ++it)
+        if (it->first == executor_) {
+            s.active.erase(std::next(it).base());
+            break;
+        }
+}
+
+const audit_context* current_audit_context(const asio::any_io_executor& executor)
+{
+    auto& s = registry_of_scopes();
+    std::lock_guard lock(s.mutex);
+    for (auto it = s.active.rbegin(); it != s.active.rend(); ++it)
+        if (it->first == executor)
+            return it->second;
+    return nullptr;
+}
+
+asio::awaitable<audit_context> current_audit()
+{
+    auto executor = co_await asio::this_coro::executor;
+    const audit_context* ctx = current_audit_context(executor);
+    if (ctx)
+        co_return *ctx;
+    co_return system_context();
+}
+
+std::string audit_quote(std::string_view s)
+{
+    return nlohmann::json(std::string(s)).dump();
+}
+
+asio::awaitable<std::int64_t> append_audit(pg::connection& c, std::string_view action,
+                                           std::string_view resource, std::string_view team,
+                                           std::string details_json, std::string_view outcome)
+{
+    auto executor = co_await asio::this_coro::executor;
+    const audit_context* ctx = current_audit_context(executor);
+    if (!ctx)
+        ctx = &system_context();
+    co_return co_await append_audit(c, *ctx, action, resource, team, std::move(details_json), outcome);
+}
+
+asio::awaitable<std::int64_t> append_audit(pg::connection& c, const audit_context& ctx,
+                                           std::string_view action, std::string_view resource,
+                                           std::string_view team, std::string details_json,
+                                           std::string_view outcome)
+{
+    const std::string a(action), r(resource), t(team), o(outcome);
+    auto rs = co_await sql(c, "SELECT audit_append($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb)", ctx.actor,
+                           ctx.credential, t, a, r, o, ctx.request_id, ctx.client_addr, details_json);
+    co_return rs[0].i64(0);
+}
+
+asio::awaitable<std::int64_t> append_object_audit(pg::connection& c, std::string_view action,
+                                                  std::int64_t bucket_id, std::string_view key,
+                                                  std::string details_json)
+{
+    auto executor = co_await asio::this_coro::executor;
+    const audit_context* ctx = current_audit_context(executor);
+    if (!ctx)
+        ctx = &system_context();
+    const std::string a(action), k(key);
+    auto rs = co_await sql(
+        c,
+        "SELECT audit_append($1, $2, '', $3, (SELECT name FROM buckets WHERE id = $4) || '/' "
+        "|| $5, 'allowed', $6, $7, $8::jsonb)",
+        ctx->actor, ctx->credential, a, bucket_id, k, ctx->request_id, ctx->client_addr, details_json);
+    co_return rs[0].i64(0);
+}
+
+asio::awaitable<result<std::vector<std::string>>> list_audit(pg::pool& pool, const audit_query& q)
+{
+    auto conn = co_await pool.acquire();
+    std::optional<std::string> since, until;
+    if (!q.since.empty())
+        since = q.since;
+    if (!q.until.empty())
+        until = q.until;
+    const std::array<std::pair<const char*, const std::optional<std::string>*>, 2> times = {
+        std::pair<const char*, const std::optional<std::string>*>("since", &since),
+        std::pair<const char*, const std::optional<std::string>*>("until", &until)};
+    for (const auto& [name, value] : times) {
+        if (!*value)
+            continue;
+        bool valid = true;
+        try {
+            co_await sql(*conn, "SELECT $1::timestamptz", **value);
+        } catch (const pg::error&) {
+            valid = false;
+        }
+        if (!valid)
+            co_return make_error(errc::invalid_argument,
+                                 std::string("The parameter '") + name + "' must be an ISO 8601 timestamp",
+                                 name);
+    }
+    const bool action_prefix = !q.action.empty() && q.action.back() == '.';
+    auto rs = co_await sql(
+        *conn,
+        "SELECT jsonb_build_object('id', a.id, 'at', to_char(a.at AT TIME ZONE 'UTC', "
+        "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), 'actor', a.actor, 'credential', a.credential, 'team', a.team, "
+        "'action', a.action, 'resource', a.resource, 'outcome', a.outcome, 'request_id', a.request_id, "
+        "'client_addr', a.client_addr, 'details', a.details, 'prev_hash', encode(a.prev_hash, 'hex'), "
+        "'hash', encode(a.hash, 'hex'))::text FROM audit_log a WHERE a.id > $1 "
+        "AND ($2::timestamptz IS NULL OR a.at >= $2::timestamptz) "
+        "AND ($3::timestamptz IS NULL OR a.at < $3::timestamptz) "
+        "AND ($4 = '' OR a.actor = $4) AND ($5 = '' OR a.team = $5) "
+        "AND ($6 = '' OR (CASE WHEN $7 THEN starts_with(a.action, $6) ELSE a.action = $6 END)) "
+        "AND ($8 = '' OR starts_with(a.resource, $8)) "
+        "AND ($9 OR a.team IN (SELECT t.name FROM team_members m JOIN teams t ON t.id = m.team_id "
+        "WHERE m.user_id = $10 AND m.role = 'admin')) "
+        "ORDER BY a.id LIMIT $11",
+        q.after_id, since, until, q.actor, q.team, q.action, action_prefix, q.resource, q.viewer_is_admin,
+        q.viewer, static_cast<std::int64_t>(q.limit));
+    std::vector<std::string> out;
+    for (auto r : rs)
+        out.push_back(r.str(0));
+    co_return out;
+}
+
+asio::awaitable<audit_verification> verify_audit(pg::pool& pool)
+{
+    audit_verification out;
+    auto conn = co_await pool.acquire();
+    // One snapshot for the head and every page: rows committed meanwhile are not half seen.
+    co_await conn->execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    auto head = co_await sql(*conn, "SELECT last_id, last_hash, anchor_id, anchor_hash FROM audit_head");
+    const std::int64_t last_id = head[0].i64(0);
+    const std::string last_hash = head[0].bytea(1);
+    out.anchor_id = head[0].i64(2);
+    std::string previous = head[0].bytea(3);
+    std::int64_t position = 0;
+    for (;;) {
+        auto rs =
+            co_await sql(*conn,
+                         "SELECT id, prev_hash, hash, audit_canonical(a) FROM audit_log a WHERE id > $1 "
+                         "ORDER BY id LIMIT 1000",
+                         position);
+        for (auto r : rs) {
+            const std::int64_t id = r.i64(0);
+            const std::string prev = r.bytea(1);
+            const std::string stored = r.bytea(2);
+            ++out.rows;
+            position = id;
+            if (out.bad_row)
+                continue;
+            if (id <= out.anchor_id) {
+                out.bad_row = id;
+                out.problem =
+                    "the row is at or before the archive anchor (row " + std::to_string(out.anchor_id) + ")";
+            } else if (prev != previous) {
+                out.bad_row = id;
+                out.problem = "prev_hash does not match the hash of the row before it (a row was removed, "
+                              "inserted or rewritten)";
+            } else if (sha256(prev + r.str(3)) != stored) {
+                out.bad_row = id;
+                out.problem = "the row's content does not match its hash (the row was edited)";
+            }
+            previous = stored;
+        }
+        if (rs.size() < 1000)
+            break;
+    }
+    co_await conn->execute("COMMIT");
+    if (!out.bad_row && (previous != last_hash || (out.rows > 0 && position != last_id))) {
+        out.bad_row = last_id;
+        out.problem = "the chain head does not match the last row (rows at the end were removed)";
+    }
+    co_return out;
+}
+
+asio::awaitable<result<std::optional<std::int64_t>>> last_audit_row_before(pg::pool& pool,
+                                                                           std::string_view before)
+{
+    auto conn = co_await pool.acquire();
+    pg::result_set rs;
+    bool valid = true;
+    try {
+        rs = co_await sql(*conn, "SELECT max(id) FROM audit_log WHERE at < $1::timestamptz", before);
+    } catch (const pg::error&) {
+        valid = false;
+    }
+    if (!valid)
+        co_return make_error(errc::invalid_argument, "--before must be an ISO 8601 timestamp", "before");
+    if (rs[0].is_null(0))
+        co_return std::optional<std::int64_t>();
+    co_return std::optional<std::int64_t>(rs[0].i64(0));
+}
+
+asio::awaitable<std::int64_t> archive_audit(pg::pool& pool, std::int64_t through_id)
+{
+    auto conn = co_await pool.acquire();
+    auto rs = co_await sql(*conn, "SELECT audit_archive($1)", through_id);
+    co_return rs[0].i64(0);
+}
+
+} // namespace depot::registry

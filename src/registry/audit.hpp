@@ -1,0 +1,124 @@
+#pragma once
+/// \file
+/// The audit log (schema/0008_audit.sql): one hash-chained row per state change, written by
+/// `append_audit` inside the transaction of the change it records, and one row per denial or model download
+/// (in a transaction of its own).
+///
+/// Who did it (actor, credential, request id, client address) is the request's `audit_context`. Services do
+/// not take it as a parameter: the request's dispatcher installs it with an `audit_scope` for the coroutine
+/// that serves the request (keyed by that coroutine's executor, the connection's strand, which serves one
+/// request at a time), and `append_audit` finds it there. Work no request caused (cleanup, webhook delivery)
+/// or that runs on another executor is recorded with actor "system".
+
+#include "common/result.hpp"
+#include "registry/pg/pg.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace depot::registry {
+
+namespace asio = boost::asio;
+
+struct audit_context
+{
+    std::string actor;      ///< user id
+    std::string credential; ///< access key id or "token:<id>", never a secret
+    std::string request_id;
+    std::string client_addr;
+};
+
+/// Makes `ctx` the audit context of every coroutine running on `executor` while the scope lives. `ctx` must
+/// outlive the scope. Thread-safe.
+class audit_scope
+{
+public:
+    audit_scope(const asio::any_io_executor& executor, const audit_context& ctx);
+    ~audit_scope();
+    audit_scope(const audit_scope&) = delete;
+    audit_scope& operator=(const audit_scope&) = delete;
+
+private:
+    asio::any_io_executor executor_;
+};
+
+/// The context installed for `executor`, or nullptr.
+const audit_context* current_audit_context(const asio::any_io_executor& executor);
+
+/// The calling coroutine's context (the "system" context when none is installed).
+asio::awaitable<audit_context> current_audit();
+
+/// Outcomes.
+inline constexpr std::string_view audit_allowed = "allowed";
+inline constexpr std::string_view audit_denied = "denied";
+inline constexpr std::string_view audit_failed = "failed";
+
+/// Appends one row in `c`'s current transaction (the caller's BEGIN ... COMMIT), with the context of the
+/// calling coroutine's request. `details_json`: a JSON object. Call it last in the transaction: it queues on
+/// the chain head until the transaction ends. Throws pg::error like any statement.
+asio::awaitable<std::int64_t> append_audit(pg::connection& c, std::string_view action,
+                                           std::string_view resource, std::string_view team = {},
+                                           std::string details_json = "{}",
+                                           std::string_view outcome = audit_allowed);
+
+/// The same with an explicit context (denials and downloads written by the dispatcher).
+asio::awaitable<std::int64_t> append_audit(pg::connection& c, const audit_context& ctx,
+                                           std::string_view action, std::string_view resource,
+                                           std::string_view team, std::string details_json,
+                                           std::string_view outcome);
+
+/// append_audit for an object: the resource is "<bucket name>/<key>".
+asio::awaitable<std::int64_t> append_object_audit(pg::connection& c, std::string_view action,
+                                                  std::int64_t bucket_id, std::string_view key,
+                                                  std::string details_json = "{}");
+
+/// A query of the audit log (REST GET /api/v1/audit): every filter optional, rows in chain order.
+struct audit_query
+{
+    std::string since; ///< ISO 8601; rows at or after
+    std::string until; ///< ISO 8601; rows before
+    std::string actor;
+    std::string team;
+    std::string action;   ///< exact, or a prefix ending in '.' ("model." matches every model action)
+    std::string resource; ///< a prefix of the resource
+    std::int64_t after_id = 0;
+    std::size_t limit = 100;
+    /// Who asks: an installation admin sees every row, anyone else the rows of the teams they administer.
+    std::string viewer;
+    bool viewer_is_admin = false;
+};
+
+/// Rows as JSON objects (id, at, actor, credential, team, action, resource, outcome, request_id,
+/// client_addr, details, prev_hash, hash), at most `limit`. invalid_argument naming `since`/`until` when
+/// they are not timestamps.
+asio::awaitable<result<std::vector<std::string>>> list_audit(pg::pool& pool, const audit_query& q);
+
+/// The result of checking the chain.
+struct audit_verification
+{
+    std::int64_t rows = 0;               ///< rows checked
+    std::int64_t anchor_id = 0;          ///< rows up to this one were archived
+    std::optional<std::int64_t> bad_row; ///< the first row whose hash or link does not hold
+    std::string problem;                 ///< what is wrong (empty when the chain holds)
+};
+
+/// Recomputes every remaining row's hash from its content and checks each row's link to the one before (the
+/// first to the archive anchor) and the head's link to the last row. Reads in pages; never writes.
+asio::awaitable<audit_verification> verify_audit(pg::pool& pool);
+
+/// The id of the last row written before `before` (ISO 8601), if any. invalid_argument for a bad time.
+asio::awaitable<result<std::optional<std::int64_t>>> last_audit_row_before(pg::pool& pool,
+                                                                           std::string_view before);
+
+/// Removes the rows up to `through_id` (audit_archive() in the schema); returns how many.
+asio::awaitable<std::int64_t> archive_audit(pg::pool& pool, std::int64_t through_id);
+
+/// A JSON string literal of `s` (for building details).
+std::string audit_quote(std::string_view s);
+
+} // namespace depot::registry

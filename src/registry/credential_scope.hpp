@@ -1,0 +1,62 @@
+#pragma once
+/// \file
+/// Scoped credentials: what an access key or API token is narrowed to (schema/0008_audit.sql). A scope only
+/// narrows what the user's roles allow; it never grants. Stored as a JSON object:
+///   {"read_only": true, "bucket": "b", "prefix": "p/", "model": "team/model", "alias": "production"}
+/// every member optional. `model` limits S3 access to the model's bucket prefix and its read-only view
+/// (s3://<models bucket>/team/model/...); `alias` (with `model`) further to the files of the version the
+/// alias points to when the request is made, and implies read_only.
+
+#include "common/result.hpp"
+#include "registry/pg/pg.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace depot::registry {
+
+namespace asio = boost::asio;
+
+struct credential_scope
+{
+    bool read_only = false;
+    std::string bucket;
+    std::string prefix;
+    std::string team;  ///< of `model`
+    std::string model; ///< the model's name (without the team)
+    std::string alias;
+
+    bool unrestricted() const noexcept
+    {
+        return !read_only && bucket.empty() && prefix.empty() && model.empty() && alias.empty();
+    }
+};
+
+/// Parses a stored or requested scope ("" = unrestricted). invalid_argument naming the member otherwise:
+/// unknown members, wrong types, prefix without bucket, alias without model, model and bucket together.
+result<credential_scope> parse_scope(std::string_view json);
+
+/// The canonical JSON object of a scope ("" when unrestricted).
+std::string scope_json(const credential_scope& s);
+
+/// Where a model's files live.
+struct model_location
+{
+    std::int64_t model_id = 0;
+    std::string bucket;
+    std::string prefix;
+};
+
+/// The model `team/model`, if it exists.
+asio::awaitable<std::optional<model_location>> locate_model(pg::pool& pool, std::string_view team,
+                                                            std::string_view model);
+
+/// Whether `path` (relative to the model's prefix) is a file of the version alias `alias` of `model_id`
+/// points to now.
+asio::awaitable<bool> alias_has_file(pg::pool& pool, std::int64_t model_id, std::string_view alias,
+                                     std::string_view path);
+
+} // namespace depot::registry

@@ -1,0 +1,287 @@
+// REST handlers for credentials (API tokens and S3 access keys, optionally scoped) and the audit log.
+#include "registry/audit.hpp"
+#include "registry/credential_scope.hpp"
+#include "server/api/http_api.hpp"
+#include "server/api/paging.hpp"
+#include "server/services.hpp"
+
+#include <algorithm>
+#include <array>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <cstdint>
+
+namespace depot::server::api {
+namespace {
+
+constexpr std::int64_t max_lifetime = 10LL * 365 * 24 * 3600;
+
+json::value scope_value(const std::string& text)
+{
+    if (text.empty())
+        return nullptr;
+    boost::system::error_code ec;
+    auto v = json::parse(text, ec);
+    return ec ? json::value(nullptr) : v;
+}
+
+json::value time_value(const std::optional<registry::time_point>& t)
+{
+    return t ? json::value(json::string(iso8601(*t))) : json::value(nullptr);
+}
+
+asio::awaitable<bool> is_installation_admin(request_context& ctx)
+{
+    auto u = co_await ctx.svc->identities.get_user(ctx.who.user_id);
+    co_return u && u->is_admin;
+}
+
+/// What a create call asks for: the owner, an expiry, a scope.
+struct credential_request
+{
+    std::string user;
+    std::optional<registry::time_point> expires_at;
+    std::string scope; ///< canonical JSON, "" = unrestricted
+    std::string name;
+};
+
+/// Parses and checks {"user", "expires_in", "scope", "name"}: another user only for an installation admin; a
+/// scope's bucket must be the owner's, its model one of the owner's teams'.
+asio::awaitable<result<credential_request>> credential_request_of(request_context& ctx, bool named)
+{
+    auto body = co_await read_json_object(ctx);
+    if (!body)
+        co_return std::move(body).error();
+    auto only = named ? only_fields(*body, {"user", "expires_in", "scope", "name"})
+                      : only_fields(*body, {"user", "expires_in", "scope"});
+    if (!only)
+        co_return std::move(only).error();
+    credential_request out;
+    out.user = ctx.who.user_id;
+    if (body->contains("user")) {
+        auto user = string_field(*body, "user");
+        if (!user)
+            co_return std::move(user).error();
+        if (*user != ctx.who.user_id) {
+            const bool admin = co_await is_installation_admin(ctx);
+            if (!admin)
+                co_return make_error(errc::access_denied,
+                                     "Only an installation admin creates credentials for another user");
+            auto known = co_await ctx.svc->identities.get_user(*user);
+            if (!known)
+                co_return make_error(errc::invalid_argument, "No such user", "user");
+        }
+        out.user = std::move(*user);
+    }
+    if (named && body->contains("name")) {
+        auto name = string_field(*body, "name");
+        if (!name)
+            co_return std::move(name).error();
+        out.name = std::move(*name);
+    }
+    if (body->contains("expires_in")) {
+        auto seconds = integer_field(*body, "expires_in", 1, max_lifetime);
+        if (!seconds)
+            co_return std::move(seconds).error();
+        out.expires_at = std::chrono::system_clock::now() + std::chrono::seconds(*seconds);
+    }
+    if (auto it = body->find("scope"); it != body->end() && !it->value().is_null()) {
+        if (!it->value().is_object())
+            co_return make_error(errc::invalid_argument, "The field 'scope' must be an object", "scope");
+        auto parsed = registry::parse_scope(json::serialize(it->value()));
+        if (!parsed)
+            co_return std::move(parsed).error();
+        if (!parsed->bucket.empty()) {
+            auto b = co_await ctx.svc->buckets.get(parsed->bucket);
+            if (!b || b->owner_id != out.user)
+                co_return make_error(errc::invalid_argument, "scope.bucket: no such bucket of the user",
+                                     "scope");
+        }
+        if (!parsed->model.empty()) {
+            auto team = co_await ctx.svc->models.get_team(parsed->team);
+            std::optional<registry::team_role> role;
+            if (team)
+                role = co_await ctx.svc->models.role_of(team->id, out.user);
+            if (team && !role) {
+                // An installation admin reaches every team.
+                auto owner = co_await ctx.svc->identities.get_user(out.user);
+                if (owner && owner->is_admin)
+                    role = registry::team_role::admin;
+            }
+            std::optional<registry::model> model;
+            if (role) {
+                auto m = co_await ctx.svc->models.get_model(team->id, parsed->model);
+                if (m)
+                    model = std::move(*m);
+            }
+            if (!model)
+                co_return make_error(errc::invalid_argument, "scope.model: no such model in the user's teams",
+                                     "scope");
+        }
+        out.scope = registry::scope_json(*parsed);
+    }
+    co_return out;
+}
+
+json::object token_json(const registry::api_token& t)
+{
+    json::object o{{"id", t.id},
+                   {"user", t.user_id},
+                   {"name", t.name},
+                   {"created_at", iso8601(t.created_at)},
+                   {"expires_at", time_value(t.expires_at)},
+                   {"revoked_at", time_value(t.revoked_at)},
+                   {"scope", scope_value(t.scope)}};
+    if (!t.token.empty())
+        o["token"] = t.token;
+    return o;
+}
+
+json::object key_json(const registry::access_key& k)
+{
+    json::object o{{"access_key_id", k.access_key_id},       {"user", k.user_id},
+                   {"created_at", iso8601(k.created_at)},    {"expires_at", time_value(k.expires_at)},
+                   {"revoked_at", time_value(k.revoked_at)}, {"scope", scope_value(k.scope)}};
+    if (!k.secret.empty())
+        o["secret_access_key"] = k.secret;
+    return o;
+}
+
+} // namespace
+
+asio::awaitable<result<response>> create_token(request_context& ctx, const path_params&)
+{
+    auto req = co_await credential_request_of(ctx, true);
+    if (!req)
+        co_return std::move(req).error();
+    auto made = co_await ctx.svc->tokens.create(req->user, req->name, req->expires_at, req->scope);
+    if (!made)
+        co_return std::move(made).error();
+    co_return json_response(token_json(*made), http::status::created);
+}
+
+asio::awaitable<result<response>> list_tokens(request_context& ctx, const path_params&)
+{
+    auto tokens = co_await ctx.svc->tokens.list(ctx.who.user_id);
+    json::array items;
+    for (const auto& t : tokens)
+        items.push_back(token_json(t));
+    co_return list_response(std::move(items));
+}
+
+asio::awaitable<result<response>> revoke_token(request_context& ctx, const path_params& params)
+{
+    const std::string id(path_param(params, "token"));
+    auto t = co_await ctx.svc->tokens.get(id);
+    bool mine = t && t->user_id == ctx.who.user_id;
+    if (t && !mine)
+        mine = co_await is_installation_admin(ctx);
+    // Another user's token is as absent as an unknown one.
+    if (!mine)
+        co_return make_error(errc::not_found, "No such token");
+    auto revoked = co_await ctx.svc->tokens.revoke(id);
+    if (!revoked)
+        co_return std::move(revoked).error();
+    response res;
+    res.status = http::status::no_content;
+    co_return res;
+}
+
+asio::awaitable<result<response>> create_key(request_context& ctx, const path_params&)
+{
+    auto req = co_await credential_request_of(ctx, false);
+    if (!req)
+        co_return std::move(req).error();
+    auto made = co_await ctx.svc->identities.create_key(req->user, {}, {}, req->scope, req->expires_at);
+    if (!made)
+        co_return std::move(made).error();
+    co_return json_response(key_json(*made), http::status::created);
+}
+
+asio::awaitable<result<response>> list_keys(request_context& ctx, const path_params&)
+{
+    auto keys = co_await ctx.svc->identities.list_keys(ctx.who.user_id);
+    json::array items;
+    for (const auto& k : keys)
+        items.push_back(key_json(k));
+    co_return list_response(std::move(items));
+}
+
+asio::awaitable<result<response>> revoke_key(request_context& ctx, const path_params& params)
+{
+    const std::string id(path_param(params, "key"));
+    auto k = co_await ctx.svc->identities.get_key(id);
+    bool mine = k && k->user_id == ctx.who.user_id;
+    if (k && !mine)
+        mine = co_await is_installation_admin(ctx);
+    if (!mine)
+        co_return make_error(errc::not_found, "No such access key");
+    auto revoked = co_await ctx.svc->identities.revoke_key(id);
+    if (!revoked)
+        co_return std::move(revoked).error();
+    response res;
+    res.status = http::status::no_content;
+    co_return res;
+}
+
+asio::awaitable<result<response>> list_audit(request_context& ctx, const path_params&)
+{
+    auto page = page_of(ctx);
+    if (!page)
+        co_return std::move(page).error();
+    registry::audit_query q;
+    q.limit = page->limit + 1;
+    if (!page->cursor.empty()) {
+        std::int64_t n = 0;
+        for (char c : page->cursor) {
+            if (c < '0' || c > '9' || n > INT64_MAX / 10 - 10)
+                co_return make_error(errc::invalid_argument, "cursor is not one this API returned", "cursor");
+            n = n * 10 + (c - '0');
+        }
+        q.after_id = n;
+    }
+    constexpr std::array<std::string_view, 8> known = {"since",  "until",    "actor", "team",
+                                                       "action", "resource", "limit", "cursor"};
+    for (const auto& [name, value] : ctx.query)
+        if (std::find(known.begin(), known.end(), name) == known.end())
+            co_return make_error(errc::invalid_argument,
+                                 "Unknown parameter '" + name +
+                                     "' (known: since, until, actor, team, action, resource, limit, cursor)",
+                                 name);
+    q.since = std::string(ctx.param("since").value_or(""));
+    q.until = std::string(ctx.param("until").value_or(""));
+    q.actor = std::string(ctx.param("actor").value_or(""));
+    q.team = std::string(ctx.param("team").value_or(""));
+    q.action = std::string(ctx.param("action").value_or(""));
+    q.resource = std::string(ctx.param("resource").value_or(""));
+    q.viewer = ctx.who.user_id;
+    q.viewer_is_admin = co_await is_installation_admin(ctx);
+    if (!q.viewer_is_admin) {
+        // Team admins read their teams' rows; anyone else has no audit log to read.
+        auto teams = co_await ctx.svc->models.teams_of(ctx.who.user_id, false);
+        bool administers = false;
+        for (const auto& t : teams) {
+            auto role = co_await ctx.svc->models.role_of(t.id, ctx.who.user_id);
+            if (role && *role == registry::team_role::admin)
+                administers = true;
+        }
+        if (!administers)
+            co_return make_error(errc::access_denied,
+                                 "Reading the audit log needs installation admin or a team's admin role");
+    }
+    auto rows = co_await registry::list_audit(*ctx.svc->db, q);
+    if (!rows)
+        co_return std::move(rows).error();
+    std::optional<std::string> next;
+    if (rows->size() > page->limit) {
+        rows->resize(page->limit);
+        auto last = json::parse(rows->back());
+        next = std::to_string(last.as_object().at("id").as_int64());
+    }
+    json::array items;
+    for (const auto& r : *rows)
+        items.push_back(json::parse(r));
+    co_return list_response(std::move(items), next);
+}
+
+} // namespace depot::server::api

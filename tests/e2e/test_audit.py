@@ -1,0 +1,298 @@
+"""The audit log: every change leaves exactly its row (in the change's transaction), refusals of
+authenticated callers and model downloads too; rows are hash-chained so that editing one in PostgreSQL makes
+`depotctl audit verify` fail and name it; the REST API filters and pages; export writes JSON Lines; archiving
+old rows into a bucket keeps what remains verifiable.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+
+import pytest
+
+from depot_harness import expect_error, unique_bucket_name
+from rest import assert_problem, call, token_for, validate
+
+COLUMNS = "actor, credential, team, action, resource, outcome"
+
+
+def marker(depot) -> int:
+    return depot.db.scalar("SELECT last_id FROM audit_head")
+
+
+def rows_since(depot, since: int) -> list[tuple[str, ...]]:
+    return [tuple(r + [""] * (6 - len(r))) for r in
+            depot.db.query(f"SELECT {COLUMNS} FROM audit_log WHERE id > {since} ORDER BY id")]
+
+
+def verify(depot, check: bool = True) -> subprocess.CompletedProcess:
+    return depot.depotctl("audit", "verify", check=check)
+
+
+@pytest.fixture(scope="module")
+def tokens(depot):
+    return {u: token_for(depot, u)["token"] for u in ("alice", "bob")}
+
+
+def token_id(token: str) -> str:
+    return "token:" + token.split("_")[1]
+
+
+def test_object_and_bucket_changes_leave_exactly_their_rows(depot, s3, s3_bob):
+    alice = depot.user("alice").access_key
+    bucket = unique_bucket_name("audit")
+    m = marker(depot)
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="a/b.txt", Body=b"hello")
+    s3.copy_object(Bucket=bucket, Key="c.txt", CopySource={"Bucket": bucket, "Key": "a/b.txt"})
+    s3.delete_object(Bucket=bucket, Key="a/b.txt")
+    s3.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": "c.txt"}]})
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    s3.delete_bucket(Bucket=bucket)
+    assert rows_since(depot, m) == [
+        ("alice", alice, "", "bucket.create", bucket, "allowed"),
+        ("alice", alice, "", "object.put", f"{bucket}/a/b.txt", "allowed"),
+        ("alice", alice, "", "object.copy", f"{bucket}/c.txt", "allowed"),
+        ("alice", alice, "", "object.delete", f"{bucket}/a/b.txt", "allowed"),
+        ("alice", alice, "", "object.delete", f"{bucket}/c.txt", "allowed"),
+        ("alice", alice, "", "bucket.versioning", bucket, "allowed"),
+        ("alice", alice, "", "bucket.delete", bucket, "allowed"),
+    ]
+
+
+def test_a_multipart_upload_is_one_put_and_a_failed_write_leaves_no_row(depot, s3, bucket):
+    m = marker(depot)
+    upload = s3.create_multipart_upload(Bucket=bucket, Key="big")["UploadId"]
+    part = s3.upload_part(Bucket=bucket, Key="big", UploadId=upload, PartNumber=1, Body=b"x" * 1000)
+    s3.complete_multipart_upload(Bucket=bucket, Key="big", UploadId=upload,
+                                 MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]})
+    # A conditional write that fails rolls back with its audit row.
+    expect_error("BadDigest", 400, s3.put_object, Bucket=bucket, Key="big", Body=b"y",
+                 ContentMD5="AAAAAAAAAAAAAAAAAAAAAA==")
+    assert [r[3:5] for r in rows_since(depot, m)] == [("object.put", f"{bucket}/big")]
+
+
+def test_refusals_of_authenticated_callers_are_recorded(depot, s3, s3_bob, bucket, tokens):
+    s3.put_object(Bucket=bucket, Key="secret", Body=b"s")
+    m = marker(depot)
+    expect_error("AccessDenied", 403, s3_bob.get_object, Bucket=bucket, Key="secret")
+    r = call(depot, "POST", "/api/v1/teams", token=tokens["bob"], body={"name": "nope"})
+    assert_problem(r, 403, "access-denied")
+    bob = depot.user("bob").access_key
+    assert rows_since(depot, m) == [
+        ("bob", bob, "", "s3.GetObject", f"{bucket}/secret", "denied"),
+        ("bob", token_id(tokens["bob"]), "", "api.createTeam", "/teams", "denied"),
+    ]
+    details = json.loads(depot.db.scalar(f"SELECT details FROM audit_log WHERE id > {m} ORDER BY id LIMIT 1"))
+    assert details == {"reason": "Access Denied"}
+
+
+def test_registry_key_and_webhook_changes_leave_their_rows(depot, s3, tokens):
+    tok = tokens["alice"]
+    cred = token_id(tok)
+    team = "aud-" + secrets.token_hex(3)
+    bucket = unique_bucket_name("audit-models")
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="m/w.bin", Body=b"weights")
+    m = marker(depot)
+    assert call(depot, "POST", "/api/v1/teams", token=tok, body={"name": team}).status_code == 201
+    assert call(depot, "PUT", f"/api/v1/teams/{team}/members/bob", token=tok,
+                body={"role": "reader"}).status_code == 200
+    assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=tok,
+                body={"name": "m1", "bucket": bucket, "prefix": "m/"}).status_code == 201
+    assert call(depot, "POST", f"/api/v1/teams/{team}/models/m1/versions", token=tok, body={}).status_code == 201
+    assert call(depot, "PUT", f"/api/v1/teams/{team}/models/m1/aliases/serving", token=tok,
+                body={"version": 1}).status_code == 200
+    assert call(depot, "DELETE", f"/api/v1/teams/{team}/members/bob", token=tok).status_code == 204
+    r = call(depot, "POST", f"/api/v1/teams/{team}/webhooks", token=tok, body={"url": "http://93.184.215.14/hook"})
+    assert r.status_code == 201, r.text
+    hook = r.json()["id"]
+    r = call(depot, "POST", "/api/v1/keys", token=tok, body={"scope": {"read_only": True}})
+    key = validate(r, "POST", "/api/v1/keys")["access_key_id"]
+    assert call(depot, "DELETE", f"/api/v1/keys/{key}", token=tok).status_code == 204
+    out = json.loads(depot.depotctl("key", "create", "bob", "--json").stdout)
+    assert rows_since(depot, m) == [
+        ("alice", cred, team, "team.create", team, "allowed"),
+        ("alice", cred, team, "team.member.set", f"{team}/bob", "allowed"),
+        ("alice", cred, team, "model.create", f"{team}/m1", "allowed"),
+        ("alice", cred, team, "version.create", f"{team}/m1:1", "allowed"),
+        ("alice", cred, team, "alias.set", f"{team}/m1:1", "allowed"),
+        ("alice", cred, team, "alias.set", f"{team}/m1:1", "allowed"),
+        ("alice", cred, team, "team.member.remove", f"{team}/bob", "allowed"),
+        ("alice", cred, team, "webhook.create", f"{team}/webhooks/{hook}", "allowed"),
+        ("alice", cred, "", "key.create", key, "allowed"),
+        ("alice", cred, "", "key.revoke", key, "allowed"),
+        ("depotctl", "", "", "key.create", out["access_key_id"], "allowed"),
+    ]
+    # Secrets never reach the log.
+    text = depot.db.scalar(f"SELECT string_agg(details::text, ' ') FROM audit_log WHERE id > {m}")
+    assert out["secret_access_key"] not in text
+
+
+def test_snapshot_changes_leave_their_rows(depot, s3, bucket, tokens):
+    tok = tokens["alice"]
+    s3.put_object(Bucket=bucket, Key="a", Body=b"1")
+    m = marker(depot)
+    base = f"/api/v1/buckets/{bucket}/snapshots"
+    assert call(depot, "POST", base, token=tok, body={"name": "s1"}).status_code == 201
+    r = call(depot, "POST", f"{base}/s1/restore", token=tok, body={"target_prefix": "restored/"})
+    assert r.status_code == 200, r.text
+    assert call(depot, "DELETE", f"{base}/s1", token=tok).status_code == 204
+    cred = token_id(tok)
+    assert rows_since(depot, m) == [
+        ("alice", cred, "", "snapshot.create", f"{bucket}/.snapshots/s1", "allowed"),
+        ("alice", cred, "", "snapshot.restore", f"{bucket}/.snapshots/s1", "allowed"),
+        ("alice", cred, "", "snapshot.delete", f"{bucket}/.snapshots/s1", "allowed"),
+    ]
+
+
+def test_model_downloads_are_recorded_through_the_view_and_the_bucket(depot, s3, tokens):
+    tok = tokens["alice"]
+    team = "dl-" + secrets.token_hex(3)
+    bucket = unique_bucket_name("audit-dl")
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="m/w.bin", Body=b"weights")
+    s3.put_object(Bucket=bucket, Key="other.txt", Body=b"not a model")
+    assert call(depot, "POST", "/api/v1/teams", token=tok, body={"name": team}).status_code == 201
+    assert call(depot, "PUT", f"/api/v1/teams/{team}/members/alice", token=tok,
+                body={"role": "admin"}).status_code == 200
+    assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=tok,
+                body={"name": "m1", "bucket": bucket, "prefix": "m/"}).status_code == 201
+    assert call(depot, "POST", f"/api/v1/teams/{team}/models/m1/versions", token=tok, body={}).status_code == 201
+    m = marker(depot)
+    assert s3.get_object(Bucket="models", Key=f"{team}/m1/1/w.bin")["Body"].read() == b"weights"
+    assert s3.get_object(Bucket=bucket, Key="m/w.bin")["Body"].read() == b"weights"
+    s3.get_object(Bucket=bucket, Key="other.txt")["Body"].read()
+    s3.head_object(Bucket=bucket, Key="m/w.bin")
+    alice = depot.user("alice").access_key
+    assert rows_since(depot, m) == [
+        ("alice", alice, team, "model.download", f"models/{team}/m1/1/w.bin", "allowed"),
+        ("alice", alice, team, "model.download", f"{bucket}/m/w.bin", "allowed"),
+    ]
+
+
+def test_the_log_is_append_only_for_the_database_role(depot):
+    for sql in ("UPDATE audit_log SET actor = 'x'", "DELETE FROM audit_log", "TRUNCATE audit_log",
+                "UPDATE audit_head SET last_id = 0"):
+        with pytest.raises(AssertionError) as refused:
+            depot.db.execute(sql)
+        assert "append-only" in str(refused.value)
+
+
+def test_editing_a_row_in_postgresql_makes_verify_fail_naming_the_row(depot, s3, bucket):
+    s3.put_object(Bucket=bucket, Key="x", Body=b"1")
+    s3.put_object(Bucket=bucket, Key="y", Body=b"2")
+    assert "audit log verified" in verify(depot).stdout
+    row = depot.db.scalar(f"SELECT id FROM audit_log WHERE resource = '{bucket}/x'")
+    tamper = ("ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update; "
+              "UPDATE audit_log SET actor = {actor} WHERE id = {row}; "
+              "ALTER TABLE audit_log ENABLE TRIGGER audit_log_no_update")
+    depot.db.execute(tamper.format(actor="'mallory'", row=row))
+    try:
+        proc = verify(depot, check=False)
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert f"FAILED at row {row}:" in proc.stderr and "edited" in proc.stderr
+        out = json.loads(depot.depotctl("audit", "verify", "--json", check=False).stdout)
+        assert out["ok"] is False and out["bad_row"] == row
+    finally:
+        depot.db.execute(tamper.format(actor="'alice'", row=row))
+    assert verify(depot).returncode == 0
+    # Removing a row breaks the link of the one after it.
+    after = depot.db.scalar(f"SELECT min(id) FROM audit_log WHERE id > {row}")
+    saved = depot.db.query(f"SELECT * FROM audit_log WHERE id = {row}")
+    assert saved
+    depot.db.execute("ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update; "
+                     f"DELETE FROM audit_log WHERE id = {row}")
+    try:
+        proc = verify(depot, check=False)
+        assert proc.returncode == 1 and f"FAILED at row {after}:" in proc.stderr, proc.stderr
+    finally:
+        cols = depot.db.query("SELECT string_agg(column_name, ',' ORDER BY ordinal_position) FROM "
+                              "information_schema.columns WHERE table_name = 'audit_log'")[0][0]
+        values = ",".join("'" + v.replace("'", "''") + "'" for v in saved[0])
+        depot.db.execute(f"INSERT INTO audit_log ({cols}) VALUES ({values}); "
+                         "ALTER TABLE audit_log ENABLE TRIGGER audit_log_no_update")
+    assert verify(depot).returncode == 0
+
+
+def test_rest_filters_and_cursor_pagination(depot, s3, tokens):
+    bucket = unique_bucket_name("audit-rest")
+    s3.create_bucket(Bucket=bucket)
+    for i in range(5):
+        s3.put_object(Bucket=bucket, Key=f"k{i}", Body=b"x")
+    seen, cursor = [], None
+    while True:
+        q = f"?action=object.put&resource={bucket}/&actor=alice&limit=2" + (f"&cursor={cursor}" if cursor else "")
+        page = validate(call(depot, "GET", "/api/v1/audit" + q, token=tokens["alice"]), "GET", "/api/v1/audit")
+        assert len(page["items"]) <= 2
+        seen += [row["resource"] for row in page["items"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == [f"{bucket}/k{i}" for i in range(5)]
+    page = validate(call(depot, "GET", f"/api/v1/audit?action=bucket.&resource={bucket}", token=tokens["alice"]),
+                    "GET", "/api/v1/audit")
+    assert [r["action"] for r in page["items"]] == ["bucket.create"]
+    row = page["items"][0]
+    assert row["outcome"] == "allowed" and len(row["hash"]) == 64 and row["request_id"]
+    future = validate(call(depot, "GET", "/api/v1/audit?since=2999-01-01T00:00:00Z", token=tokens["alice"]),
+                      "GET", "/api/v1/audit")
+    assert future["items"] == [] and future["next_cursor"] is None
+    # Bad filters are precise problems; readers who administer no team are refused.
+    for q, arg in (("?since=not-a-time", "since"), ("?until=13:99", "until"), ("?limit=0", "limit"),
+                   ("?cursor=zzz", "cursor"), ("?colour=red", "colour")):
+        problem = assert_problem(call(depot, "GET", "/api/v1/audit" + q, token=tokens["alice"]), 400,
+                                 "invalid-argument")
+        assert problem.get("argument") == arg, problem
+    assert_problem(call(depot, "GET", "/api/v1/audit", token=tokens["bob"]), 403, "access-denied")
+
+
+def test_team_admins_read_only_their_teams_rows(depot, tokens):
+    if "tara" not in depot.users:
+        depot.add_user("tara", "Tara Teamadmin")
+    tara = token_for(depot, "tara")["token"]
+    mine, other = "ta-" + secrets.token_hex(3), "tb-" + secrets.token_hex(3)
+    for team in (mine, other):
+        assert call(depot, "POST", "/api/v1/teams", token=tokens["alice"], body={"name": team}).status_code == 201
+    assert call(depot, "PUT", f"/api/v1/teams/{mine}/members/tara", token=tokens["alice"],
+                body={"role": "admin"}).status_code == 200
+    page = validate(call(depot, "GET", "/api/v1/audit?limit=1000", token=tara), "GET", "/api/v1/audit")
+    teams = {r["team"] for r in page["items"]}
+    assert teams == {mine}
+    page = validate(call(depot, "GET", f"/api/v1/audit?team={other}", token=tara), "GET", "/api/v1/audit")
+    assert page["items"] == []
+
+
+def test_export_writes_json_lines(depot, s3, bucket, tmp_path):
+    s3.put_object(Bucket=bucket, Key="e1", Body=b"1")
+    s3.delete_object(Bucket=bucket, Key="e1")
+    out = depot.depotctl("audit", "export", "--resource", f"{bucket}/").stdout
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [(r["action"], r["resource"]) for r in rows] == [("object.put", f"{bucket}/e1"),
+                                                          ("object.delete", f"{bucket}/e1")]
+    assert all(set(r) >= {"id", "at", "actor", "credential", "hash", "prev_hash", "details"} for r in rows)
+    target = tmp_path / "audit.jsonl"
+    depot.depotctl("audit", "export", "--action", "object.", "--resource", f"{bucket}/", "--output", str(target))
+    assert target.read_text() == out
+
+
+def test_archive_moves_old_rows_into_a_bucket_and_what_remains_verifies(depot, s3):
+    archive = unique_bucket_name("audit-archive")
+    s3.create_bucket(Bucket=archive)
+    before = depot.db.scalar("SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')")
+    total = depot.db.scalar(f"SELECT count(*) FROM audit_log WHERE at < '{before}'")
+    last = depot.db.scalar(f"SELECT max(id) FROM audit_log WHERE at < '{before}'")
+    out = json.loads(depot.depotctl("audit", "archive", "--before", before, "--bucket", archive, "--json",
+                                    *depot.storage_args()).stdout)
+    assert out["archived"] == total and out["last_row"] == last
+    assert depot.db.scalar(f"SELECT count(*) FROM audit_log WHERE id <= {last}") == 0
+    body = s3.get_object(Bucket=archive, Key=out["key"])["Body"].read().decode()
+    lines = [json.loads(line) for line in body.splitlines()]
+    assert len(lines) == total and lines[-1]["id"] == last
+    # The archived rows still chain: each links to the one before it.
+    assert all(b["prev_hash"] == a["hash"] for a, b in zip(lines, lines[1:]))
+    s3.put_object(Bucket=archive, Key="after", Body=b"x")
+    proc = verify(depot)
+    assert f"chained to archived row {last}" in proc.stdout

@@ -1,0 +1,402 @@
+"""The permission matrix: every S3 operation and every REST route, for every team role (none, reader, writer,
+maintainer, admin, installation admin) and every credential scope (read-only, bucket, prefix, model, alias),
+on own-team and other-team resources, asserting allowed / denied / hidden.
+
+Generated from two tables (S3_OPERATIONS, REST_ROUTES) and the rules in s3_expected / rest_expected; the
+coverage tests fail when depotd serves a REST route or routes an S3 operation that has no row, so a new
+operation cannot be forgotten.
+
+Outcomes: "denied" = 403; "hidden" = 404 saying the bucket or team does not exist (other owners' buckets and
+other teams are indistinguishable from absent ones, as the code does today); "allowed" = anything else (the
+call got past authorization: 2xx, or a 4xx about the request itself such as 400, 404 for a missing child, 409).
+Buckets belong to users, so for S3 "own" is a bucket the caller owns and "other" another team member's bucket;
+S3 has no installation-admin override (it is a REST notion).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+
+import botocore.exceptions
+import pytest
+
+from depot_harness import REPO_ROOT, run, unique_bucket_name
+from rest import call, sha, token_for
+
+ALLOWED, DENIED, HIDDEN = "allowed", "denied", "hidden"
+ROLES = ["none", "reader", "writer", "maintainer", "admin", "installation-admin"]
+SCOPES = ["read-only", "bucket", "prefix", "model", "alias"]
+RANK = {"none": 0, "reader": 1, "writer": 2, "maintainer": 3, "admin": 4, "installation-admin": 5}
+
+
+@dataclass
+class Principal:
+    name: str            # a role or a scope
+    user: str
+    key: dict            # access_key_id, secret_access_key
+    token: str
+    scope: str | None = None
+
+    @property
+    def rank(self) -> int:
+        # Scoped credentials belong to the own team's admin; the scope narrows that.
+        return RANK["admin"] if self.scope else RANK[self.name]
+
+
+# ---- the fixture: two teams, a bucket per user, a model, an alias, a webhook each
+
+@pytest.fixture(scope="module")
+def world(depot):
+    tag = secrets.token_hex(3)
+    users = {role: f"pm-{role[:5]}-{tag}" for role in ROLES if role != "installation-admin"}
+    users["other"] = f"pm-other-{tag}"
+    for user in users.values():
+        depot.add_user(user, user)
+    users["installation-admin"] = "alice"
+    admin_tok = token_for(depot, "alice")["token"]
+    teams = {"own": f"pm-own-{tag}", "other": f"pm-oth-{tag}"}
+    for team in teams.values():
+        assert call(depot, "POST", "/api/v1/teams", token=admin_tok, body={"name": team}).status_code == 201
+    for role in ("reader", "writer", "maintainer", "admin"):
+        assert call(depot, "PUT", f"/api/v1/teams/{teams['own']}/members/{users[role]}", token=admin_tok,
+                    body={"role": role}).status_code == 200
+    assert call(depot, "PUT", f"/api/v1/teams/{teams['other']}/members/{users['other']}", token=admin_tok,
+                body={"role": "admin"}).status_code == 200
+    # Every user's own bucket, with p/obj in it.
+    buckets, clients = {}, {}
+    for role, user in users.items():
+        u = depot.user(user)
+        clients[user] = depot.client(access_key=u.access_key, secret=u.secret)
+        buckets[user] = unique_bucket_name(f"pm-{role[:6]}")
+        clients[user].create_bucket(Bucket=buckets[user])
+        clients[user].put_object(Bucket=buckets[user], Key="p/obj", Body=b"matrix")
+    tokens = {user: token_for(depot, user)["token"] for user in users.values()}
+    # A model per team, in its admin's bucket under p/, with version 1 and alias "serving".
+    webhooks = {}
+    for side, owner in (("own", users["admin"]), ("other", users["other"])):
+        team, tok = teams[side], tokens[owner]
+        assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=tok,
+                    body={"name": "m1", "bucket": buckets[owner], "prefix": "p/"}).status_code == 201
+        assert call(depot, "POST", f"/api/v1/teams/{team}/models/m1/versions", token=tok, body={}).status_code == 201
+        assert call(depot, "PUT", f"/api/v1/teams/{team}/models/m1/aliases/serving", token=tok,
+                    body={"version": 1}).status_code == 200
+        r = call(depot, "POST", f"/api/v1/teams/{team}/webhooks", token=tok, body={"url": "http://93.184.215.14/matrix"})
+        webhooks[side] = r.json()["id"]
+    principals = {}
+    for role in ROLES:
+        user = users[role]
+        u = depot.user(user)
+        principals[role] = Principal(role, user, {"access_key_id": u.access_key, "secret_access_key": u.secret},
+                                     tokens[user])
+    admin = users["admin"]
+    scope_bodies = {"read-only": {"read_only": True}, "bucket": {"bucket": buckets[admin]},
+                    "prefix": {"bucket": buckets[admin], "prefix": "p/"},
+                    "model": {"model": f"{teams['own']}/m1"},
+                    "alias": {"model": f"{teams['own']}/m1", "alias": "serving"}}
+    for scope, body in scope_bodies.items():
+        key = call(depot, "POST", "/api/v1/keys", token=tokens[admin], body={"scope": body}).json()
+        tok = call(depot, "POST", "/api/v1/tokens", token=tokens[admin], body={"scope": body}).json()["token"]
+        principals[scope] = Principal(scope, admin, key, tok, scope=scope)
+    return {"users": users, "teams": teams, "buckets": buckets, "clients": clients, "tokens": tokens,
+            "principals": principals, "webhooks": webhooks}
+
+
+def target_bucket(world, p: Principal, side: str) -> tuple[str, str]:
+    """(bucket, owner) the call addresses: the caller's own bucket, or the other team admin's."""
+    owner = p.user if side == "own" else world["users"]["other"]
+    return world["buckets"][owner], owner
+
+
+# ---- S3
+
+OBJECT_READS = {"GetObject", "HeadObject", "GetObjectAcl", "GetObjectAttributes", "ListParts"}
+LISTINGS = {"ListObjectsV2", "ListObjects", "ListObjectVersions", "ListMultipartUploads"}
+BUCKET_READS = {"HeadBucket", "GetBucketLocation", "GetBucketVersioning", "GetBucketAcl"}
+OBJECT_WRITES = {"PutObject", "CopyObject", "DeleteObject", "CreateMultipartUpload", "UploadPart",
+                 "UploadPartCopy", "CompleteMultipartUpload", "AbortMultipartUpload"}
+NOT_IMPLEMENTED = {"GetObjectTagging"}
+
+
+def upload(world, bucket, owner):
+    client = world["clients"][owner]
+    up = client.create_multipart_upload(Bucket=bucket, Key="p/mp")["UploadId"]
+    etag = client.upload_part(Bucket=bucket, Key="p/mp", UploadId=up, PartNumber=1, Body=b"part")["ETag"]
+    return up, etag
+
+
+def complete(c, b, world, owner):
+    up, etag = upload(world, b, owner)
+    return c.complete_multipart_upload(Bucket=b, Key="p/mp", UploadId=up,
+                                       MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": etag}]})
+
+
+# name -> call(client, bucket, world, owner). Every call stays under p/ and leaves the bucket usable.
+S3_OPERATIONS = {
+    "ListBuckets": lambda c, b, w, o: c.list_buckets(),
+    "CreateBucket": lambda c, b, w, o: c.create_bucket(Bucket=b),
+    "HeadBucket": lambda c, b, w, o: c.head_bucket(Bucket=b),
+    "DeleteBucket": lambda c, b, w, o: c.delete_bucket(Bucket=b),  # not empty: 409 once past authorization
+    "GetBucketLocation": lambda c, b, w, o: c.get_bucket_location(Bucket=b),
+    "GetBucketVersioning": lambda c, b, w, o: c.get_bucket_versioning(Bucket=b),
+    "PutBucketVersioning": lambda c, b, w, o: c.put_bucket_versioning(
+        Bucket=b, VersioningConfiguration={"Status": "Suspended"}),
+    "GetBucketAcl": lambda c, b, w, o: c.get_bucket_acl(Bucket=b),
+    "ListObjectsV2": lambda c, b, w, o: c.list_objects_v2(Bucket=b, Prefix="p/"),
+    "ListObjects": lambda c, b, w, o: c.list_objects(Bucket=b, Prefix="p/"),
+    "ListObjectVersions": lambda c, b, w, o: c.list_object_versions(Bucket=b, Prefix="p/"),
+    "ListMultipartUploads": lambda c, b, w, o: c.list_multipart_uploads(Bucket=b, Prefix="p/"),
+    "DeleteObjects": lambda c, b, w, o: c.delete_objects(Bucket=b, Delete={"Objects": [{"Key": "p/gone"}]}),
+    "PutObject": lambda c, b, w, o: c.put_object(Bucket=b, Key="p/new", Body=b"n"),
+    "CopyObject": lambda c, b, w, o: c.copy_object(Bucket=b, Key="p/copy", CopySource={"Bucket": b, "Key": "p/obj"}),
+    "GetObject": lambda c, b, w, o: c.get_object(Bucket=b, Key="p/obj")["Body"].read(),
+    "HeadObject": lambda c, b, w, o: c.head_object(Bucket=b, Key="p/obj"),
+    "DeleteObject": lambda c, b, w, o: c.delete_object(Bucket=b, Key="p/gone"),
+    "GetObjectAcl": lambda c, b, w, o: c.get_object_acl(Bucket=b, Key="p/obj"),
+    "GetObjectAttributes": lambda c, b, w, o: c.get_object_attributes(Bucket=b, Key="p/obj",
+                                                                      ObjectAttributes=["ETag"]),
+    "CreateMultipartUpload": lambda c, b, w, o: c.create_multipart_upload(Bucket=b, Key="p/mp"),
+    "UploadPart": lambda c, b, w, o: c.upload_part(Bucket=b, Key="p/mp", UploadId=upload(w, b, o)[0],
+                                                   PartNumber=2, Body=b"x"),
+    "UploadPartCopy": lambda c, b, w, o: c.upload_part_copy(Bucket=b, Key="p/mp", UploadId=upload(w, b, o)[0],
+                                                            PartNumber=2, CopySource={"Bucket": b, "Key": "p/obj"}),
+    "CompleteMultipartUpload": lambda c, b, w, o: complete(c, b, w, o),
+    "AbortMultipartUpload": lambda c, b, w, o: c.abort_multipart_upload(Bucket=b, Key="p/mp",
+                                                                        UploadId=upload(w, b, o)[0]),
+    "ListParts": lambda c, b, w, o: c.list_parts(Bucket=b, Key="p/mp", UploadId=upload(w, b, o)[0]),
+}
+
+
+def s3_expected(op: str, p: Principal, side: str) -> str:
+    if op == "ListBuckets":
+        return ALLOWED
+    write = op not in OBJECT_READS | LISTINGS | BUCKET_READS
+    if p.scope == "read-only" and write:
+        return DENIED
+    if side == "other":
+        if op == "CreateBucket" and p.scope is None:
+            return ALLOWED  # BucketAlreadyExists: a taken name is public in S3, as in AWS
+        return DENIED  # another owner's bucket: AccessDenied (no installation-admin override on S3)
+    if p.scope in (None, "read-only", "bucket"):
+        return ALLOWED
+    if p.scope in ("prefix", "model"):
+        return ALLOWED if op in OBJECT_READS | OBJECT_WRITES | LISTINGS | BUCKET_READS - {"GetBucketAcl"} \
+            else DENIED
+    # alias: only reads of the files of the version the alias points to (p/obj is one)
+    return ALLOWED if op in {"GetObject", "HeadObject", "GetObjectAcl", "GetObjectAttributes"} else DENIED
+
+
+def outcome_of_s3(fn) -> str:
+    try:
+        fn()
+        return ALLOWED
+    except botocore.exceptions.ClientError as e:
+        status = e.response["ResponseMetadata"]["HTTPStatusCode"]
+        code = e.response["Error"]["Code"]
+        if status == 403:
+            return DENIED
+        if status == 404 and code in ("NoSuchBucket", "404") and "Key" not in str(e.operation_name):
+            return HIDDEN
+        return ALLOWED
+
+
+def test_every_routed_s3_operation_has_a_row():
+    source = (REPO_ROOT / "src" / "server" / "dispatch.cpp").read_text()
+    routed = set(re.findall(r'"([A-Za-z0-9]+)", s3op::', source)) | set(re.findall(r'"([A-Za-z0-9]+)", nullptr', source))
+    assert routed, "no S3 routes found in dispatch.cpp"
+    assert routed - NOT_IMPLEMENTED == set(S3_OPERATIONS), (
+        f"without a row: {sorted(routed - NOT_IMPLEMENTED - set(S3_OPERATIONS))}; "
+        f"rows for unknown operations: {sorted(set(S3_OPERATIONS) - routed)}")
+
+
+@pytest.mark.parametrize("op", sorted(S3_OPERATIONS))
+def test_s3_operation(depot, world, op):
+    mismatches = []
+    for p in world["principals"].values():
+        client = depot.client(access_key=p.key["access_key_id"], secret=p.key["secret_access_key"])
+        for side in ("own", "other"):
+            bucket, owner = target_bucket(world, p, side)
+            got = outcome_of_s3(lambda: S3_OPERATIONS[op](client, bucket, world, owner))
+            want = s3_expected(op, p, side)
+            if got != want:
+                mismatches.append(f"{p.name:18} {side:5} expected {want}, got {got}")
+    assert not mismatches, f"{op}:\n" + "\n".join(mismatches)
+
+
+def test_the_model_view_shows_own_team_models_only(depot, world):
+    """The read-only view s3://models/<team>/<model>/<ref>/: reader and up of the own team, nothing of others."""
+    mismatches = []
+    for p in world["principals"].values():
+        client = depot.client(access_key=p.key["access_key_id"], secret=p.key["secret_access_key"])
+        for side in ("own", "other"):
+            key = f"{world['teams'][side]}/m1/serving/obj"
+            try:
+                client.get_object(Bucket="models", Key=key)["Body"].read()
+                got = ALLOWED
+            except botocore.exceptions.ClientError as e:
+                got = {"AccessDenied": DENIED, "NoSuchKey": "absent"}.get(e.response["Error"]["Code"], str(e))
+            member = p.scope is not None or RANK[p.name] in range(1, 5)
+            if p.scope in ("bucket", "prefix"):
+                want = DENIED  # the view is another bucket than theirs
+            elif side == "own":
+                want = ALLOWED if member else "absent"
+            else:
+                want = DENIED if p.scope in ("model", "alias") else "absent"
+            if got != want:
+                mismatches.append(f"{p.name} {side}: expected {want}, got {got}")
+    assert not mismatches, "\n".join(mismatches)
+
+
+# ---- REST
+
+# "METHOD template" -> (minimum own-team role, target kind, path suffix builder, body). Target kinds: "team"
+# (authorized by the team role in the path), "bucket" (by bucket ownership), "self" (the caller's own
+# resources), "admin" (installation admins; team admins for the audit log).
+REST_ROUTES = {
+    "GET /api/v1/whoami": ("none", "self", None),
+    "POST /api/v1/content/lookup": ("none", "self", {"sha256": []}),
+    "GET /api/v1/usage": ("none", "self", None),
+    "GET /api/v1/audit": ("admin", "audit", None),
+    "GET /api/v1/tokens": ("none", "self", None),
+    "POST /api/v1/tokens": ("none", "self", {"expires_in": 60}),
+    "DELETE /api/v1/tokens/{token}": ("none", "self", None),
+    "GET /api/v1/keys": ("none", "self", None),
+    "POST /api/v1/keys": ("none", "self", {"expires_in": 60}),
+    "DELETE /api/v1/keys/{key}": ("none", "self", None),
+    "GET /api/v1/buckets/{bucket}": ("none", "bucket", None),
+    "PATCH /api/v1/buckets/{bucket}": ("none", "bucket", {"dedup": True}),
+    "GET /api/v1/buckets/{bucket}/usage": ("none", "bucket", None),
+    "POST /api/v1/buckets/{bucket}/objects": ("none", "bucket", {"key": "p/dig", "sha256": sha(b"matrix"),
+                                                                 "size": 6}),
+    "GET /api/v1/buckets/{bucket}/snapshots": ("none", "bucket", None),
+    "POST /api/v1/buckets/{bucket}/snapshots": ("none", "bucket", {"name": "Bad Name!"}),
+    "GET /api/v1/buckets/{bucket}/snapshots/{snapshot}": ("none", "bucket", None),
+    "DELETE /api/v1/buckets/{bucket}/snapshots/{snapshot}": ("none", "bucket", None),
+    "POST /api/v1/buckets/{bucket}/snapshots/{snapshot}/restore": ("none", "bucket", {}),
+    "GET /api/v1/teams": ("none", "self", None),
+    "POST /api/v1/teams": ("installation-admin", "self", {"name": "Bad Name!"}),
+    "GET /api/v1/teams/{team}": ("reader", "team", None),
+    "GET /api/v1/teams/{team}/members": ("reader", "team", None),
+    "PUT /api/v1/teams/{team}/members/{user}": ("admin", "team", {"role": "admin"}),
+    "DELETE /api/v1/teams/{team}/members/{user}": ("admin", "team", None),
+    "GET /api/v1/teams/{team}/models": ("reader", "team", None),
+    "POST /api/v1/teams/{team}/models": ("writer", "team", {"name": "Bad Name!"}),
+    "GET /api/v1/teams/{team}/models/{model}": ("reader", "team", None),
+    "PATCH /api/v1/teams/{team}/models/{model}": ("writer", "team", {"description": "matrix"}),
+    "GET /api/v1/teams/{team}/models/{model}/history": ("reader", "team", None),
+    "GET /api/v1/teams/{team}/models/{model}/versions": ("reader", "team", None),
+    "POST /api/v1/teams/{team}/models/{model}/versions": ("writer", "team", {"parent": 999}),
+    "GET /api/v1/teams/{team}/models/{model}/versions/{version}": ("reader", "team", None),
+    "GET /api/v1/teams/{team}/models/{model}/versions/{version}/files": ("reader", "team", None),
+    "GET /api/v1/teams/{team}/models/{model}/versions/{version}/diff": ("reader", "team", None),
+    "GET /api/v1/teams/{team}/models/{model}/versions/{version}/history": ("reader", "team", None),
+    "POST /api/v1/teams/{team}/models/{model}/versions/{version}/submit": ("writer", "team", {}),
+    "POST /api/v1/teams/{team}/models/{model}/versions/{version}/approve": ("maintainer", "team", {}),
+    "POST /api/v1/teams/{team}/models/{model}/versions/{version}/reject": ("maintainer", "team", {}),
+    "POST /api/v1/teams/{team}/models/{model}/versions/{version}/deprecate": ("maintainer", "team", {}),
+    "POST /api/v1/teams/{team}/models/{model}/versions/{version}/archive": ("maintainer", "team", {}),
+    "GET /api/v1/teams/{team}/models/{model}/aliases": ("reader", "team", None),
+    "GET /api/v1/teams/{team}/models/{model}/aliases/{alias}": ("reader", "team", None),
+    "PUT /api/v1/teams/{team}/models/{model}/aliases/{alias}": ("maintainer", "team", {"version": 1}),
+    "DELETE /api/v1/teams/{team}/models/{model}/aliases/{alias}": ("maintainer", "team", None),
+    "GET /api/v1/teams/{team}/webhooks": ("admin", "team", None),
+    "POST /api/v1/teams/{team}/webhooks": ("admin", "team", {"url": "not a url"}),
+    "GET /api/v1/teams/{team}/webhooks/{webhook}": ("admin", "team", None),
+    "PATCH /api/v1/teams/{team}/webhooks/{webhook}": ("admin", "team", {"description": "matrix"}),
+    "DELETE /api/v1/teams/{team}/webhooks/{webhook}": ("admin", "team", None),
+    "POST /api/v1/teams/{team}/webhooks/{webhook}/rotate": ("admin", "team", {"overlap_seconds": 0}),
+    "POST /api/v1/teams/{team}/webhooks/{webhook}/ping": ("admin", "team", {}),
+    "GET /api/v1/teams/{team}/webhooks/{webhook}/deliveries": ("admin", "team", None),
+    "GET /api/v1/teams/{team}/webhooks/{webhook}/deliveries/{delivery}": ("admin", "team", None),
+    "POST /api/v1/teams/{team}/webhooks/{webhook}/deliveries/{delivery}/redeliver": ("admin", "team", {}),
+}
+
+# Path parameters: existing resources for reads and idempotent writes, absent ones where a call would destroy
+# the fixture (an allowed caller then gets a 404 about that child, not about the team or bucket).
+DESTRUCTIVE_CHILDREN = {"DELETE /api/v1/teams/{team}/webhooks/{webhook}", "DELETE /api/v1/teams/{team}/members/{user}",
+                        "DELETE /api/v1/teams/{team}/models/{model}/aliases/{alias}",
+                        "DELETE /api/v1/tokens/{token}", "DELETE /api/v1/keys/{key}"}
+
+
+def rest_path(world, route: str, p: Principal, side: str) -> str:
+    method, template = route.split(" ", 1)
+    bucket, _ = target_bucket(world, p, side)
+    destructive = route in DESTRUCTIVE_CHILDREN
+    version = "serving" if method == "GET" else ("1" if route.endswith(("/approve", "/reject")) else "999")
+    values = {"team": world["teams"][side], "model": "m1", "version": version,
+              "alias": "nope" if destructive else "serving", "bucket": bucket, "snapshot": "nope",
+              # setting a team admin's role to admin again changes nothing
+              "user": "nobody" if destructive else world["users"]["admin" if side == "own" else "other"],
+              "webhook": "999999" if destructive else str(world["webhooks"][side]), "delivery": "999999",
+              "token": "aaaaaaaaaaaa", "key": "DKNOSUCHKEY"}
+    path = re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], template)
+    if route.endswith("/diff"):
+        path += "?against=1"
+    return path
+
+
+def rest_expected(route: str, p: Principal, side: str) -> str:
+    method = route.split(" ", 1)[0]
+    minimum, kind, _ = REST_ROUTES[route]
+    has = lambda param: "{" + param + "}" in route  # noqa: E731
+    # The scope comes first (before the handler looks anything up).
+    if p.scope and route != "GET /api/v1/whoami":
+        if method != "GET" and p.scope in ("read-only", "alias"):
+            return DENIED
+        if p.scope in ("bucket", "prefix"):
+            if not has("bucket") or side == "other" or (p.scope == "prefix" and method != "GET"):
+                return DENIED
+        if p.scope in ("model", "alias"):
+            if not has("team") or side == "other":
+                return DENIED
+            if not has("model") and not route.endswith("/teams/{team}"):
+                return DENIED
+            if p.scope == "alias" and not re.search(r"models/\{model\}(/versions/\{version\}(/files)?"
+                                                    r"|/aliases/\{alias\})?$", route):
+                return DENIED
+    rank = p.rank
+    if kind == "bucket":
+        return ALLOWED if side == "own" else HIDDEN  # no installation-admin override on buckets either
+    if kind == "audit":
+        return ALLOWED if rank >= RANK["admin"] else DENIED
+    if kind == "self":
+        return ALLOWED if rank >= RANK[minimum] else DENIED
+    # team routes
+    if p.name == "installation-admin":
+        return ALLOWED
+    if side == "other" or rank == RANK["none"]:
+        return HIDDEN
+    return ALLOWED if rank >= RANK[minimum] else DENIED
+
+
+def outcome_of_rest(r) -> str:
+    if r.status_code == 403:
+        return DENIED
+    if r.status_code == 404 and r.headers.get("Content-Type") == "application/problem+json":
+        detail = r.json().get("detail", "")
+        if detail in ("No such team", "The specified bucket does not exist"):
+            return HIDDEN
+    assert r.status_code not in (401, 405, 500), r.text
+    return ALLOWED
+
+
+def test_every_served_rest_route_has_a_row(depot):
+    served = set(run([str(depot.bin_dir / "depotd"), "--print-api-routes"]).stdout.split("\n")) - {""}
+    assert served, "depotd printed no routes"
+    assert served == set(REST_ROUTES), (f"served without a row: {sorted(served - set(REST_ROUTES))}; "
+                                        f"rows for routes not served: {sorted(set(REST_ROUTES) - served)}")
+
+
+@pytest.mark.parametrize("route", sorted(REST_ROUTES))
+def test_rest_route(depot, world, route):
+    method = route.split(" ", 1)[0]
+    body = REST_ROUTES[route][2]
+    mismatches = []
+    for p in world["principals"].values():
+        for side in ("own", "other"):
+            r = call(depot, method, rest_path(world, route, p, side), token=p.token, body=body)
+            got, want = outcome_of_rest(r), rest_expected(route, p, side)
+            if got != want:
+                mismatches.append(f"{p.name:18} {side:5} expected {want}, got {got}: {r.status_code} {r.text[:160]}")
+    assert not mismatches, f"{route}:\n" + "\n".join(mismatches)
