@@ -111,4 +111,13 @@ asio::awaitable<result<response>> list_webhook_deliveries(request_context&, cons
 asio::awaitable<result<response>> get_webhook_delivery(request_context&, const path_params&);
 asio::awaitable<result<response>> redeliver_webhook(request_context&, const path_params&);
 
+// Warm-up jobs and policy (warmups.cpp).
+asio::awaitable<result<response>> create_warmup(request_context&, const path_params&);
+asio::awaitable<result<response>> list_warmups(request_context&, const path_params&);
+asio::awaitable<result<response>> get_warmup(request_context&, const path_params&);
+asio::awaitable<result<response>> get_team_warmup_policy(request_context&, const path_params&);
+asio::awaitable<result<response>> set_team_warmup_policy(request_context&, const path_params&);
+asio::awaitable<result<response>> get_model_warmup_policy(request_context&, const path_params&);
+asio::awaitable<result<response>> set_model_warmup_policy(request_context&, const path_params&);
+
 } // namespace depot::server::api
