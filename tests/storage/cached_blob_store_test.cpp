@@ -3,6 +3,7 @@
 #include "storage/memory/memory_blob_store.hpp"
 #include "test_util.hpp"
 
+#include <algorithm>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -24,6 +25,8 @@ class slow_store final : public blob_store
 public:
     explicit slow_store(std::shared_ptr<blob_store> inner) : inner_(std::move(inner)) {}
     std::size_t opens = 0;
+    std::size_t in_flight = 0;
+    std::size_t max_in_flight = 0; ///< opens waiting at once, at most
 
     asio::awaitable<result<std::unique_ptr<blob_writer>>> create(write_options o) override
     {
@@ -33,8 +36,10 @@ public:
                                                                std::uint64_t length) override
     {
         ++opens;
+        max_in_flight = std::max(max_in_flight, ++in_flight);
         asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(20));
         co_await t.async_wait(asio::use_awaitable);
+        --in_flight;
         co_return co_await inner_->open(id, offset, length);
     }
     asio::awaitable<result<blob_info>> stat(const blob_id& id) override
@@ -90,14 +95,15 @@ TEST_CASE("a cached range is read from the inner store once, then from memory")
         REQUIRE(first.has_value());
         CHECK(*first == content);
         CHECK(cache->stats().misses == 3);
-        CHECK(cache->stats().memory_hits == 0);
+        // Chunks 1 and 2 were fetched ahead in the background; the reader waited for them (hits).
+        CHECK(cache->stats().memory_hits == 2);
         const auto calls = f.faulty.faults->operations();
         auto second = co_await read_all(*cache, id);
         REQUIRE(second.has_value());
         CHECK(*second == content);
         CHECK(f.faulty.faults->operations() == calls); // not even a stat
         CHECK(cache->stats().misses == 3);
-        CHECK(cache->stats().memory_hits == 3);
+        CHECK(cache->stats().memory_hits == 5);
         CHECK(cache->stats().memory_bytes == 2500);
     }());
 }
@@ -188,7 +194,25 @@ TEST_CASE("concurrent readers of a missing chunk wait for one fetch")
     CHECK(done == 8);
     CHECK(slow->opens == 2); // one per chunk
     CHECK(cache->stats().misses == 2);
-    CHECK(cache->stats().memory_hits == 14);
+    // Chunk 0: one reader fetched it, seven waited; chunk 1 was fetched ahead and all eight waited for it.
+    CHECK(cache->stats().memory_hits == 15);
+}
+
+TEST_CASE("a cold sequential read keeps several fetches in flight")
+{
+    metrics::registry registry;
+    auto slow = std::make_shared<slow_store>(make_memory_blob_store());
+    auto cache = make_cached_blob_store(slow, {.memory_bytes = 20 * chunk, .chunk_size = chunk}, registry);
+    const auto content = make_content(10 * chunk, 6);
+    blob_id id;
+    run([&]() -> asio::awaitable<void> { id = co_await put(*cache, content); }());
+    auto got = run(read_all(*cache, id));
+    REQUIRE(got.has_value());
+    CHECK(*got == content);
+    CHECK(slow->opens == 10);
+    CHECK(cache->stats().misses == 10);
+    // The chunk it needs plus four ahead.
+    CHECK(slow->max_in_flight == 5);
 }
 
 TEST_CASE("a failed fill reaches every waiter and the next read tries again")

@@ -3,6 +3,8 @@
 #include "storage/offload.hpp"
 
 #include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/concurrent_channel.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -27,6 +29,10 @@ using fill_channel = asio::experimental::concurrent_channel<void(boost::system::
 
 /// More remembered blob sizes than this and the map starts over (it only saves stat() calls).
 constexpr std::size_t max_known_sizes = 1 << 20;
+
+/// Chunks a sequential reader (or a prefetch) fetches ahead of the one it needs, in the background, so a
+/// cold read keeps several blob-store reads in flight instead of one chunk at a time.
+constexpr std::uint64_t read_ahead_chunks = 4;
 
 struct chunk_key
 {
@@ -87,6 +93,8 @@ public:
         }
         return evicted;
     }
+
+    bool contains(const chunk_key& k) const { return map_.contains(k); }
 
     std::optional<Value> erase(const chunk_key& k)
     {
@@ -289,7 +297,10 @@ public:
         if (offset > *size)
             co_return error{errc::invalid_range, "offset beyond the end of the blob"};
         const std::uint64_t end = offset + std::min(length, *size - offset);
+        const auto ex = co_await asio::this_coro::executor;
+        const std::uint64_t last = end == 0 ? 0 : (end - 1) / opts_.chunk_size;
         for (std::uint64_t i = offset / opts_.chunk_size; i * opts_.chunk_size < end; ++i) {
+            read_ahead(ex, id, i + 1, std::min(last + 1, i + 1 + read_ahead_chunks), *size);
             auto c = co_await chunk(id, i, *size);
             if (!c)
                 co_return std::move(c).error();
@@ -346,21 +357,54 @@ public:
             }
             co_return *f->outcome;
         }
-        // Completes the fill also when this coroutine is destroyed or throws, so waiters never hang.
-        struct completion
-        {
-            cache_store* self;
-            chunk_key key;
+        co_return co_await run_fill(key, size, std::move(f));
+    }
+
+    /// Starts background fetches of chunks [from, to) of a blob of `size` bytes that are neither in memory
+    /// nor being fetched; readers of them wait for those fetches. Nothing without a memory tier (the data
+    /// would have nowhere to go).
+    void read_ahead(const asio::any_io_executor& ex, const blob_id& id, std::uint64_t from, std::uint64_t to,
+                    std::uint64_t size)
+    {
+        if (opts_.memory_bytes == 0)
+            return;
+        for (std::uint64_t i = from; i < to && i * opts_.chunk_size < size; ++i) {
+            chunk_key key{id, i};
             std::shared_ptr<fill> f;
-            ~completion()
             {
-                {
-                    std::lock_guard lock(self->mu_);
-                    self->fills_.erase(key);
-                }
-                f->done.close();
+                std::lock_guard lock(mu_);
+                if (memory_.contains(key) || fills_.contains(key))
+                    continue;
+                f = std::make_shared<fill>(ex);
+                fills_.emplace(key, f);
             }
-        };
+            asio::co_spawn(ex, fill_in_background(shared_from_this(), std::move(key), size, std::move(f)),
+                           asio::detached);
+        }
+    }
+
+private:
+    friend class cached_reader;
+
+    /// Completes a fill also when the filling coroutine is destroyed or throws, so waiters never hang.
+    struct completion
+    {
+        cache_store* self;
+        chunk_key key;
+        std::shared_ptr<fill> f;
+        ~completion()
+        {
+            {
+                std::lock_guard lock(self->mu_);
+                self->fills_.erase(key);
+            }
+            f->done.close();
+        }
+    };
+
+    /// Loads the chunk of fill `f` (registered in fills_ by the caller) and hands the outcome to its waiters.
+    asio::awaitable<result<chunk_data>> run_fill(chunk_key key, std::uint64_t size, std::shared_ptr<fill> f)
+    {
         completion done{this, key, f};
         auto r = co_await load(key, size);
         {
@@ -370,8 +414,11 @@ public:
         co_return r;
     }
 
-private:
-    friend class cached_reader;
+    static asio::awaitable<void> fill_in_background(std::shared_ptr<cache_store> self, chunk_key key,
+                                                    std::uint64_t size, std::shared_ptr<fill> f)
+    {
+        co_await self->run_fill(std::move(key), size, std::move(f));
+    }
 
     void remember_size(const blob_id& id, std::uint64_t size)
     {
@@ -530,6 +577,9 @@ asio::awaitable<result<std::size_t>> cached_reader::read_some(std::span<std::byt
     const std::uint64_t index = pos_ / chunk_size;
     if (index != chunk_index_) {
         chunk_.reset();
+        const std::uint64_t last = (end_ - 1) / chunk_size;
+        const auto ex = co_await asio::this_coro::executor;
+        store_->read_ahead(ex, id_, index + 1, std::min(last + 1, index + 1 + read_ahead_chunks), size_);
         auto c = co_await store_->chunk(id_, index, size_);
         if (!c)
             co_return std::move(c).error();
