@@ -287,6 +287,8 @@ asio::awaitable<void> warmup_repository::heartbeat(std::string_view instance, st
         "INSERT INTO depot_instances (id, expires_at) VALUES ($1, now() + $2 * interval '1 millisecond') "
         "ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at",
         id, ms);
+    // Rows of instances that died without deregistering (a crash, SIGKILL) are forgotten after a while.
+    co_await sql(*conn, "DELETE FROM depot_instances WHERE expires_at < now() - interval '10 minutes'");
 }
 
 asio::awaitable<void> warmup_repository::deregister(std::string_view instance)

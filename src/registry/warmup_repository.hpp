@@ -126,7 +126,8 @@ public:
     asio::awaitable<void> set_model_policy(std::int64_t model_id,
                                            const std::optional<std::vector<std::string>>& events);
 
-    /// Marks `instance` alive until now + ttl (registering it on first call).
+    /// Marks `instance` alive until now + ttl (registering it on first call), and forgets instances whose
+    /// row expired more than ten minutes ago.
     asio::awaitable<void> heartbeat(std::string_view instance, std::chrono::milliseconds ttl);
     /// Removes the liveness row (a clean shutdown), and completes jobs that only waited for it.
     asio::awaitable<void> deregister(std::string_view instance);
