@@ -7,6 +7,7 @@
 #include "registry/sql_util.hpp"
 #include "registry/transaction.hpp"
 #include "registry/versions.hpp"
+#include "registry/warmup_repository.hpp"
 #include "s3/listing.hpp"
 #include "s3/names.hpp"
 
@@ -227,6 +228,8 @@ asio::awaitable<void> emit_version_event(pg::connection& c, const model& m, std:
     const std::string data =
         event_data(m, actor, version_member(number, label, state) + ",\"comment\":" + events::quote(comment));
     co_await events::emit_model_event(c, type, m.team_id, m.id, m.bucket_id, version_id, data);
+    if (type == "version.approved")
+        co_await warmup_on_event(c, type, m.team_id, m.id, version_id, std::nullopt, actor);
 }
 
 /// Inside a transaction: points alias `name` at version `version_id` (number `number`) and records the move
@@ -257,6 +260,7 @@ asio::awaitable<std::int64_t> move_alias(pg::connection& c, const model& m, std:
                    ",\"alias\":" + events::quote(name) + ",\"from\":" + from.value_or("null") +
                        ",\"to\":" + std::to_string(number));
     co_await events::emit_model_event(c, "alias.updated", m.team_id, m.id, m.bucket_id, version_id, data);
+    co_await warmup_on_event(c, "alias.updated", m.team_id, m.id, version_id, std::string(name), actor);
     co_return rs[0].i64(0);
 }
 

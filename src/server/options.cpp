@@ -246,6 +246,37 @@ const std::vector<setting>& settings()
          [](options& o, const std::string& v) {
              return parse_seconds(v, o.event_url_expiry, 1) && o.event_url_expiry.count() <= 604800;
          }},
+        {"--cache-memory-bytes", "DEPOT_CACHE_MEMORY_BYTES",
+         "bytes of blob data the read cache keeps in memory (default 0: no memory tier)",
+         [](options& o, const std::string& v) { return parse_number(v, o.cache_memory_bytes); }},
+        {"--cache-dir", "DEPOT_CACHE_DIR",
+         "directory of the read cache's disk tier, emptied at start (default none)",
+         [](options& o, const std::string& v) {
+             o.cache_dir = v;
+             return true;
+         }},
+        {"--cache-disk-bytes", "DEPOT_CACHE_DISK_BYTES",
+         "bytes the read cache keeps in --cache-dir (default 0: no disk tier)",
+         [](options& o, const std::string& v) { return parse_number(v, o.cache_disk_bytes); }},
+        {"--instance-id", "DEPOT_INSTANCE_ID",
+         "this depotd's name for warm-up progress (default <hostname>:<pid>; a stable name resumes)",
+         [](options& o, const std::string& v) {
+             o.instance_id = v;
+             return !v.empty() && v.size() <= 200;
+         }},
+        {"--warmup-concurrency", "DEPOT_WARMUP_CONCURRENCY", "files a warm-up reads at once (default 4)",
+         [](options& o, const std::string& v) {
+             return parse_number(v, o.warmup_concurrency) && o.warmup_concurrency > 0 &&
+                    o.warmup_concurrency <= 64;
+         }},
+        {"--warmup-poll-interval", "DEPOT_WARMUP_POLL_INTERVAL",
+         "milliseconds between polls of the warm-up jobs (it also wakes on NOTIFY; default 2000)",
+         [](options& o, const std::string& v) {
+             long ms = 0;
+             bool okay = parse_number(v, ms) && ms >= 10;
+             o.warmup_poll_interval = std::chrono::milliseconds(ms);
+             return okay;
+         }},
         {"--tls-cert", "DEPOT_TLS_CERT",
          "PEM certificate chain; with --tls-key the listener speaks HTTPS only (reloaded on SIGHUP)",
          [](options& o, const std::string& v) {
@@ -356,6 +387,9 @@ result<options> parse_options(const std::vector<std::string>& args, bool& help)
         return make_error(errc::invalid_argument,
                           "TLS needs both a certificate and a key: set --tls-cert and --tls-key (or "
                           "DEPOT_TLS_CERT and DEPOT_TLS_KEY), or neither");
+    if (o.cache_disk_bytes > 0 && o.cache_dir.empty())
+        return make_error(errc::invalid_argument,
+                          "--cache-disk-bytes needs --cache-dir (or DEPOT_CACHE_DIR)");
     return o;
 }
 

@@ -84,10 +84,18 @@ struct options
     unsigned webhook_concurrency = 8;
     /// Lifetime of the presigned GET URLs in version event payloads.
     std::chrono::seconds event_url_expiry{24 * 3600};
-    /// Read cache in front of the blob store (phase 2 of the events work); 0 = off.
+    /// Read cache in front of the blob store (storage/cache): bytes kept in memory, and a local directory
+    /// with the bytes it may hold. No cache at all when both byte counts are 0 (the default).
     std::uint64_t cache_memory_bytes = 0;
     std::string cache_dir;
     std::uint64_t cache_disk_bytes = 0;
+    /// This depotd's name among the instances sharing the database (warm-up progress is per instance);
+    /// empty = <hostname>:<pid>. Stable names (a pod name) let a restarted instance resume its warm-ups.
+    std::string instance_id;
+    /// Warm-up worker (server/warmup): files read at once, and how often it polls the jobs table and
+    /// renews its liveness row (it also wakes on NOTIFY).
+    unsigned warmup_concurrency = 4;
+    std::chrono::milliseconds warmup_poll_interval{2000};
 };
 
 /// The text `depotd --help` prints.

@@ -5,13 +5,16 @@
 #include "common/secret_box.hpp"
 #include "registry/blob_collector.hpp"
 #include "registry/pg/migrations.hpp"
+#include "registry/warmup_repository.hpp"
 #include "registry/webhook_repository.hpp"
 #include "server/blob_store_factory.hpp"
 #include "server/log_control.hpp"
 #include "server/services.hpp"
 #include "server/session.hpp"
 #include "server/tls.hpp"
+#include "server/warmup/worker.hpp"
 #include "server/webhooks/dispatcher.hpp"
+#include "storage/cache/cached_blob_store.hpp"
 #include "storage/instrumented/instrumented_blob_store.hpp"
 #include "storage/localfs/localfs_blob_store.hpp"
 #include "storage/memory/memory_blob_store.hpp"
@@ -261,11 +264,24 @@ void run(const options& opts)
 
     auto pool = pg::make_pool(ioc.get_executor(),
                               {.conninfo = opts.database_url, .max_connections = opts.db_connections});
-    auto store = storage::make_instrumented_blob_store(make_blob_store(opts));
+    // The cache sits above the instrumented store, so depot_blob_* metrics count only real backend calls.
+    std::shared_ptr<storage::blob_store> store = storage::make_instrumented_blob_store(make_blob_store(opts));
+    std::shared_ptr<storage::cached_blob_store> cache;
+    if (opts.cache_memory_bytes > 0 || opts.cache_disk_bytes > 0) {
+        cache = storage::make_cached_blob_store(store, {.memory_bytes = opts.cache_memory_bytes,
+                                                        .disk_dir = opts.cache_dir,
+                                                        .disk_bytes = opts.cache_disk_bytes});
+        store = cache;
+    } else {
+        storage::register_cache_metrics();
+    }
     auto webhook_repo = std::make_shared<registry::webhook_repository>(*pool, server_key);
     services svc(opts, pool, store, std::move(server_key));
     svc.webhooks = webhook_repo;
+    svc.cache = cache;
+    svc.warmups = std::make_shared<registry::warmup_repository>(*pool);
     webhooks::dispatcher dispatcher(svc, ioc);
+    warmup::worker warmup_worker(svc, ioc);
     connection_registry registry;
     tcp::acceptor acceptor(ioc);
     asio::signal_set signals(ioc, SIGINT, SIGTERM);
@@ -302,6 +318,7 @@ void run(const options& opts)
                                 {"threads", threads}});
         asio::co_spawn(ioc, cleanup_loop(svc, cleanup_timer, registry), asio::detached);
         dispatcher.start();
+        warmup_worker.start();
         co_await accept_loop(acceptor, svc, registry, tls.get());
     };
     asio::co_spawn(ioc, startup(), [&](std::exception_ptr e) {
@@ -343,6 +360,7 @@ void run(const options& opts)
         cleanup_timer.cancel();
         registry.begin_shutdown();
         dispatcher.stop();
+        warmup_worker.stop();
         // Wait until every connection has finished its request, or the grace period is over.
         asio::co_spawn(
             ioc,

@@ -20,12 +20,14 @@
 
 namespace depot::registry {
 class webhook_repository;
+class warmup_repository;
+} // namespace depot::registry
+
+namespace depot::storage {
+class cached_blob_store;
 }
 
 namespace depot::server {
-
-class read_cache;
-class warmup_service;
 
 struct services
 {
@@ -51,9 +53,9 @@ struct services
     rate_limiter limiter;
     /// Webhook subscriptions and deliveries (registry/webhook_repository.hpp); set by `run` before serving.
     std::shared_ptr<registry::webhook_repository> webhooks;
-    /// The read cache and warm-up jobs, when enabled (null otherwise); set by `run` before serving.
-    std::shared_ptr<read_cache> cache;
-    std::shared_ptr<warmup_service> warmups;
+    /// The read cache (null when off) and the warm-up jobs; set by `run` before serving.
+    std::shared_ptr<storage::cached_blob_store> cache;
+    std::shared_ptr<registry::warmup_repository> warmups;
 };
 
 } // namespace depot::server

@@ -300,6 +300,13 @@ REST_ROUTES = {
     "GET /api/v1/teams/{team}/models/{model}/aliases/{alias}": ("reader", "team", None),
     "PUT /api/v1/teams/{team}/models/{model}/aliases/{alias}": ("maintainer", "team", {"version": 1}),
     "DELETE /api/v1/teams/{team}/models/{model}/aliases/{alias}": ("maintainer", "team", None),
+    "GET /api/v1/teams/{team}/models/{model}/warmups": ("reader", "team", None),
+    "POST /api/v1/teams/{team}/models/{model}/warmups": ("writer", "team", {"version": 999999}),
+    "GET /api/v1/teams/{team}/models/{model}/warmups/{warmup}": ("reader", "team", None),
+    "GET /api/v1/teams/{team}/models/{model}/warmup-policy": ("reader", "team", None),
+    "PUT /api/v1/teams/{team}/models/{model}/warmup-policy": ("admin", "team", {"warmup_on": "not a list"}),
+    "GET /api/v1/teams/{team}/warmup-policy": ("reader", "team", None),
+    "PUT /api/v1/teams/{team}/warmup-policy": ("admin", "team", {"warmup_on": "not a list"}),
     "GET /api/v1/teams/{team}/webhooks": ("admin", "team", None),
     "POST /api/v1/teams/{team}/webhooks": ("admin", "team", {"url": "not a url"}),
     "GET /api/v1/teams/{team}/webhooks/{webhook}": ("admin", "team", None),
@@ -328,7 +335,7 @@ def rest_path(world, route: str, p: Principal, side: str) -> str:
               "alias": "nope" if destructive else "serving", "bucket": bucket, "snapshot": "nope",
               # setting a team admin's role to admin again changes nothing
               "user": "nobody" if destructive else world["users"]["admin" if side == "own" else "other"],
-              "webhook": "999999" if destructive else str(world["webhooks"][side]), "delivery": "999999",
+              "webhook": "999999" if destructive else str(world["webhooks"][side]), "delivery": "999999", "warmup": "999999",
               "token": "aaaaaaaaaaaa", "key": "DKNOSUCHKEY"}
     path = re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], template)
     if route.endswith("/diff"):

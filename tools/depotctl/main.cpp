@@ -90,6 +90,11 @@ Model registry (through a running depotd; see "Remote options"):
   webhook deliveries TEAM ID [DELIVERY] [--state pending|delivering|delivered|failed]
                                             deliveries, or one delivery with its attempts
   webhook redeliver TEAM ID DELIVERY        send a delivery again now
+  warmup start TEAM/MODEL[:VERSION] [--alias A] [--wait]
+                                            preload a version (default: alias latest) into every depotd's
+                                            read cache; --wait until it completed (exit 1 if it failed)
+  warmup list TEAM/MODEL
+  warmup show TEAM/MODEL ID                 a warm-up with its progress per depotd instance
   push DIR TEAM/MODEL [VERSION FIELDS] [--no-version] [--no-delete] [--parallel N]
        [--part-size MiB] [--multipart-threshold MiB]
                                             upload DIR to the model's prefix (contents the server already
@@ -122,9 +127,9 @@ Global options (or environment):
   --json                    machine-readable output
 )";
 
-const std::vector<std::string> switches = {"--json",        "--admin",    "--help",       "--dry-run",
-                                           "--repair",      "--files",    "--no-version", "--no-delete",
-                                           "--no-progress", "--read-only"};
+const std::vector<std::string> switches = {"--json",        "--admin",     "--help",       "--dry-run",
+                                           "--repair",      "--files",     "--no-version", "--no-delete",
+                                           "--no-progress", "--read-only", "--wait"};
 
 /// The scope the SCOPE flags ask for, as canonical JSON ("" = none).
 std::string scope_of(const cli& c)

@@ -92,6 +92,11 @@ reference only (secretKeyRef), never as literal values.
     secretName: {{ required "tls.existingSecret is required when tls.enabled" .Values.tls.existingSecret }}
     defaultMode: 0400
 {{- end }}
+{{- if gt (int64 .Values.config.cacheDiskBytes) 0 }}
+- name: cache
+  emptyDir:
+    sizeLimit: {{ add (int64 .Values.config.cacheDiskBytes) 67108864 }}
+{{- end }}
 - name: tmp
   emptyDir: {}
 {{- end -}}
@@ -114,6 +119,10 @@ reference only (secretKeyRef), never as literal values.
 - name: tls
   mountPath: /etc/depot/tls
   readOnly: true
+{{- end }}
+{{- if gt (int64 .Values.config.cacheDiskBytes) 0 }}
+- name: cache
+  mountPath: /var/cache/depot
 {{- end }}
 - name: tmp
   mountPath: /tmp

@@ -28,7 +28,7 @@ struct route
     handler fn;
 };
 
-constexpr std::array<route, 55> routes = {{
+constexpr std::array<route, 62> routes = {{
     {http::verb::get, "/whoami", "whoami", whoami},
     {http::verb::post, "/content/lookup", "lookupContent", lookup_content},
     {http::verb::get, "/usage", "getUsage", owner_usage},
@@ -81,6 +81,15 @@ constexpr std::array<route, 55> routes = {{
     {http::verb::get, "/teams/{team}/models/{model}/aliases/{alias}", "getAlias", get_alias},
     {http::verb::put, "/teams/{team}/models/{model}/aliases/{alias}", "setAlias", set_alias},
     {http::verb::delete_, "/teams/{team}/models/{model}/aliases/{alias}", "deleteAlias", delete_alias},
+    {http::verb::get, "/teams/{team}/models/{model}/warmups", "listWarmups", list_warmups},
+    {http::verb::post, "/teams/{team}/models/{model}/warmups", "createWarmup", create_warmup},
+    {http::verb::get, "/teams/{team}/models/{model}/warmups/{warmup}", "getWarmup", get_warmup},
+    {http::verb::get, "/teams/{team}/models/{model}/warmup-policy", "getModelWarmupPolicy",
+     get_model_warmup_policy},
+    {http::verb::put, "/teams/{team}/models/{model}/warmup-policy", "setModelWarmupPolicy",
+     set_model_warmup_policy},
+    {http::verb::get, "/teams/{team}/warmup-policy", "getTeamWarmupPolicy", get_team_warmup_policy},
+    {http::verb::put, "/teams/{team}/warmup-policy", "setTeamWarmupPolicy", set_team_warmup_policy},
     {http::verb::get, "/teams/{team}/webhooks", "listWebhooks", list_webhooks},
     {http::verb::post, "/teams/{team}/webhooks", "createWebhook", create_webhook},
     {http::verb::get, "/teams/{team}/webhooks/{webhook}", "getWebhook", get_webhook},

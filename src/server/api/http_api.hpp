@@ -119,5 +119,13 @@ asio::awaitable<result<response>> create_key(request_context&, const path_params
 asio::awaitable<result<response>> list_keys(request_context&, const path_params&);
 asio::awaitable<result<response>> revoke_key(request_context&, const path_params&);
 asio::awaitable<result<response>> list_audit(request_context&, const path_params&);
+// Warm-up jobs and policy (warmups.cpp).
+asio::awaitable<result<response>> create_warmup(request_context&, const path_params&);
+asio::awaitable<result<response>> list_warmups(request_context&, const path_params&);
+asio::awaitable<result<response>> get_warmup(request_context&, const path_params&);
+asio::awaitable<result<response>> get_team_warmup_policy(request_context&, const path_params&);
+asio::awaitable<result<response>> set_team_warmup_policy(request_context&, const path_params&);
+asio::awaitable<result<response>> get_model_warmup_policy(request_context&, const path_params&);
+asio::awaitable<result<response>> set_model_warmup_policy(request_context&, const path_params&);
 
 } // namespace depot::server::api

@@ -111,3 +111,31 @@ TEST_CASE("request limits have defaults and refuse nonsense")
     }
     ::unsetenv("DEPOT_DATABASE_URL");
 }
+
+TEST_CASE("the read cache and warm-up settings have defaults and refuse nonsense")
+{
+    ::setenv("DEPOT_DATABASE_URL", "postgresql://env/db", 1);
+    bool help = false;
+    auto d = parse_options({}, help);
+    REQUIRE(d);
+    CHECK(d->cache_memory_bytes == 0);
+    CHECK(d->cache_disk_bytes == 0);
+    CHECK(d->instance_id.empty());
+    CHECK(d->warmup_concurrency == 4);
+    auto o = parse_options({"--cache-memory-bytes", "1048576", "--cache-dir", "/tmp/c", "--cache-disk-bytes",
+                            "4096", "--instance-id", "pod-1", "--warmup-poll-interval", "250"},
+                           help);
+    REQUIRE(o);
+    CHECK(o->cache_memory_bytes == 1048576);
+    CHECK(o->cache_dir == "/tmp/c");
+    CHECK(o->cache_disk_bytes == 4096);
+    CHECK(o->instance_id == "pod-1");
+    CHECK(o->warmup_poll_interval == std::chrono::milliseconds(250));
+    auto no_dir = parse_options({"--cache-disk-bytes", "4096"}, help);
+    REQUIRE_FALSE(no_dir);
+    CHECK(no_dir.error().message.find("--cache-dir") != std::string::npos);
+    CHECK_FALSE(parse_options({"--cache-memory-bytes", "-1"}, help));
+    CHECK_FALSE(parse_options({"--instance-id", ""}, help));
+    CHECK_FALSE(parse_options({"--warmup-concurrency", "0"}, help));
+    ::unsetenv("DEPOT_DATABASE_URL");
+}

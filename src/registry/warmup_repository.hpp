@@ -1,0 +1,151 @@
+#pragma once
+/// \file
+/// Warm-up jobs, their per-instance progress, the liveness rows of depotd instances and the warm-up policy
+/// (schema/0009_warmup.sql). The REST API creates and reads jobs; every depotd's warm-up worker
+/// (server/warmup) heartbeats, finds the jobs it still has to do, reports progress and finishes them;
+/// model_registry starts jobs by policy inside the transaction of a version.approved / alias.updated event.
+///
+/// Completion: a job waits for the instances that were alive when it was created. The transaction that
+/// records an instance's final state (or a later sweep, when an instance died) completes the job once every
+/// such instance has finished or is no longer alive, and emits warmup.completed (every finished instance
+/// completed without errors) or warmup.failed, through the outbox in that same transaction. Thread-safe (all
+/// state is in PostgreSQL).
+
+#include "common/result.hpp"
+#include "registry/pg/pg.hpp"
+#include "registry/types.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace depot::registry {
+
+namespace asio = boost::asio;
+
+/// The NOTIFY channel warm-up workers LISTEN on.
+inline constexpr std::string_view warmup_channel = "depot_warmups";
+
+struct warmup_instance_progress
+{
+    std::string instance;
+    std::string state; ///< running, completed, failed
+    std::int64_t files_total = 0;
+    std::int64_t files_done = 0;
+    std::int64_t bytes_total = 0;
+    std::int64_t bytes_done = 0;
+    std::int64_t errors = 0;
+    std::optional<std::string> last_error;
+    time_point started_at;
+    time_point updated_at;
+};
+
+struct warmup_job
+{
+    std::int64_t id = 0;
+    std::int64_t team_id = 0;
+    std::int64_t model_id = 0;
+    std::int64_t version_id = 0;
+    std::string team;
+    std::string model;
+    int version = 0;
+    std::optional<std::string> alias;
+    std::string trigger; ///< api, version.approved, alias.updated
+    std::string state;   ///< running, completed, failed
+    std::vector<std::string> instances;
+    std::string requested_by;
+    time_point created_at;
+    std::optional<time_point> finished_at;
+    std::int64_t files_total = 0; ///< of the version
+    std::int64_t bytes_total = 0;
+    std::vector<warmup_instance_progress> progress; ///< filled by get() and list()
+};
+
+/// A byte range of a blob that holds part of a file.
+struct warmup_segment
+{
+    std::string store_id;
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+};
+
+struct warmup_file
+{
+    std::string path;
+    std::uint64_t size = 0;
+    std::vector<warmup_segment> segments;
+};
+
+/// The final (or intermediate) numbers of one instance's run of a job.
+struct warmup_report
+{
+    std::string state = "running"; ///< running, completed, failed
+    std::int64_t files_done = 0;
+    std::int64_t bytes_done = 0;
+    std::int64_t errors = 0;
+    std::optional<std::string> last_error;
+};
+
+/// Inside a transaction: creates a job for `version_id` of the model (waiting for the instances alive now)
+/// and sends NOTIFY depot_warmups with the commit. Returns the job id.
+asio::awaitable<std::int64_t> create_warmup_job(pg::connection& c, std::int64_t team_id,
+                                                std::int64_t model_id, std::int64_t version_id,
+                                                std::optional<std::string> alias, std::string_view trigger,
+                                                std::string_view actor);
+
+/// Inside the transaction of a model event: starts a job when the model's warm-up policy (or its team's)
+/// names the event: "version.approved", "alias.updated" (any alias) or "alias.updated:<alias>".
+asio::awaitable<void> warmup_on_event(pg::connection& c, std::string_view type, std::int64_t team_id,
+                                      std::int64_t model_id, std::int64_t version_id,
+                                      std::optional<std::string> alias, std::string_view actor);
+
+/// True for the entries a warmup_on list may hold (see warmup_on_event).
+bool is_warmup_trigger(std::string_view entry) noexcept;
+
+class warmup_repository
+{
+public:
+    explicit warmup_repository(pg::pool& pool) : pool_(pool) {}
+
+    /// A job for the version, started by the API.
+    asio::awaitable<warmup_job> create(std::int64_t team_id, std::int64_t model_id, std::int64_t version_id,
+                                       std::optional<std::string> alias, std::string_view actor);
+    /// A model's jobs, newest first, with ids below `before` (0 = from the newest), at most `limit`.
+    asio::awaitable<std::vector<warmup_job>> list(std::int64_t model_id, std::int64_t before,
+                                                  std::size_t limit);
+    /// One job of the model, with its progress; nullopt if there is none.
+    asio::awaitable<std::optional<warmup_job>> get(std::int64_t model_id, std::int64_t job_id);
+
+    /// The policy lists: a team's, and a model's own (nullopt = the team's applies).
+    asio::awaitable<std::vector<std::string>> team_policy(std::int64_t team_id);
+    asio::awaitable<void> set_team_policy(std::int64_t team_id, const std::vector<std::string>& events);
+    asio::awaitable<std::optional<std::vector<std::string>>> model_policy(std::int64_t model_id);
+    asio::awaitable<void> set_model_policy(std::int64_t model_id,
+                                           const std::optional<std::vector<std::string>>& events);
+
+    /// Marks `instance` alive until now + ttl (registering it on first call), and forgets instances whose
+    /// row expired more than ten minutes ago.
+    asio::awaitable<void> heartbeat(std::string_view instance, std::chrono::milliseconds ttl);
+    /// Removes the liveness row (a clean shutdown), and completes jobs that only waited for it.
+    asio::awaitable<void> deregister(std::string_view instance);
+    /// Jobs created within `max_age` that `instance` has not finished, oldest first.
+    asio::awaitable<std::vector<warmup_job>> due(std::string_view instance, std::chrono::seconds max_age);
+    /// The version's files and their blob segments, in path order.
+    asio::awaitable<std::vector<warmup_file>> files(std::int64_t version_id);
+    /// Records (or restarts) the instance's run of a job.
+    asio::awaitable<void> begin(std::int64_t job_id, std::string_view instance, std::int64_t files_total,
+                                std::int64_t bytes_total);
+    /// Updates the instance's numbers; with a final state (completed, failed) it also completes the job
+    /// when it was the last one it waited for (in the same transaction).
+    asio::awaitable<void> report(std::int64_t job_id, std::string_view instance, const warmup_report& r);
+    /// Completes running jobs whose awaited instances have all finished or died. Returns how many.
+    asio::awaitable<std::size_t> sweep();
+
+private:
+    pg::pool& pool_;
+};
+
+} // namespace depot::registry
