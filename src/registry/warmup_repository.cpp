@@ -1,5 +1,6 @@
 #include "registry/warmup_repository.hpp"
 
+#include "registry/audit.hpp"
 #include "registry/events.hpp"
 #include "registry/sql_util.hpp"
 #include "registry/transaction.hpp"
@@ -200,6 +201,18 @@ asio::awaitable<warmup_job> warmup_repository::create(std::int64_t team_id, std:
     std::int64_t id = 0;
     co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
         id = co_await create_warmup_job(c, team_id, model_id, version_id, alias, "api", actor);
+        auto names = co_await sql(c,
+                                  "SELECT t.name, m.name FROM models m JOIN teams t ON t.id = m.team_id "
+                                  "WHERE m.id = $1",
+                                  model_id);
+        const std::string team = names.empty() ? std::string() : names[0].str(0);
+        const std::string resource =
+            names.empty() ? std::string() : team + "/" + names[0].str(1) + "/warmups/" + std::to_string(id);
+        std::string details = "{\"version_id\":" + std::to_string(version_id);
+        if (alias)
+            details += ",\"alias\":" + audit_quote(*alias);
+        details += "}";
+        co_await append_audit(c, "warmup.create", resource, team, details);
         co_return result<void>{};
     });
     auto job = co_await get(model_id, id);
@@ -246,10 +259,18 @@ asio::awaitable<std::vector<std::string>> warmup_repository::team_policy(std::in
 asio::awaitable<void> warmup_repository::set_team_policy(std::int64_t team_id,
                                                          const std::vector<std::string>& events)
 {
-    auto conn = co_await pool_.acquire();
-    co_await sql(
-        *conn, "UPDATE teams SET warmup_on = ARRAY(SELECT json_array_elements_text($2::json)) WHERE id = $1",
-        team_id, json_array(events));
+    const std::string list = json_array(events);
+    co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
+        auto rs =
+            co_await sql(c,
+                         "UPDATE teams SET warmup_on = ARRAY(SELECT json_array_elements_text($2::json)) "
+                         "WHERE id = $1 RETURNING name",
+                         team_id, list);
+        if (!rs.empty())
+            co_await append_audit(c, "warmup.policy.set", rs[0].str(0) + "/warmup-policy", rs[0].str(0),
+                                  "{\"warmup_on\":" + list + "}");
+        co_return result<void>{};
+    });
 }
 
 asio::awaitable<std::optional<std::vector<std::string>>>
@@ -267,14 +288,23 @@ asio::awaitable<void>
 warmup_repository::set_model_policy(std::int64_t model_id,
                                     const std::optional<std::vector<std::string>>& events)
 {
-    auto conn = co_await pool_.acquire();
     std::optional<std::string> list;
     if (events)
         list = json_array(*events);
-    co_await sql(*conn,
-                 "UPDATE models SET warmup_on = CASE WHEN $2::json IS NULL THEN NULL ELSE "
-                 "ARRAY(SELECT json_array_elements_text($2::json)) END WHERE id = $1",
-                 model_id, list);
+    co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
+        auto rs = co_await sql(c,
+                               "UPDATE models m SET warmup_on = CASE WHEN $2::json IS NULL THEN NULL ELSE "
+                               "ARRAY(SELECT json_array_elements_text($2::json)) END FROM teams t "
+                               "WHERE m.id = $1 AND t.id = m.team_id RETURNING t.name, m.name",
+                               model_id, list);
+        if (!rs.empty()) {
+            const std::string team = rs[0].str(0);
+            const std::string details = "{\"warmup_on\":" + list.value_or("null") + "}";
+            co_await append_audit(c, "warmup.policy.set", team + "/" + rs[0].str(1) + "/warmup-policy", team,
+                                  details);
+        }
+        co_return result<void>{};
+    });
 }
 
 asio::awaitable<void> warmup_repository::heartbeat(std::string_view instance, std::chrono::milliseconds ttl)
