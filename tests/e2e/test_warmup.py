@@ -3,7 +3,7 @@ DEPOT_E2E_STORAGE=rados): an approval, by policy, starts a warm-up that reaches 
 warmup.completed; afterwards reading the version's files makes no blob-store reads (only cache hits), and
 deduplicated files are cached once; the cache stays within its byte bound when a version larger than it is
 warmed; a missing blob fails the warm-up with the error counted and warmup.failed sent; a depotd started after
-a job was created warms it too; bad requests get precise problems and create nothing; depotctl drives it all.
+a job was created warms it too (into a disk-only cache); bad requests get precise problems and create nothing; depotctl drives it all.
 Responses are checked against openapi/openapi.yaml.
 """
 
@@ -226,8 +226,9 @@ def test_a_depotd_started_after_the_job_catches_up(warm_depot, tmp_path):
     assert events_before == 1
 
     late = server.sibling(tmp_path / "late")
-    late.extra_args = ["--warmup-poll-interval", "200", "--cache-memory-bytes", str(MEMORY_BOUND),
-                       "--instance-id", "second"]
+    # This one caches on local disk only.
+    late.extra_args = ["--warmup-poll-interval", "200", "--cache-dir", str(tmp_path / "late-cache"),
+                       "--cache-disk-bytes", str(64 << 20), "--instance-id", "second"]
     late.start()
     try:
         job = wait_for_job(server, team, model, created["id"],
@@ -235,11 +236,16 @@ def test_a_depotd_started_after_the_job_catches_up(warm_depot, tmp_path):
                                                for p in j["progress"]))
         second = next(p for p in job["progress"] if p["instance"] == "second")
         assert (second["state"], second["files_done"], second["bytes_done"]) == ("completed", 1, 200_000)
-        # Its reads of the file come from its own cache.
+        # Its reads of the file come from its own (disk) cache.
         before = scrape(late.endpoint)
+        assert before.value("depot_cache_bytes", tier="memory") == 0
+        assert 200_000 <= before.value("depot_cache_bytes", tier="disk") <= 64 << 20
         got = late.client("alice").get_object(Bucket="models", Key=f"{team['name']}/{model}/1/w.bin")
         assert got["Body"].read() == files["w.bin"]
-        assert blob_reads(scrape(late.endpoint)) == blob_reads(before)
+        after = scrape(late.endpoint)
+        assert blob_reads(after) == blob_reads(before)
+        assert after.value("depot_cache_hits_total", tier="disk") > before.value("depot_cache_hits_total", tier="disk")
+        assert any(name.endswith(".chunk") for name in os.listdir(tmp_path / "late-cache"))
     finally:
         late.stop()
     # The job had completed already: no second event.
