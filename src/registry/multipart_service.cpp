@@ -98,18 +98,23 @@ multipart_service::create(const bucket& target, std::string key, std::string own
     const std::string upload_id = to_hex(random_bytes(24));
     const std::string metadata = metadata_json(headers);
     const auto& h = headers;
-    auto conn = co_await pool_.acquire();
-    auto rs = co_await sql(
-        *conn,
+    const std::string insert =
         std::string("WITH m AS (INSERT INTO multipart_uploads (upload_id, bucket_id, key, owner_id, "
                     "content_type, content_encoding, content_disposition, content_language, "
                     "cache_control, expires, user_metadata, checksum_algorithm, checksum_type) "
                     "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, nullif($12, ''), "
                     "nullif($13, '')) RETURNING *) SELECT ") +
-            upload_columns + " FROM m JOIN users u ON u.id = m.owner_id",
-        upload_id, target.id, key, owner_id, h.content_type, h.content_encoding, h.content_disposition,
-        h.content_language, h.cache_control, h.expires, metadata, algorithm_name, type_name);
-    co_return upload_from(rs[0]);
+        upload_columns + " FROM m JOIN users u ON u.id = m.owner_id";
+    const std::string details = "{\"upload_id\":\"" + upload_id + "\"}";
+    auto created =
+        co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<multipart_upload>> {
+            auto rs = co_await sql(c, insert, upload_id, target.id, key, owner_id, h.content_type,
+                                   h.content_encoding, h.content_disposition, h.content_language,
+                                   h.cache_control, h.expires, metadata, algorithm_name, type_name);
+            co_await append_object_audit(c, "multipart.create", target.id, key, details);
+            co_return upload_from(rs[0]);
+        });
+    co_return created;
 }
 
 asio::awaitable<result<multipart_upload>>
@@ -496,11 +501,16 @@ asio::awaitable<bool> multipart_service::abort_row(pg::connection& c, std::int64
 {
     if (!co_await lock_upload(c, row, true))
         co_return false;
+    auto upload =
+        co_await sql(c, "SELECT bucket_id, key, upload_id FROM multipart_uploads WHERE id = $1", row);
     auto segs = co_await sql(c,
                              "WITH m AS (DELETE FROM multipart_uploads WHERE id = $1) "
                              "SELECT blob_id FROM multipart_part_segments WHERE upload_row = $1",
                              row);
     co_await drop_references(c, first_column(segs), unreferenced);
+    // By a client (AbortMultipartUpload) or by the age-based cleanup (actor "system").
+    const std::string details = "{\"upload_id\":\"" + upload[0].str(2) + "\"}";
+    co_await append_object_audit(c, "multipart.abort", upload[0].i64(0), upload[0].str(1), details);
     co_return true;
 }
 

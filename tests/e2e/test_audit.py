@@ -62,16 +62,28 @@ def test_object_and_bucket_changes_leave_exactly_their_rows(depot, s3, s3_bob):
     ]
 
 
-def test_a_multipart_upload_is_one_put_and_a_failed_write_leaves_no_row(depot, s3, bucket):
+def test_a_multipart_upload_is_created_then_one_put_an_abort_is_recorded_and_a_failed_write_leaves_no_row(
+        depot, s3, bucket):
     m = marker(depot)
     upload = s3.create_multipart_upload(Bucket=bucket, Key="big")["UploadId"]
     part = s3.upload_part(Bucket=bucket, Key="big", UploadId=upload, PartNumber=1, Body=b"x" * 1000)
     s3.complete_multipart_upload(Bucket=bucket, Key="big", UploadId=upload,
                                  MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]})
+    dropped = s3.create_multipart_upload(Bucket=bucket, Key="dropped")["UploadId"]
+    s3.upload_part(Bucket=bucket, Key="dropped", UploadId=dropped, PartNumber=1, Body=b"z" * 1000)
+    s3.abort_multipart_upload(Bucket=bucket, Key="dropped", UploadId=dropped)
     # A conditional write that fails rolls back with its audit row.
     expect_error("BadDigest", 400, s3.put_object, Bucket=bucket, Key="big", Body=b"y",
                  ContentMD5="AAAAAAAAAAAAAAAAAAAAAA==")
-    assert [r[3:5] for r in rows_since(depot, m)] == [("object.put", f"{bucket}/big")]
+    # Aborting an upload that is already gone changes nothing and records nothing.
+    expect_error("NoSuchUpload", 404, s3.abort_multipart_upload, Bucket=bucket, Key="dropped", UploadId=dropped)
+    rows = rows_since(depot, m)
+    assert [r[3:5] for r in rows] == [("multipart.create", f"{bucket}/big"), ("object.put", f"{bucket}/big"),
+                                      ("multipart.create", f"{bucket}/dropped"),
+                                      ("multipart.abort", f"{bucket}/dropped")]
+    ids = [json.loads(r[0])["upload_id"] for r in depot.db.query(
+        f"SELECT details FROM audit_log WHERE id > {m} AND action LIKE 'multipart.%' ORDER BY id")]
+    assert ids == [upload, dropped, dropped]
 
 
 def test_refusals_of_authenticated_callers_are_recorded(depot, s3, s3_bob, bucket, tokens):
