@@ -99,8 +99,12 @@ def world(depot):
         key = call(depot, "POST", "/api/v1/keys", token=tokens[admin], body={"scope": body}).json()
         tok = call(depot, "POST", "/api/v1/tokens", token=tokens[admin], body={"scope": body}).json()["token"]
         principals[scope] = Principal(scope, admin, key, tok, scope=scope)
-    return {"users": users, "teams": teams, "buckets": buckets, "clients": clients, "tokens": tokens,
-            "principals": principals, "webhooks": webhooks}
+    yield {"users": users, "teams": teams, "buckets": buckets, "clients": clients, "tokens": tokens,
+           "principals": principals, "webhooks": webhooks}
+    # The subscriptions point at an address nothing answers: deleted, their deliveries stop retrying in
+    # the background of later tests on this depotd.
+    for side, owner in (("own", users["admin"]), ("other", users["other"])):
+        call(depot, "DELETE", f"/api/v1/teams/{teams[side]}/webhooks/{webhooks[side]}", token=tokens[owner])
 
 
 def target_bucket(world, p: Principal, side: str) -> tuple[str, str]:
