@@ -1,6 +1,7 @@
 #include "server/warmup/worker.hpp"
 
 #include "common/log.hpp"
+#include "registry/pg/listener.hpp"
 #include "server/services.hpp"
 #include "storage/cache/cached_blob_store.hpp"
 
@@ -8,8 +9,6 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <libpq-fe.h>
-#include <poll.h>
 #include <unistd.h>
 
 namespace depot::server::warmup {
@@ -107,45 +106,8 @@ void worker::wake()
 
 void worker::listen_loop()
 {
-    const std::string conninfo = svc_.opts.database_url;
-    while (!stopping_) {
-        const char* const keywords[] = {"dbname", "connect_timeout", "application_name", nullptr};
-        const char* const values[] = {conninfo.c_str(), "5", "depotd-warmups", nullptr};
-        PGconn* conn = PQconnectdbParams(keywords, values, 1);
-        bool listening = false;
-        if (PQstatus(conn) == CONNECTION_OK) {
-            PGresult* r = PQexec(conn, "LISTEN depot_warmups");
-            listening = PQresultStatus(r) == PGRES_COMMAND_OK;
-            PQclear(r);
-        }
-        if (!listening) {
-            log::warn("warm-up: cannot LISTEN for jobs; polling only until it works",
-                      {{"error", std::string(PQerrorMessage(conn))}});
-            PQfinish(conn);
-            for (int i = 0; i < 20 && !stopping_; ++i)
-                std::this_thread::sleep_for(std::chrono::milliseconds(100));
-            continue;
-        }
-        wake(); // whatever was created while not listening
-        while (!stopping_) {
-            pollfd p{.fd = PQsocket(conn), .events = POLLIN, .revents = 0};
-            const int n = ::poll(&p, 1, 200);
-            if (n < 0 && errno != EINTR)
-                break;
-            if (n <= 0)
-                continue;
-            if (!PQconsumeInput(conn))
-                break;
-            bool notified = false;
-            while (PGnotify* note = PQnotifies(conn)) {
-                notified = true;
-                PQfreemem(note);
-            }
-            if (notified)
-                wake();
-        }
-        PQfinish(conn);
-    }
+    pg::listen_until(svc_.opts.database_url, "depot_warmups", "depotd-warmups", "warm-up", stopping_,
+                     [this] { wake(); });
 }
 
 asio::awaitable<void> worker::loop()

@@ -6,6 +6,7 @@
 #include "common/metrics.hpp"
 #include "common/uri.hpp"
 #include "registry/events.hpp"
+#include "registry/pg/listener.hpp"
 #include "registry/sql_util.hpp"
 #include "server/api/http_api.hpp"
 #include "server/services.hpp"
@@ -20,9 +21,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#include <libpq-fe.h>
 #include <nlohmann/json.hpp>
-#include <poll.h>
 #include <unistd.h>
 
 namespace depot::server::webhooks {
@@ -238,46 +237,8 @@ void dispatcher::wake()
 
 void dispatcher::listen_loop()
 {
-    const std::string conninfo = svc_.opts.database_url;
-    while (!stopping_) {
-        // The URL expands into its parameters; the ones after it bound the connect and name the session.
-        const char* const keywords[] = {"dbname", "connect_timeout", "application_name", nullptr};
-        const char* const values[] = {conninfo.c_str(), "5", "depotd-events", nullptr};
-        PGconn* conn = PQconnectdbParams(keywords, values, 1);
-        bool listening = false;
-        if (PQstatus(conn) == CONNECTION_OK) {
-            PGresult* r = PQexec(conn, "LISTEN depot_events");
-            listening = PQresultStatus(r) == PGRES_COMMAND_OK;
-            PQclear(r);
-        }
-        if (!listening) {
-            log::warn("webhooks: cannot LISTEN for events; polling only until it works",
-                      {{"error", std::string(PQerrorMessage(conn))}});
-            PQfinish(conn);
-            for (int i = 0; i < 20 && !stopping_; ++i)
-                std::this_thread::sleep_for(std::chrono::milliseconds(100));
-            continue;
-        }
-        wake(); // whatever was committed while not listening
-        while (!stopping_) {
-            pollfd p{.fd = PQsocket(conn), .events = POLLIN, .revents = 0};
-            const int n = ::poll(&p, 1, 200);
-            if (n < 0 && errno != EINTR)
-                break;
-            if (n <= 0)
-                continue;
-            if (!PQconsumeInput(conn))
-                break;
-            bool notified = false;
-            while (PGnotify* note = PQnotifies(conn)) {
-                notified = true;
-                PQfreemem(note);
-            }
-            if (notified)
-                wake();
-        }
-        PQfinish(conn);
-    }
+    pg::listen_until(svc_.opts.database_url, "depot_events", "depotd-events", "webhooks", stopping_,
+                     [this] { wake(); });
 }
 
 asio::awaitable<void> dispatcher::worker(std::size_t index)
