@@ -232,13 +232,10 @@ public:
     asio::awaitable<result<std::unique_ptr<blob_reader>>> open(const blob_id& id, std::uint64_t offset,
                                                                std::uint64_t length) override
     {
-        auto size = co_await size_of(id);
-        if (!size)
-            co_return std::move(size).error();
-        if (offset > *size)
-            co_return error{errc::invalid_range, "offset beyond the end of the blob"};
-        const std::uint64_t end = offset + std::min(length, *size - offset);
-        co_return std::make_unique<cached_reader>(shared_from_this(), id, offset, end, *size);
+        auto r = co_await range_of(id, offset, length);
+        if (!r)
+            co_return std::move(r).error();
+        co_return std::make_unique<cached_reader>(shared_from_this(), id, offset, r->end, r->size);
     }
 
     asio::awaitable<result<blob_info>> stat(const blob_id& id) override
@@ -291,17 +288,16 @@ public:
     asio::awaitable<result<std::uint64_t>> prefetch(const blob_id& id, std::uint64_t offset,
                                                     std::uint64_t length) override
     {
-        auto size = co_await size_of(id);
-        if (!size)
-            co_return std::move(size).error();
-        if (offset > *size)
-            co_return error{errc::invalid_range, "offset beyond the end of the blob"};
-        const std::uint64_t end = offset + std::min(length, *size - offset);
+        auto r = co_await range_of(id, offset, length);
+        if (!r)
+            co_return std::move(r).error();
+        const std::uint64_t end = r->end;
+        const auto size = r->size;
         const auto ex = co_await asio::this_coro::executor;
         const std::uint64_t last = end == 0 ? 0 : (end - 1) / opts_.chunk_size;
         for (std::uint64_t i = offset / opts_.chunk_size; i * opts_.chunk_size < end; ++i) {
-            read_ahead(ex, id, i + 1, std::min(last + 1, i + 1 + read_ahead_chunks), *size);
-            auto c = co_await chunk(id, i, *size);
+            read_ahead(ex, id, i + 1, std::min(last + 1, i + 1 + read_ahead_chunks), size);
+            auto c = co_await chunk(id, i, size);
             if (!c)
                 co_return std::move(c).error();
         }
@@ -439,6 +435,27 @@ private:
         if (!info)
             co_return std::move(info).error();
         co_return info->size;
+    }
+
+    struct blob_range
+    {
+        std::uint64_t size = 0; ///< of the whole blob
+        std::uint64_t end = 0;  ///< one past the last byte asked for, clamped to the blob
+    };
+
+    /// Where a read of `length` bytes from `offset` ends in blob `id`; invalid_range past the end.
+    asio::awaitable<result<blob_range>> range_of(const blob_id& id, std::uint64_t offset,
+                                                 std::uint64_t length)
+    {
+        auto size = co_await size_of(id);
+        if (!size)
+            co_return std::move(size).error();
+        if (offset > *size)
+            co_return error{errc::invalid_range, "offset beyond the end of the blob"};
+        blob_range r;
+        r.size = *size;
+        r.end = offset + std::min(length, *size - offset);
+        co_return r;
     }
 
     asio::awaitable<void> unlink(std::vector<std::string> paths)
