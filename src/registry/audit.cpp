@@ -4,6 +4,7 @@
 #include "registry/sql_util.hpp"
 
 #include <array>
+#include <atomic>
 #include <boost/asio/this_coro.hpp>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -23,6 +24,12 @@ scopes& registry_of_scopes()
 {
     static scopes s;
     return s;
+}
+
+std::atomic<bool>& appended_here()
+{
+    static std::atomic<bool> flag{false};
+    return flag;
 }
 
 const audit_context& system_context()
@@ -93,6 +100,7 @@ asio::awaitable<std::int64_t> append_audit(pg::connection& c, const audit_contex
                                            std::string_view outcome)
 {
     const std::string a(action), r(resource), t(team), o(outcome);
+    appended_here().store(true, std::memory_order_release);
     auto rs = co_await sql(c, "SELECT audit_append($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb)", ctx.actor,
                            ctx.credential, t, a, r, o, ctx.request_id, ctx.client_addr, details_json);
     co_return rs[0].i64(0);
@@ -107,6 +115,7 @@ asio::awaitable<std::int64_t> append_object_audit(pg::connection& c, std::string
     if (!ctx)
         ctx = &system_context();
     const std::string a(action), k(key);
+    appended_here().store(true, std::memory_order_release);
     auto rs = co_await sql(
         c,
         "SELECT audit_append($1, $2, '', $3, (SELECT name FROM buckets WHERE id = $4) || '/' "
@@ -176,43 +185,85 @@ asio::awaitable<audit_verification> verify_audit(pg::pool& pool)
     out.anchor_id = head[0].i64(2);
     std::string previous = head[0].bytea(3);
     std::int64_t position = 0;
+    std::int64_t last_sealed = 0;
     for (;;) {
-        auto rs =
-            co_await sql(*conn,
-                         "SELECT id, prev_hash, hash, audit_canonical(a) FROM audit_log a WHERE id > $1 "
-                         "ORDER BY id LIMIT 1000",
-                         position);
+        auto rs = co_await sql(*conn,
+                               "SELECT id, prev_hash IS NOT NULL, prev_hash, hash, audit_canonical(a) "
+                               "FROM audit_log a WHERE id > $1 ORDER BY id LIMIT 1000",
+                               position);
         for (auto r : rs) {
             const std::int64_t id = r.i64(0);
-            const std::string prev = r.bytea(1);
-            const std::string stored = r.bytea(2);
-            ++out.rows;
             position = id;
+            if (!r.boolean(1)) {
+                // Not linked yet: legitimate only after the sealed part of the chain.
+                ++out.unsealed;
+                if (!out.bad_row && id <= last_id) {
+                    out.bad_row = id;
+                    out.problem =
+                        "the row has no hash but lies inside the sealed chain (its hash was removed)";
+                }
+                continue;
+            }
+            const std::string prev = r.bytea(2);
+            const std::string stored = r.bytea(3);
+            ++out.rows;
             if (out.bad_row)
                 continue;
             if (id <= out.anchor_id) {
                 out.bad_row = id;
                 out.problem =
                     "the row is at or before the archive anchor (row " + std::to_string(out.anchor_id) + ")";
+            } else if (out.unsealed > 0 || id > last_id) {
+                out.bad_row = id;
+                out.problem = "the row is sealed but lies after the chain head (row " +
+                              std::to_string(last_id) + ") or after an unsealed row";
             } else if (prev != previous) {
                 out.bad_row = id;
                 out.problem = "prev_hash does not match the hash of the row before it (a row was removed, "
                               "inserted or rewritten)";
-            } else if (sha256(prev + r.str(3)) != stored) {
+            } else if (sha256(prev + r.str(4)) != stored) {
                 out.bad_row = id;
                 out.problem = "the row's content does not match its hash (the row was edited)";
             }
             previous = stored;
+            last_sealed = id;
         }
         if (rs.size() < 1000)
             break;
     }
     co_await conn->execute("COMMIT");
-    if (!out.bad_row && (previous != last_hash || (out.rows > 0 && position != last_id))) {
+    if (!out.bad_row && (previous != last_hash || (out.rows > 0 && last_sealed != last_id))) {
         out.bad_row = last_id;
         out.problem = "the chain head does not match the last row (rows at the end were removed)";
     }
     co_return out;
+}
+
+asio::awaitable<std::int64_t> seal_audit(pg::pool& pool)
+{
+    auto conn = co_await pool.acquire();
+    // The horizon is a statement of its own (autocommit): its exclusive lock waits for the appenders in
+    // flight and holds new ones back only until it commits. When an appender takes longer than 200 ms to
+    // commit, this round gives up instead of stalling every writer behind it.
+    std::int64_t horizon = 0;
+    bool settled = true;
+    try {
+        auto h = co_await sql(*conn, "SELECT audit_horizon(200)");
+        horizon = h[0].i64(0);
+    } catch (const pg::error&) {
+        settled = false;
+    }
+    if (!settled) {
+        appended_here().store(true, std::memory_order_release); // try again next round
+        co_return 0;
+    }
+    auto rs = co_await sql(*conn, "SELECT audit_seal($1)", horizon);
+    co_return rs[0].i64(0);
+}
+
+bool take_audit_appended() noexcept
+{
+    return appended_here().exchange(false, std::memory_order_acq_rel);
 }
 
 asio::awaitable<result<std::optional<std::int64_t>>> last_audit_row_before(pg::pool& pool,
@@ -222,7 +273,11 @@ asio::awaitable<result<std::optional<std::int64_t>>> last_audit_row_before(pg::p
     pg::result_set rs;
     bool valid = true;
     try {
-        rs = co_await sql(*conn, "SELECT max(id) FROM audit_log WHERE at < $1::timestamptz", before);
+        // Only the sealed part of the chain can be archived (an anchor needs a hash).
+        rs = co_await sql(*conn,
+                          "SELECT max(id) FROM audit_log WHERE at < $1::timestamptz "
+                          "AND id <= (SELECT last_id FROM audit_head)",
+                          before);
     } catch (const pg::error&) {
         valid = false;
     }

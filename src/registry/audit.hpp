@@ -59,8 +59,10 @@ inline constexpr std::string_view audit_denied = "denied";
 inline constexpr std::string_view audit_failed = "failed";
 
 /// Appends one row in `c`'s current transaction (the caller's BEGIN ... COMMIT), with the context of the
-/// calling coroutine's request. `details_json`: a JSON object. Call it last in the transaction: it queues on
-/// the chain head until the transaction ends. Throws pg::error like any statement.
+/// calling coroutine's request. `details_json`: a JSON object. The row is written unsealed (no hashes) and
+/// linked into the chain by `seal_audit` after the transaction commits, so appenders never queue on each
+/// other. Call it late in the transaction: until the transaction ends it holds back the next seal (not other
+/// writers). Throws pg::error like any statement.
 asio::awaitable<std::int64_t> append_audit(pg::connection& c, std::string_view action,
                                            std::string_view resource, std::string_view team = {},
                                            std::string details_json = "{}",
@@ -101,17 +103,27 @@ asio::awaitable<result<std::vector<std::string>>> list_audit(pg::pool& pool, con
 /// The result of checking the chain.
 struct audit_verification
 {
-    std::int64_t rows = 0;               ///< rows checked
+    std::int64_t rows = 0;               ///< sealed rows checked
+    std::int64_t unsealed = 0;           ///< the newest rows, not linked into the chain yet
     std::int64_t anchor_id = 0;          ///< rows up to this one were archived
     std::optional<std::int64_t> bad_row; ///< the first row whose hash or link does not hold
     std::string problem;                 ///< what is wrong (empty when the chain holds)
 };
 
-/// Recomputes every remaining row's hash from its content and checks each row's link to the one before (the
-/// first to the archive anchor) and the head's link to the last row. Reads in pages; never writes.
+/// Recomputes every remaining sealed row's hash from its content and checks each row's link to the one before
+/// (the first to the archive anchor) and the head's link to the last row; unsealed rows must all come after
+/// the head. Reads in pages; never writes.
 asio::awaitable<audit_verification> verify_audit(pg::pool& pool);
 
-/// The id of the last row written before `before` (ISO 8601), if any. invalid_argument for a bad time.
+/// Links the rows whose transactions have ended into the chain (schema/0010_audit_seal.sql): waits at most
+/// 200 ms for appenders in flight (0 sealed when it gives up), then seals in id order. Returns the rows
+/// sealed; 0 also when another process is sealing. depotd calls it every --audit-seal-interval.
+asio::awaitable<std::int64_t> seal_audit(pg::pool& pool);
+
+/// Whether this process appended a row since the last call (which clears it): the sealer's cue.
+bool take_audit_appended() noexcept;
+
+/// The id of the last sealed row written before `before` (ISO 8601), if any. invalid_argument for a bad time.
 asio::awaitable<result<std::optional<std::int64_t>>> last_audit_row_before(pg::pool& pool,
                                                                            std::string_view before);
 

@@ -228,6 +228,14 @@ const std::vector<setting>& settings()
          [](options& o, const std::string& v) {
              return parse_number(v, o.webhook_failure_limit) && o.webhook_failure_limit > 0;
          }},
+        {"--audit-seal-interval", "DEPOT_AUDIT_SEAL_INTERVAL",
+         "milliseconds between links of newly committed audit rows into the hash chain (default 100)",
+         [](options& o, const std::string& v) {
+             long ms = 0;
+             bool okay = parse_number(v, ms) && ms >= 1;
+             o.audit_seal_interval = std::chrono::milliseconds(ms);
+             return okay;
+         }},
         {"--webhook-poll-interval", "DEPOT_WEBHOOK_POLL_INTERVAL",
          "milliseconds between looks for due deliveries besides NOTIFY wake-ups (default 2000)",
          [](options& o, const std::string& v) {

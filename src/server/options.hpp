@@ -60,6 +60,8 @@ struct options
     /// metadata names this long after their commit, are reclaimed. Must exceed the longest pause of a
     /// live upload (uploads stream continuously) and of a publish after its blob committed (milliseconds).
     std::chrono::seconds blob_grace{3600};
+    /// How often the audit sealer links newly committed audit rows into the hash chain.
+    std::chrono::milliseconds audit_seal_interval{100};
     /// Requests per second per credential (0 = unlimited) and the burst above it (0 = one second's worth).
     double rate_limit = 0;
     double rate_burst = 0;

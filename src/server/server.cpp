@@ -3,6 +3,7 @@
 #include "common/log.hpp"
 #include "common/metrics.hpp"
 #include "common/secret_box.hpp"
+#include "registry/audit.hpp"
 #include "registry/blob_collector.hpp"
 #include "registry/pg/migrations.hpp"
 #include "registry/warmup_repository.hpp"
@@ -229,6 +230,32 @@ asio::awaitable<void> cleanup_loop(services& svc, asio::steady_timer& timer,
     }
 }
 
+/// Links committed audit rows into the hash chain (registry::seal_audit) every --audit-seal-interval after
+/// this process appended rows, and every 50 intervals regardless (rows of depotctl or of a process that
+/// stopped before sealing its own).
+asio::awaitable<void> seal_loop(services& svc, asio::steady_timer& timer, const connection_registry& registry)
+{
+    static metrics::counter& sealed = metrics::default_registry().counter_metric(
+        "depot_audit_sealed_rows_total", "Audit rows linked into the hash chain by this process");
+    static metrics::counter& failed = metrics::default_registry().counter_metric(
+        "depot_audit_seal_failures_total", "Sealing rounds that failed (retried on the next round)");
+    for (unsigned round = 1; !registry.stopping(); ++round) {
+        timer.expires_after(svc.opts.audit_seal_interval);
+        boost::system::error_code ec;
+        co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        if (ec)
+            co_return;
+        if (!registry::take_audit_appended() && round % 50 != 0)
+            continue;
+        try {
+            sealed.inc(static_cast<std::uint64_t>(co_await registry::seal_audit(*svc.db)));
+        } catch (const std::exception& e) {
+            failed.inc();
+            log::warn("sealing the audit log failed; will retry", {{"error", e.what()}});
+        }
+    }
+}
+
 } // namespace
 
 void run(const options& opts)
@@ -289,6 +316,7 @@ void run(const options& opts)
     log_level_signals level_signals(ioc, lvl);
     asio::steady_timer drain_timer(ioc);
     asio::steady_timer cleanup_timer(ioc);
+    asio::steady_timer seal_timer(ioc);
     std::exception_ptr startup_failure;
 
     auto startup = [&]() -> asio::awaitable<void> {
@@ -317,6 +345,7 @@ void run(const options& opts)
                                 {"tls", tls != nullptr},
                                 {"threads", threads}});
         asio::co_spawn(ioc, cleanup_loop(svc, cleanup_timer, registry), asio::detached);
+        asio::co_spawn(ioc, seal_loop(svc, seal_timer, registry), asio::detached);
         dispatcher.start();
         warmup_worker.start();
         co_await accept_loop(acceptor, svc, registry, tls.get());
@@ -358,6 +387,7 @@ void run(const options& opts)
         boost::system::error_code ignored;
         acceptor.close(ignored);
         cleanup_timer.cancel();
+        seal_timer.cancel();
         registry.begin_shutdown();
         dispatcher.stop();
         warmup_worker.stop();

@@ -9,8 +9,11 @@ from __future__ import annotations
 import json
 import secrets
 import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+import requests
 
 from depot_harness import expect_error, unique_bucket_name
 from rest import assert_problem, call, token_for, validate
@@ -19,7 +22,8 @@ COLUMNS = "actor, credential, team, action, resource, outcome"
 
 
 def marker(depot) -> int:
-    return depot.db.scalar("SELECT last_id FROM audit_head")
+    # Ids are drawn in order from this sequence; rows appended from now on get larger ones.
+    return depot.db.scalar("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM audit_log_id")
 
 
 def rows_since(depot, since: int) -> list[tuple[str, ...]]:
@@ -308,3 +312,57 @@ def test_archive_moves_old_rows_into_a_bucket_and_what_remains_verifies(depot, s
     s3.put_object(Bucket=archive, Key="after", Body=b"x")
     proc = verify(depot)
     assert f"chained to archived row {last}" in proc.stdout
+
+
+def test_concurrent_writers_are_all_sealed_into_one_chain_by_depotd(depot, s3, bucket):
+    """Appenders do not queue on the chain head: rows go in unsealed and depotd's sealer links them after
+    commit, in id order, leaving no gap and nothing unsealed behind."""
+    m = marker(depot)
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(lambda i: s3.put_object(Bucket=bucket, Key=f"k{i}", Body=b"x"), range(64)))
+    deadline = time.monotonic() + 20
+    while depot.db.scalar(f"SELECT count(*) FROM audit_log WHERE id > {m} AND hash IS NULL") != 0:
+        assert time.monotonic() < deadline, "depotd did not seal the new rows"
+        time.sleep(0.05)
+    rows = depot.db.query(f"SELECT action, resource FROM audit_log WHERE id > {m} AND resource LIKE '{bucket}/%'")
+    assert sorted(rows) == sorted(["object.put", f"{bucket}/k{i}"] for i in range(64))
+    # Linked in id order: each row's prev_hash is the hash of the row before it.
+    broken = depot.db.scalar(
+        f"SELECT count(*) FROM (SELECT prev_hash, lag(hash) OVER (ORDER BY id) AS before FROM audit_log "
+        f"WHERE id > {m}) x WHERE before IS NOT NULL AND prev_hash <> before")
+    assert broken == 0
+    out = json.loads(depot.depotctl("audit", "verify", "--json").stdout)
+    assert out["ok"] is True and out["unsealed"] == 0
+    metrics = requests.get(depot.endpoint + "/metrics", timeout=30).text
+    sealed = [float(line.split()[-1]) for line in metrics.splitlines()
+              if line.startswith("depot_audit_sealed_rows_total ")]
+    assert sealed and sealed[0] >= 64
+
+
+def test_sealing_cannot_be_undone_or_used_to_edit_a_row(depot, s3, bucket):
+    s3.put_object(Bucket=bucket, Key="z", Body=b"1")
+    verify(depot)
+    row = depot.db.scalar(f"SELECT id FROM audit_log WHERE resource = '{bucket}/z'")
+    # The sealer's one permitted UPDATE needs its maintenance flag, and never changes content.
+    for sql in (f"UPDATE audit_log SET hash = NULL, prev_hash = NULL WHERE id = {row}",
+                f"BEGIN; SELECT set_config('depot.audit_maintenance', 'on', true); "
+                f"UPDATE audit_log SET actor = 'mallory' WHERE id = {row}; COMMIT"):
+        with pytest.raises(AssertionError) as refused:
+            depot.db.execute(sql)
+        assert "append-only" in str(refused.value)
+    # Stripping a sealed row of its hashes (triggers off) is caught, and the row named.
+    strip = ("ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update; "
+             "UPDATE audit_log SET prev_hash = {v}, hash = {v} WHERE id = {row}; "
+             "ALTER TABLE audit_log ENABLE TRIGGER audit_log_no_update")
+    saved = depot.db.query(f"SELECT encode(prev_hash, 'hex'), encode(hash, 'hex') FROM audit_log WHERE id = {row}")[0]
+    depot.db.execute(strip.format(v="NULL", row=row))
+    try:
+        proc = verify(depot, check=False)
+        assert proc.returncode == 1 and f"FAILED at row {row}:" in proc.stderr, proc.stderr
+        assert "sealed chain" in proc.stderr
+    finally:
+        depot.db.execute("ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update; "
+                         f"UPDATE audit_log SET prev_hash = decode('{saved[0]}', 'hex'), "
+                         f"hash = decode('{saved[1]}', 'hex') WHERE id = {row}; "
+                         "ALTER TABLE audit_log ENABLE TRIGGER audit_log_no_update")
+    assert verify(depot).returncode == 0

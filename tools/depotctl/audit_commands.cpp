@@ -69,7 +69,8 @@ asio::awaitable<void> each_row(pg::pool& pool, registry::audit_query q, std::int
 void report(const registry::audit_verification& v, bool json)
 {
     if (json) {
-        nlohmann::json out{{"rows", v.rows}, {"anchor_id", v.anchor_id}, {"ok", !v.bad_row}};
+        nlohmann::json out{
+            {"rows", v.rows}, {"unsealed", v.unsealed}, {"anchor_id", v.anchor_id}, {"ok", !v.bad_row}};
         if (v.bad_row) {
             out["bad_row"] = *v.bad_row;
             out["problem"] = v.problem;
@@ -79,6 +80,8 @@ void report(const registry::audit_verification& v, bool json)
         std::cout << "audit log verified: " << v.rows << " rows"
                   << (v.anchor_id ? ", chained to archived row " + std::to_string(v.anchor_id)
                                   : std::string())
+                  << (v.unsealed ? ", " + std::to_string(v.unsealed) + " newer rows not sealed yet"
+                                 : std::string())
                   << "\n";
     }
 }
@@ -93,6 +96,9 @@ asio::awaitable<void> run_audit(const cli& c, std::shared_ptr<pg::pool> pool,
     if (p.size() < 2)
         throw failure("audit needs verify, export or archive", 2);
     if (p[1] == "verify") {
+        // Seal what has committed first (what depotd does continuously), so the check covers every row
+        // written so far, also when no depotd runs.
+        co_await registry::seal_audit(*pool);
         auto v = co_await registry::verify_audit(*pool);
         report(v, json);
         if (v.bad_row)
