@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <exception>
 #include <map>
+#include <memory>
 #include <tuple>
 
 namespace depot::registry {
@@ -64,7 +65,14 @@ asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source
     std::exception_ptr crash;
 
     try {
-        std::vector<std::byte> buf(io_chunk);
+        // Sized to the body when its length is known (a 4 KiB PUT need not allocate and fault in 1 MiB), and
+        // left uninitialised: every byte used is read into first.
+        std::size_t buf_size = io_chunk;
+        if (limits.content_length)
+            buf_size = static_cast<std::size_t>(
+                std::clamp<std::uint64_t>(*limits.content_length, 64 << 10, io_chunk));
+        auto memory = std::make_unique_for_overwrite<std::byte[]>(buf_size);
+        const std::span<std::byte> buf(memory.get(), buf_size);
         while (!failure) {
             auto n = co_await read_full(body, buf);
             if (!n) {
