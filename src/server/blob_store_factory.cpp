@@ -18,6 +18,7 @@ std::shared_ptr<storage::blob_store> make_blob_store(const options& opts)
                                                .ns = opts.rados_namespace,
                                                .stripe_size = opts.rados_stripe_size,
                                                .window = opts.rados_window,
+                                               .write_budget = opts.rados_write_budget,
                                                .op_timeout = opts.rados_op_timeout});
     return storage::make_localfs_blob_store({.root = opts.blob_dir});
 }

@@ -97,6 +97,10 @@ const std::vector<setting>& settings()
          [](options& o, const std::string& v) {
              return parse_number(v, o.rados_window) && o.rados_window > 0;
          }},
+        {"--rados-write-budget", "DEPOT_RADOS_WRITE_BUDGET",
+         "bytes of stripe writes in flight over all uploads together, 0 = no bound beyond each upload's "
+         "window (default 67108864)",
+         [](options& o, const std::string& v) { return parse_number(v, o.rados_write_budget); }},
         {"--rados-op-timeout", "DEPOT_RADOS_OP_TIMEOUT",
          "seconds a RADOS operation may take before it fails and the request answers 503 SlowDown "
          "(default 30)",

@@ -26,6 +26,7 @@ struct options
     std::string rados_namespace;
     std::uint64_t rados_stripe_size = 4 << 20;
     unsigned rados_window = 8;
+    std::uint64_t rados_write_budget = 64 << 20;
     std::chrono::seconds rados_op_timeout{30};
     std::string server_key_file = "./var/server.key";
     std::string server_key_hex; ///< DEPOT_SERVER_KEY; overrides the file when set

@@ -404,15 +404,23 @@ asio::awaitable<void> remove_incomplete_spares_committed(blob_store& store)
     // A cutoff in the future makes every current leftover old enough, whatever the timestamp granularity.
     auto reclaimed = co_await store.remove_incomplete(clock::now() + 2s);
     REQUIRE(reclaimed.has_value());
-    CHECK(*reclaimed >= 1);
 
-    // Its leftovers are gone, so it can no longer become a blob.
     auto late = co_await (*abandoned)->commit();
-    CHECK_FALSE(late.has_value());
-    co_await (*abandoned)->abort();
-    auto info = co_await store.stat((*abandoned)->id());
-    REQUIRE_FALSE(info.has_value());
-    CHECK(info.error().code == errc::not_found);
+    if (late) {
+        // A store may keep a small write entirely in memory until commit (RADOS: a blob of at most one
+        // stripe is written whole, with its head, in one operation). Then there was nothing to reclaim, and
+        // the late commit makes the whole blob, never a partial one.
+        CHECK(*reclaimed == 0);
+        CHECK(co_await get(store, (*abandoned)->id()) == "abandoned"sv);
+        REQUIRE((co_await store.remove((*abandoned)->id())).has_value());
+    } else {
+        // Its leftovers are gone, so it can no longer become a blob.
+        CHECK(*reclaimed >= 1);
+        co_await (*abandoned)->abort();
+        auto info = co_await store.stat((*abandoned)->id());
+        REQUIRE_FALSE(info.has_value());
+        CHECK(info.error().code == errc::not_found);
+    }
 
     CHECK(co_await get(store, kept) == "committed before"sv);
     CHECK(co_await get(store, (*young)->id()) == "young"sv);

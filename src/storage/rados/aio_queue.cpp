@@ -8,6 +8,8 @@ void aio_queue::on_complete(librados::completion_t, void* arg)
     int r = c->completion->get_return_value();
     // librados holds its own reference while it runs this callback, so releasing here is safe.
     c->completion->release();
+    // Returned before the owner hears of the completion, so a writer woken by it finds the bytes free.
+    c->hold.reset();
     c->queue->deliver(aio_result{.tag = c->tag, .r = r, .data = std::move(c->out)});
 }
 

@@ -47,9 +47,10 @@ public:
     /// completion, &out, len, off)`) and returns librados's immediate return value; `out` is a bufferlist
     /// that lives until the operation completes and becomes `aio_result::data`. Whatever `submit` refers
     /// to (out-parameters of a compound read) must stay alive until the result is received. A submission
-    /// that fails at once is reported through next() like any other result.
+    /// that fails at once is reported through next() like any other result. `hold` is kept until the
+    /// operation completes and is then dropped on librados's thread (a write budget's lease, say).
     template <class Submit>
-    void start(std::uint64_t tag, Submit&& submit);
+    void start(std::uint64_t tag, Submit&& submit, std::shared_ptr<void> hold = nullptr);
 
     /// Operations started and not yet received by next().
     std::size_t pending() const noexcept { return pending_; }
@@ -91,6 +92,7 @@ private:
         std::uint64_t tag = 0;
         librados::AioCompletion* completion = nullptr;
         ceph::bufferlist out;
+        std::shared_ptr<void> hold;
     };
 
     static void on_complete(librados::completion_t, void* arg);
@@ -106,11 +108,12 @@ private:
 };
 
 template <class Submit>
-void aio_queue::start(std::uint64_t tag, Submit&& submit)
+void aio_queue::start(std::uint64_t tag, Submit&& submit, std::shared_ptr<void> hold)
 {
     auto c = std::make_unique<call>();
     c->queue = shared_from_this();
     c->tag = tag;
+    c->hold = std::move(hold);
     c->completion = librados::Rados::aio_create_completion(c.get(), &aio_queue::on_complete);
     ++pending_;
     // From here on the callback may run (on a librados thread) before submit() even returns.

@@ -77,6 +77,8 @@ cluster::cluster(rados_options opts) : options(std::move(opts))
                                  (r == -ENOENT ? std::string("no such pool") : describe(r)));
     }
     io.set_namespace(o.ns);
+    if (o.write_budget > 0)
+        write_bytes = write_budget::make(std::max(o.write_budget, o.stripe_size));
 }
 
 cluster::~cluster()
@@ -178,8 +180,12 @@ std::optional<head_info> decode_head(const std::map<std::string, ceph::bufferlis
     auto committed = attr_u64(attrs, attr_committed);
     if (!size || !stripes || !committed)
         return std::nullopt;
-    // The stripe count must be the one the size implies, or reads would run past what was written.
-    if (*stripes != *size / *stripe_size + (*size % *stripe_size != 0 ? 1 : 0))
+    auto inline_attr = attrs.find(attr_inline);
+    head.inline_data = inline_attr != attrs.end() && inline_attr->second.to_str() == "1";
+    // The stripe count must be the one the size implies, or reads would run past what was written; an
+    // inline blob has none and fits in one.
+    if (head.inline_data ? (*stripes != 0 || *size > *stripe_size)
+                         : *stripes != *size / *stripe_size + (*size % *stripe_size != 0 ? 1 : 0))
         return std::nullopt;
     head.committed = true;
     head.size = *size;
@@ -191,20 +197,30 @@ std::optional<head_info> decode_head(const std::map<std::string, ceph::bufferlis
 
 asio::awaitable<head_read> read_head(cluster& c, const blob_id& id)
 {
+    ceph::bufferlist none;
+    co_return co_await read_head(c, id, 0, 0, none);
+}
+
+asio::awaitable<head_read> read_head(cluster& c, const blob_id& id, std::uint64_t offset,
+                                     std::uint64_t length, ceph::bufferlist& data)
+{
     std::map<std::string, ceph::bufferlist> attrs;
     int attrs_r = 0;
     int stat_r = 0;
+    int read_r = 0;
     std::uint64_t size = 0;
     timespec mtime{};
     librados::ObjectReadOperation op;
     op.getxattrs(&attrs, &attrs_r);
     op.stat2(&size, &mtime, &stat_r);
+    if (length > 0)
+        op.read(offset, length, &data, &read_r);
     c.head_reads.fetch_add(1, std::memory_order_relaxed);
     auto done = co_await run_aio([&](librados::AioCompletion* completion, ceph::bufferlist& out) {
         return c.io.aio_operate(id, completion, &op, &out);
     });
     head_read read;
-    read.r = done.r < 0 ? done.r : attrs_r < 0 ? attrs_r : stat_r;
+    read.r = done.r < 0 ? done.r : attrs_r < 0 ? attrs_r : stat_r < 0 ? stat_r : read_r;
     if (read.r < 0)
         co_return read;
     read.head = decode_head(attrs);

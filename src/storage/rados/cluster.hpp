@@ -7,6 +7,7 @@
 #include "storage/blob_store.hpp"
 #include "storage/rados/aio_queue.hpp"
 #include "storage/rados/rados_blob_store.hpp"
+#include "storage/rados/write_budget.hpp"
 
 #include <atomic>
 #include <boost/asio/thread_pool.hpp>
@@ -39,10 +40,13 @@ struct cluster
     rados_options options;
     librados::Rados rados;
     librados::IoCtx io;
+    /// Bytes of stripe writes in flight over every writer (null: options.write_budget is 0, no bound).
+    std::shared_ptr<write_budget> write_bytes;
     /// librados lists objects only synchronously; listings run here, never on an I/O thread.
     boost::asio::thread_pool listing_pool{1};
 
     std::atomic<std::uint64_t> stripe_writes{0};
+    std::atomic<std::uint64_t> inline_writes{0};
     std::atomic<std::uint64_t> stripe_reads{0};
     std::atomic<std::uint64_t> head_reads{0};
     std::atomic<unsigned> peak_writes_in_flight{0};
@@ -78,6 +82,9 @@ inline constexpr const char* attr_stripe_size = "depot.stripe_size";
 inline constexpr const char* attr_size = "depot.size";
 inline constexpr const char* attr_stripes = "depot.stripes";
 inline constexpr const char* attr_committed = "depot.committed_ns";
+/// "1" on the head of a blob whose bytes are the head object's own data (a blob of at most one stripe,
+/// written whole at commit); such a head has 0 stripes.
+inline constexpr const char* attr_inline = "depot.inline";
 inline constexpr std::string_view state_writing = "writing";
 inline constexpr std::string_view state_committed = "committed";
 
@@ -91,6 +98,8 @@ struct head_info
     /// The rest is only meaningful once committed.
     std::uint64_t size = 0;
     std::uint64_t stripes = 0;
+    /// The bytes are the head object's data, not stripes.
+    bool inline_data = false;
     clock::time_point committed_at;
 };
 
@@ -110,6 +119,11 @@ struct head_read
 
 asio::awaitable<head_read> read_head(cluster& c, const blob_id& id);
 
+/// read_head that also reads up to `length` bytes at `offset` of the head object's own data into `data`, in
+/// the same operation: an inline blob's bytes come with its head (a small GET is one RADOS operation).
+asio::awaitable<head_read> read_head(cluster& c, const blob_id& id, std::uint64_t offset,
+                                     std::uint64_t length, ceph::bufferlist& data);
+
 /// Removes the head of `id` if its state is `expected_state`, atomically. 0, -ENOENT (no head),
 /// -ECANCELED (another state) or another -errno.
 asio::awaitable<int> remove_head_if(cluster& c, const blob_id& id, std::string_view expected_state);
@@ -118,11 +132,14 @@ asio::awaitable<int> remove_head_if(cluster& c, const blob_id& id, std::string_v
 /// other -errno met (it still tries every stripe).
 asio::awaitable<int> remove_stripes(cluster& c, const blob_id& id, std::uint64_t count);
 
-/// Writer and reader factories (rados_writer.cpp, rados_reader.cpp). The writer's head already exists.
+/// Writer and reader factories (rados_writer.cpp, rados_reader.cpp). The writer creates the head itself:
+/// before its first stripe, or at commit together with the bytes when they fit in one stripe.
 std::unique_ptr<blob_writer> make_writer(std::shared_ptr<cluster> c, blob_id id, std::uint64_t stripe_size,
                                          std::uint64_t size_hint);
-/// Reads bytes [begin, end) of a committed blob described by `head`.
+/// Reads bytes [begin, end) of a committed blob described by `head`. For an inline blob, `prefetched` may
+/// hold those bytes already (read with its head).
 std::unique_ptr<blob_reader> make_reader(std::shared_ptr<cluster> c, blob_id id, const head_info& head,
-                                         std::uint64_t begin, std::uint64_t end);
+                                         std::uint64_t begin, std::uint64_t end,
+                                         std::optional<ceph::bufferlist> prefetched = std::nullopt);
 
 } // namespace depot::storage::rados_detail

@@ -9,9 +9,13 @@
 /// visible; ids contain no '.', so a stripe name can never be taken for a head.
 ///
 /// Write protocol.
-///  1. create() makes the head exclusively, in state "writing", before any stripe exists. Every
-///     unfinished writer is therefore findable, even one that only buffered a few bytes so far.
-///  2. write() fills a stripe buffer; a full stripe is written with one aio write_full. At most `window`
+///  1. The writer makes the head exclusively, in state "writing", before its first stripe is written, so
+///     every stripe in RADOS belongs to a findable head. A writer that never filled a stripe has written
+///     nothing at all: its commit is one atomic operation that creates the head exclusively with the bytes
+///     as the head object's own data, already "committed" with depot.inline = 1 and 0 stripes (a 4 KiB PUT
+///     is one RADOS operation instead of three, and a blob of exactly one stripe skips two as well).
+///  2. write() fills a stripe buffer; a full stripe is written with one aio write_full, once the store-wide
+///     write budget (write_budget.hpp) grants its bytes. At most `window`
 ///     stripes exist in memory per writer: the one being filled and those in flight. When the window is
 ///     full, write() waits for the oldest completion.
 ///  3. commit() writes the last, partial stripe, waits for every stripe write, then flips the head to
@@ -20,7 +24,8 @@
 ///     the commit: a reclaimed blob can never become visible with stripes missing.
 ///  4. abort() waits for the writes in flight, removes the head (guarded by "state is writing"), then the
 ///     stripes it wrote.
-///  A crash at any point leaves a "writing" head and/or stripes without a head: never a visible blob.
+///  A crash at any point leaves a "writing" head and/or stripes without a head, or nothing: never a visible
+///  blob.
 ///
 /// Removal, whoever does it (remove, abort, remove_incomplete), takes the head first, atomically guarded
 /// by its expected state, then the stripes. The blob disappears in one step and a guard that fails (the
@@ -73,33 +78,24 @@ public:
 
     asio::awaitable<result<std::unique_ptr<blob_writer>>> create(write_options options) override
     {
-        // A 128-bit random id never collides in practice; the exclusive create makes sure anyway.
-        for (int attempt = 0;; ++attempt) {
-            auto id = make_random_blob_id();
-            librados::ObjectWriteOperation op;
-            op.create(true);
-            op.setxattr(attr_state, to_bufferlist(state_writing));
-            op.setxattr(attr_stripe_size, to_bufferlist(std::to_string(c_->options.stripe_size)));
-            auto done = co_await run_aio([&](librados::AioCompletion* completion, ceph::bufferlist&) {
-                return c_->io.aio_operate(id, completion, &op);
-            });
-            if (done.r == -EEXIST && attempt < 3)
-                continue;
-            if (done.r < 0)
-                co_return rados_error(done.r, "creating the head of a new blob");
-            co_return make_writer(c_, std::move(id), c_->options.stripe_size, options.size_hint);
-        }
+        // The writer makes the head (exclusively) when it first needs it; a 128-bit random id never
+        // collides in practice, and the exclusive create makes sure.
+        co_return make_writer(c_, make_random_blob_id(), c_->options.stripe_size, options.size_hint);
     }
 
     asio::awaitable<result<std::unique_ptr<blob_reader>>> open(const blob_id& id, std::uint64_t offset,
                                                                std::uint64_t length) override
     {
-        auto head = co_await committed_head(id);
+        // The head and, should the blob be inline, its bytes: one operation.
+        ceph::bufferlist data;
+        auto head = co_await committed_head(id, offset, std::min(length, c_->options.stripe_size), data);
         if (!head)
             co_return std::move(head).error();
         if (offset > head->size)
             co_return make_error(errc::invalid_range, "offset is beyond the end of blob " + id);
         auto end = offset + std::min(length, head->size - offset);
+        if (head->inline_data && data.length() == end - offset)
+            co_return make_reader(c_, id, *head, offset, end, std::move(data));
         co_return make_reader(c_, id, *head, offset, end);
     }
 
@@ -182,10 +178,13 @@ public:
     rados_store_stats stats() const noexcept
     {
         return {.stripe_writes = c_->stripe_writes.load(),
+                .inline_writes = c_->inline_writes.load(),
                 .stripe_reads = c_->stripe_reads.load(),
                 .head_reads = c_->head_reads.load(),
                 .peak_writes_in_flight = c_->peak_writes_in_flight.load(),
-                .peak_reads_in_flight = c_->peak_reads_in_flight.load()};
+                .peak_reads_in_flight = c_->peak_reads_in_flight.load(),
+                .peak_write_bytes = c_->write_bytes ? c_->write_bytes->peak() : 0,
+                .write_budget_waits = c_->write_bytes ? c_->write_bytes->waits() : 0};
     }
 
 private:
@@ -195,9 +194,17 @@ private:
     /// blobs still being written.
     asio::awaitable<result<head_info>> committed_head(const blob_id& id)
     {
+        ceph::bufferlist none;
+        co_return co_await committed_head(id, 0, 0, none);
+    }
+
+    /// The same, also reading up to `length` bytes at `offset` of the head object's data into `data`.
+    asio::awaitable<result<head_info>> committed_head(const blob_id& id, std::uint64_t offset,
+                                                      std::uint64_t length, ceph::bufferlist& data)
+    {
         if (!is_valid_blob_id(id))
             co_return not_found(id);
-        auto read = co_await read_head(*c_, id);
+        auto read = co_await read_head(*c_, id, offset, length, data);
         if (read.r == -ENOENT)
             co_return not_found(id);
         if (read.r < 0)

@@ -32,6 +32,10 @@ struct rados_options
     /// Stripes a writer or reader keeps in flight, which also bounds its memory: a writer buffers at most
     /// `window` stripes, a reader reads ahead at most `window` stripes. At least 1.
     unsigned window = 8;
+    /// Bytes of stripe writes in flight over all writers together (0 = only each writer's window bounds
+    /// them). Together with one stripe being filled per writer this bounds an upload's memory: 16 uploads
+    /// need 16 stripes plus this, not 16 windows. Raised to the stripe size when smaller.
+    std::uint64_t write_budget = 64 << 20;
     /// How long one RADOS operation may take before it fails with errc::unavailable (an OSD or monitor
     /// outage), and the timeout of the initial connection. Whole seconds; rounded up.
     std::chrono::milliseconds op_timeout{30000};
@@ -50,11 +54,16 @@ std::unique_ptr<blob_store> make_rados_blob_store(rados_options options);
 struct rados_store_stats
 {
     std::uint64_t stripe_writes = 0; ///< stripe objects written (each one aio write)
+    std::uint64_t inline_writes = 0; ///< blobs written whole into their head at commit (one operation)
     std::uint64_t stripe_reads = 0;  ///< stripe reads issued (each one aio read of one object's range)
     std::uint64_t head_reads = 0;    ///< head (manifest) reads: open, stat, remove, list, remove_incomplete
     /// The most stripe writes one writer had in flight at once, and the most stripe reads one reader had.
     unsigned peak_writes_in_flight = 0;
     unsigned peak_reads_in_flight = 0;
+    /// The most stripe-write bytes in flight at once over all writers, and how often a writer waited for the
+    /// write budget (both 0 without one).
+    std::uint64_t peak_write_bytes = 0;
+    std::uint64_t write_budget_waits = 0;
 };
 
 /// The counters of `store` if make_rados_blob_store made it, nullopt for any other store. Thread-safe.

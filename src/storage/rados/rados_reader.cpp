@@ -13,10 +13,10 @@ namespace {
 class rados_reader final : public blob_reader
 {
 public:
-    rados_reader(std::shared_ptr<cluster> c, blob_id id, std::uint64_t stripe_size, std::uint64_t begin,
-                 std::uint64_t end)
-        : c_(std::move(c)), id_(std::move(id)), stripe_size_(stripe_size), begin_(begin), end_(end),
-          pos_(begin), next_stripe_(begin / stripe_size),
+    rados_reader(std::shared_ptr<cluster> c, blob_id id, std::uint64_t stripe_size, bool inline_data,
+                 std::uint64_t begin, std::uint64_t end)
+        : c_(std::move(c)), id_(std::move(id)), stripe_size_(stripe_size), inline_(inline_data),
+          begin_(begin), end_(end), pos_(begin), next_stripe_(begin / stripe_size),
           end_stripe_(end == begin ? begin / stripe_size : (end - 1) / stripe_size + 1)
     {}
 
@@ -53,6 +53,15 @@ public:
         co_return std::size_t{n};
     }
 
+    /// Hands over the bytes of the whole range, read with an inline blob's head: no read of its own follows.
+    void prefetched(ceph::bufferlist data)
+    {
+        if (next_stripe_ >= end_stripe_)
+            return;
+        accept(aio_result{.tag = next_stripe_, .r = 0, .data = std::move(data)});
+        next_stripe_ = end_stripe_;
+    }
+
 private:
     /// The part of stripe `index` the range covers, as [first, last) blob offsets.
     std::pair<std::uint64_t, std::uint64_t> span_of(std::uint64_t index) const
@@ -70,11 +79,12 @@ private:
             auto index = next_stripe_++;
             auto [first, last] = span_of(index);
             c_->stripe_reads.fetch_add(1, std::memory_order_relaxed);
-            queue_->start(
-                index, [&c = *c_, name = stripe_name(id_, index), off = first - index * stripe_size_,
-                        len = last - first](librados::AioCompletion* completion, ceph::bufferlist& out) {
-                    return c.io.aio_read(name, completion, &out, static_cast<std::size_t>(len), off);
-                });
+            // An inline blob's only "stripe" is the head object itself.
+            queue_->start(index, [&c = *c_, name = inline_ ? id_ : stripe_name(id_, index),
+                                  off = first - index * stripe_size_, len = last - first](
+                                     librados::AioCompletion* completion, ceph::bufferlist& out) {
+                return c.io.aio_read(name, completion, &out, static_cast<std::size_t>(len), off);
+            });
             cluster::note_peak(c_->peak_reads_in_flight, queue_->pending());
         }
     }
@@ -105,6 +115,7 @@ private:
     std::shared_ptr<cluster> c_;
     blob_id id_;
     std::uint64_t stripe_size_;
+    bool inline_;
     std::uint64_t begin_;
     std::uint64_t end_;
     std::uint64_t pos_;
@@ -123,9 +134,14 @@ private:
 } // namespace
 
 std::unique_ptr<blob_reader> make_reader(std::shared_ptr<cluster> c, blob_id id, const head_info& head,
-                                         std::uint64_t begin, std::uint64_t end)
+                                         std::uint64_t begin, std::uint64_t end,
+                                         std::optional<ceph::bufferlist> prefetched)
 {
-    return std::make_unique<rados_reader>(std::move(c), std::move(id), head.stripe_size, begin, end);
+    auto reader = std::make_unique<rados_reader>(std::move(c), std::move(id), head.stripe_size,
+                                                 head.inline_data, begin, end);
+    if (prefetched && head.inline_data)
+        reader->prefetched(std::move(*prefetched));
+    return reader;
 }
 
 } // namespace depot::storage::rados_detail

@@ -28,15 +28,23 @@ public:
         const auto* p = reinterpret_cast<const char*>(data.data());
         std::size_t left = data.size();
         while (left > 0) {
-            if (!filling_ && !co_await start_stripe())
-                co_return *failed_;
+            // A full stripe goes out only once more bytes follow: a blob of exactly one stripe then still
+            // commits inline, in one operation.
+            if (filling_ && fill_.length() == stripe_size_) {
+                co_await flush();
+                if (failed_)
+                    co_return *failed_;
+            }
+            if (!filling_) {
+                const bool started = co_await start_stripe();
+                if (!started)
+                    co_return *failed_;
+            }
             auto n = static_cast<unsigned>(std::min<std::uint64_t>(left, stripe_size_ - fill_.length()));
             fill_.append(p, n);
             p += n;
             left -= n;
             size_ += n;
-            if (fill_.length() == stripe_size_)
-                flush();
         }
         co_return ok();
     }
@@ -46,8 +54,12 @@ public:
         require_open("commit");
         if (failed_)
             co_return *failed_;
+        if (!head_created_) {
+            // Every byte is still here (at most one stripe): head, bytes and commit in one operation.
+            co_return co_await commit_inline();
+        }
         if (filling_)
-            flush();
+            co_await flush();
         co_await drain();
         if (failed_)
             co_return *failed_;
@@ -81,6 +93,8 @@ public:
         aborted_ = true;
         fill_.clear();
         filling_ = false;
+        if (!head_created_)
+            co_return; // nothing reached RADOS
         // A stripe removed before its write lands would come back; wait for the writes first.
         co_await drain();
         // The head goes first, guarded by its state, like every removal: were it committed after all (a
@@ -123,18 +137,82 @@ private:
         co_return true;
     }
 
-    /// Hands the stripe being filled to librados, which shares (does not copy) its buffer until written.
-    void flush()
+    /// Creates the head, in state "writing", exclusively. False (and failed_ set) when that fails.
+    asio::awaitable<bool> create_head()
     {
+        librados::ObjectWriteOperation op;
+        op.create(true);
+        op.setxattr(attr_state, to_bufferlist(state_writing));
+        op.setxattr(attr_stripe_size, to_bufferlist(std::to_string(stripe_size_)));
+        auto done = co_await run_aio([&](librados::AioCompletion* completion, ceph::bufferlist&) {
+            return c_->io.aio_operate(id_, completion, &op);
+        });
+        if (done.r == -EEXIST)
+            failed_ = make_error(errc::io_error, "rados: a blob named " + id_ + " exists already");
+        else if (done.r < 0)
+            failed_ = rados_error(done.r, "creating the head of blob " + id_);
+        head_created_ = !failed_;
+        co_return head_created_;
+    }
+
+    /// The commit of a blob that never filled a stripe: one exclusive create of the head holding the bytes.
+    asio::awaitable<result<void>> commit_inline()
+    {
+        librados::ObjectWriteOperation op;
+        op.create(true);
+        if (fill_.length() > 0)
+            op.write_full(fill_);
+        op.setxattr(attr_stripe_size, to_bufferlist(std::to_string(stripe_size_)));
+        op.setxattr(attr_size, to_bufferlist(std::to_string(size_)));
+        op.setxattr(attr_stripes, to_bufferlist("0"));
+        op.setxattr(attr_inline, to_bufferlist("1"));
+        auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch());
+        op.setxattr(attr_committed, to_bufferlist(std::to_string(now.count())));
+        op.setxattr(attr_state, to_bufferlist(state_committed));
+        c_->inline_writes.fetch_add(1, std::memory_order_relaxed);
+        auto done = co_await run_aio([&](librados::AioCompletion* completion, ceph::bufferlist&) {
+            return c_->io.aio_operate(id_, completion, &op);
+        });
+        fill_.clear();
+        filling_ = false;
+        if (done.r == -EEXIST)
+            failed_ = make_error(errc::io_error, "rados: a blob named " + id_ + " exists already");
+        else if (done.r < 0)
+            failed_ = rados_error(done.r, "writing blob " + id_);
+        if (failed_)
+            co_return *failed_;
+        head_created_ = true;
+        committed_ = true;
+        co_return ok();
+    }
+
+    /// Hands the stripe being filled to librados, which shares (does not copy) its buffer until written,
+    /// once the store's write budget grants its bytes; the write's completion returns them. The first
+    /// stripe makes the head first.
+    asio::awaitable<void> flush()
+    {
+        if (!head_created_) {
+            const bool made = co_await create_head();
+            if (!made)
+                co_return;
+        }
+        std::shared_ptr<void> hold;
+        if (c_->write_bytes) {
+            auto lease = co_await c_->write_bytes->acquire(fill_.length());
+            hold = std::make_shared<write_budget::lease>(std::move(lease));
+        }
         auto index = stripes_started_++;
         auto data = std::move(fill_);
         fill_.clear();
         filling_ = false;
         c_->stripe_writes.fetch_add(1, std::memory_order_relaxed);
-        queue_->start(index, [&c = *c_, name = stripe_name(id_, index),
-                              &data](librados::AioCompletion* completion, ceph::bufferlist&) {
-            return c.io.aio_write_full(name, completion, data);
-        });
+        queue_->start(
+            index,
+            [&c = *c_, name = stripe_name(id_, index), &data](librados::AioCompletion* completion,
+                                                              ceph::bufferlist&) {
+                return c.io.aio_write_full(name, completion, data);
+            },
+            std::move(hold));
         cluster::note_peak(c_->peak_writes_in_flight, queue_->pending());
     }
 
@@ -165,6 +243,8 @@ private:
     std::optional<error> failed_;
     bool committed_ = false;
     bool aborted_ = false;
+    /// The head exists in RADOS (made before the first stripe, or by an inline commit).
+    bool head_created_ = false;
 };
 
 } // namespace

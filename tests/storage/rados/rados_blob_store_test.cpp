@@ -2,6 +2,9 @@
 #include "storage/rados/rados_blob_store.hpp"
 #include "storage/test_util.hpp"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <doctest/doctest.h>
@@ -153,6 +156,53 @@ TEST_CASE("stat and a failed open read the head only" * doctest::skip(!ceph_conf
     CHECK(after.head_reads == before.head_reads + 2);
 }
 
+TEST_CASE("a blob of at most one stripe is its head alone, holding the bytes, written in one operation" *
+          doctest::skip(!ceph_configured()))
+{
+    test_store t(stripe, 8);
+    const auto half = make_content(stripe / 2, 30);
+    const auto whole = make_content(stripe, 31);
+    auto a = run(put(*t.store, half, 1000));
+    auto b = run(put(*t.store, whole, stripe));
+    auto c = run(put(*t.store, "", 1));
+    auto s = t.stats();
+    CHECK(s.inline_writes == 3);
+    CHECK(s.stripe_writes == 0);
+    auto names = t.objects();
+    std::vector<std::string> expected{a, b, c};
+    std::sort(expected.begin(), expected.end());
+    CHECK(names == expected);
+    auto& inspect = ceph_inspector::get();
+    CHECK(inspect.size(t.options.ns, a) == half.size());
+    CHECK(inspect.size(t.options.ns, b) == whole.size());
+    CHECK(inspect.size(t.options.ns, c) == 0u);
+
+    CHECK(*run(read_all(*t.store, a)) == half);
+    CHECK(*run(read_all(*t.store, b)) == whole);
+    CHECK(run(read_all(*t.store, c))->empty());
+    // The bytes come with the head read: no stripe read at all.
+    const auto head_reads = t.stats().head_reads;
+    CHECK(stripe_reads_for(t, b, whole, 100, 5000) == 0);
+    CHECK(t.stats().head_reads == head_reads + 1);
+    auto info = run(t.store->stat(a));
+    REQUIRE(info.has_value());
+    CHECK(info->size == half.size());
+    auto listed = run(t.store->list("", 100));
+    REQUIRE(listed.has_value());
+    CHECK(listed->size() == 3);
+
+    // A writer dropped before its first stripe filled has written nothing at all.
+    write_and_drop(t, make_content(stripe - 1, 32));
+    CHECK(t.objects().size() == 3);
+
+    for (const auto& id : {a, b, c})
+        REQUIRE(run(t.store->remove(id)).has_value());
+    CHECK(t.objects().empty());
+    auto gone = run(t.store->stat(a));
+    REQUIRE_FALSE(gone.has_value());
+    CHECK(gone.error().code == errc::not_found);
+}
+
 TEST_CASE("a dropped writer leaves stripes and a writing head that remove_incomplete reclaims" *
           doctest::skip(!ceph_configured()))
 {
@@ -186,7 +236,8 @@ TEST_CASE("stripes whose head is gone are leftovers that remove_incomplete recla
 {
     test_store t(stripe, 8);
     auto kept = run(put(*t.store, make_content(stripe + 1, 11), 20'000));
-    auto id = write_and_drop(t, make_content(3 * stripe, 12));
+    // Three full stripes go out once the byte after them arrives; that byte dies with the writer.
+    auto id = write_and_drop(t, make_content(3 * stripe + 1, 12));
     wait_for_objects(t, 3 + 4);
     // As if a removal had crashed between the head and the stripes.
     REQUIRE(ceph_inspector::get().remove(t.options.ns, id));
@@ -263,6 +314,48 @@ TEST_CASE("writers and readers keep at most `window` stripes in flight, and use 
         }());
         CHECK(t.stats().peak_reads_in_flight == window);
     }
+}
+
+TEST_CASE("concurrent writers share the store's write budget and still write every byte" *
+          doctest::skip(!ceph_configured()))
+{
+    // 4 writers with a window of 8 stripes each would keep up to 32 stripes in flight; the budget allows 3.
+    auto o = ceph_test_options();
+    REQUIRE(o);
+    o->stripe_size = stripe;
+    o->window = 8;
+    o->write_budget = 3 * stripe;
+    auto store = make_test_rados_store(*o);
+    std::vector<std::string> contents;
+    for (unsigned i = 0; i < 4; ++i)
+        contents.push_back(make_content(16 * stripe + 100, 40 + i));
+    std::vector<blob_id> ids(contents.size());
+    asio::io_context ioc;
+    for (std::size_t i = 0; i < contents.size(); ++i)
+        asio::co_spawn(
+            ioc, [&, i]() -> asio::awaitable<void> { ids[i] = co_await put(*store, contents[i], 5000); },
+            [](std::exception_ptr e) {
+                if (e)
+                    std::rethrow_exception(e);
+            });
+    ioc.run();
+    auto s = rados_stats(*store);
+    REQUIRE(s);
+    CHECK(s->stripe_writes == 4 * 17);
+    CHECK(s->peak_write_bytes <= 3 * stripe);
+    CHECK(s->peak_write_bytes >= 2 * stripe);
+    CHECK(s->write_budget_waits > 0);
+    for (std::size_t i = 0; i < contents.size(); ++i) {
+        auto got = run(read_all(*store, ids[i]));
+        REQUIRE(got.has_value());
+        CHECK(*got == contents[i]);
+    }
+
+    // Without a budget only the windows bound the writers.
+    o->write_budget = 0;
+    auto unbounded = make_test_rados_store(*o);
+    run(put(*unbounded, contents[0], contents[0].size()));
+    CHECK(rados_stats(*unbounded)->peak_write_bytes == 0);
 }
 
 TEST_CASE("missing blobs are not_found for open, stat and remove" * doctest::skip(!ceph_configured()))

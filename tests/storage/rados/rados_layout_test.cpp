@@ -1,5 +1,8 @@
 #include "storage/rados/cluster.hpp"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
 #include <cerrno>
 #include <doctest/doctest.h>
 
@@ -15,6 +18,14 @@ std::map<std::string, ceph::bufferlist> attrs(std::initializer_list<std::pair<co
     for (auto [k, v] : kv)
         out[k] = to_bufferlist(v);
     return out;
+}
+
+/// Runs what is ready (waiters hold work guards, so run() would block on them).
+void settle(asio::io_context& ioc)
+{
+    ioc.restart();
+    while (ioc.poll() > 0) {
+    }
 }
 
 } // namespace
@@ -120,4 +131,62 @@ TEST_CASE("bad RADOS store options are rejected before connecting")
     CHECK_THROWS_AS(make_rados_blob_store(no_pool), std::invalid_argument);
     rados_options bad_user{.user = "admin"};
     CHECK_THROWS_AS(make_rados_blob_store(bad_user), std::invalid_argument);
+}
+
+TEST_CASE("the write budget grants in arrival order, waits when spent and never starves a large request")
+{
+    asio::io_context ioc;
+    auto budget = write_budget::make(10);
+    std::vector<std::string> order;
+    write_budget::lease first, second, third, big;
+    asio::co_spawn(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            first = co_await budget->acquire(6);
+            order.push_back("first");
+        },
+        asio::detached);
+    asio::co_spawn(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            second = co_await budget->acquire(6);
+            order.push_back("second");
+        },
+        asio::detached);
+    // Fits beside `first`, but queues behind `second`: first come, first served.
+    asio::co_spawn(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            third = co_await budget->acquire(1);
+            order.push_back("third");
+        },
+        asio::detached);
+    settle(ioc);
+    CHECK(order == std::vector<std::string>{"first"});
+    CHECK(budget->in_use() == 6);
+    CHECK(budget->waits() == 2);
+
+    first.reset(); // a write completed
+    settle(ioc);
+    CHECK(order == std::vector<std::string>{"first", "second", "third"});
+    CHECK(budget->in_use() == 7);
+
+    // Larger than the whole budget: granted once nothing else is out.
+    asio::co_spawn(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+            big = co_await budget->acquire(25);
+            order.push_back("big");
+        },
+        asio::detached);
+    settle(ioc);
+    CHECK(order.size() == 3);
+    second.reset();
+    third.reset();
+    settle(ioc);
+    CHECK(order.back() == "big");
+    CHECK(budget->in_use() == 25);
+    CHECK(budget->peak() == 25);
+    big.reset();
+    CHECK(budget->in_use() == 0);
 }
