@@ -6,9 +6,11 @@ old rows into a bucket keeps what remains verifiable.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 import subprocess
+import time
 
 import pytest
 
@@ -78,12 +80,60 @@ def test_a_multipart_upload_is_created_then_one_put_an_abort_is_recorded_and_a_f
     # Aborting an upload that is already gone changes nothing and records nothing.
     expect_error("NoSuchUpload", 404, s3.abort_multipart_upload, Bucket=bucket, Key="dropped", UploadId=dropped)
     rows = rows_since(depot, m)
-    assert [r[3:5] for r in rows] == [("multipart.create", f"{bucket}/big"), ("object.put", f"{bucket}/big"),
+    assert [r[3:5] for r in rows] == [("multipart.create", f"{bucket}/big"), ("multipart.part", f"{bucket}/big"),
+                                      ("object.put", f"{bucket}/big"),
                                       ("multipart.create", f"{bucket}/dropped"),
+                                      ("multipart.part", f"{bucket}/dropped"),
                                       ("multipart.abort", f"{bucket}/dropped")]
     ids = [json.loads(r[0])["upload_id"] for r in depot.db.query(
         f"SELECT details FROM audit_log WHERE id > {m} AND action LIKE 'multipart.%' ORDER BY id")]
-    assert ids == [upload, dropped, dropped]
+    assert ids == [upload, upload, dropped, dropped, dropped]
+
+
+def details_since(depot, since: int) -> list[dict]:
+    return [json.loads(r[0]) for r in depot.db.query(f"SELECT details FROM audit_log WHERE id > {since} ORDER BY id")]
+
+
+def test_each_uploaded_or_copied_part_leaves_its_row_and_a_failed_part_none(depot, s3, bucket):
+    alice = depot.user("alice").access_key
+    s3.put_object(Bucket=bucket, Key="source", Body=b"s" * 3000)
+    upload = s3.create_multipart_upload(Bucket=bucket, Key="parts")["UploadId"]
+    m = marker(depot)
+    one = s3.upload_part(Bucket=bucket, Key="parts", UploadId=upload, PartNumber=1, Body=b"a" * 1000)
+    # Uploading a part number again replaces the part: a row for each upload.
+    again = s3.upload_part(Bucket=bucket, Key="parts", UploadId=upload, PartNumber=1, Body=b"b" * 1200)
+    copied = s3.upload_part_copy(Bucket=bucket, Key="parts", UploadId=upload, PartNumber=2,
+                                 CopySource={"Bucket": bucket, "Key": "source"}, CopySourceRange="bytes=0-1499")
+    # Refused parts change nothing and record nothing: a wrong Content-MD5, an unknown upload, a copy of a
+    # missing key.
+    expect_error("BadDigest", 400, s3.upload_part, Bucket=bucket, Key="parts", UploadId=upload, PartNumber=3,
+                 Body=b"c" * 100, ContentMD5="AAAAAAAAAAAAAAAAAAAAAA==")
+    expect_error("NoSuchUpload", 404, s3.upload_part, Bucket=bucket, Key="parts", UploadId="0" * 48, PartNumber=1,
+                 Body=b"d")
+    expect_error("NoSuchKey", 404, s3.upload_part_copy, Bucket=bucket, Key="parts", UploadId=upload, PartNumber=4,
+                 CopySource={"Bucket": bucket, "Key": "no-such-source"})
+    s3.abort_multipart_upload(Bucket=bucket, Key="parts", UploadId=upload)
+    # A part of an aborted upload is refused too.
+    expect_error("NoSuchUpload", 404, s3.upload_part, Bucket=bucket, Key="parts", UploadId=upload, PartNumber=5,
+                 Body=b"e")
+    assert rows_since(depot, m) == [
+        ("alice", alice, "", "multipart.part", f"{bucket}/parts", "allowed"),
+        ("alice", alice, "", "multipart.part", f"{bucket}/parts", "allowed"),
+        ("alice", alice, "", "multipart.part", f"{bucket}/parts", "allowed"),
+        ("alice", alice, "", "multipart.abort", f"{bucket}/parts", "allowed"),
+    ]
+    etag = lambda r: r.strip('"')  # noqa: E731
+    source_version = s3.head_object(Bucket=bucket, Key="source").get("VersionId", "null")
+    assert details_since(depot, m)[:3] == [
+        {"upload_id": upload, "part_number": 1, "size": 1000, "etag": etag(one["ETag"])},
+        {"upload_id": upload, "part_number": 1, "size": 1200, "etag": etag(again["ETag"])},
+        {"upload_id": upload, "part_number": 2, "size": 1500, "etag": etag(copied["CopyPartResult"]["ETag"]),
+         "copy_source": f"{bucket}/source", "copy_source_version_id": source_version},
+    ]
+    assert etag(one["ETag"]) == hashlib.md5(b"a" * 1000).hexdigest()
+    assert etag(copied["CopyPartResult"]["ETag"]) == hashlib.md5(b"s" * 1500).hexdigest()
+    # Every request carries its own request id into its row.
+    assert len({r[0] for r in depot.db.query(f"SELECT request_id FROM audit_log WHERE id > {m}")}) == 4
 
 
 def test_refusals_of_authenticated_callers_are_recorded(depot, s3, s3_bob, bucket, tokens):
@@ -308,3 +358,40 @@ def test_archive_moves_old_rows_into_a_bucket_and_what_remains_verifies(depot, s
     s3.put_object(Bucket=archive, Key="after", Body=b"x")
     proc = verify(depot)
     assert f"chained to archived row {last}" in proc.stdout
+
+
+def test_webhook_ping_and_redelivery_leave_their_rows(private_depot):
+    from test_webhooks import FAST, Receiver, make_team, subscribe, team_call
+    server = private_depot(*FAST)
+    receiver = Receiver()
+    try:
+        team = make_team(server)
+        hook = subscribe(server, team, receiver.url)
+        m = marker(server)
+        r = team_call(server, team, "POST", f"/webhooks/{hook['id']}/ping")
+        assert r.status_code == 202, r.text
+        event = r.json()["event_id"]
+        receiver.wait_for(lambda got: any(g["json"]["id"] == event for g in got))
+        delivery = None
+        deadline = time.monotonic() + 30
+        while delivery is None or delivery["state"] != "delivered":
+            assert time.monotonic() < deadline, delivery
+            items = team_call(server, team, "GET", f"/webhooks/{hook['id']}/deliveries").json()["items"]
+            delivery = next(d for d in items if d["event_id"] == event)
+            time.sleep(0.05)
+        path = f"/webhooks/{hook['id']}/deliveries/{delivery['id']}/redeliver"
+        assert team_call(server, team, "POST", path).status_code == 202
+        # Refusals of a team admin's own calls (no such delivery / webhook) change nothing and record nothing.
+        assert team_call(server, team, "POST", f"/webhooks/{hook['id']}/deliveries/999999/redeliver").status_code \
+            == 404
+        assert team_call(server, team, "POST", "/webhooks/999999/ping").status_code == 404
+        cred = token_id(team["tokens"]["alice"])
+        resource = f"{team['name']}/webhooks/{hook['id']}"
+        assert rows_since(server, m) == [
+            ("alice", cred, team["name"], "webhook.ping", resource, "allowed"),
+            ("alice", cred, team["name"], "webhook.redeliver", resource, "allowed"),
+        ]
+        assert details_since(server, m) == [{"event_id": event},
+                                             {"delivery_id": delivery["id"], "previous_state": "delivered"}]
+    finally:
+        receiver.close()
