@@ -355,9 +355,25 @@ def test_archive_moves_old_rows_into_a_bucket_and_what_remains_verifies(depot, s
     assert len(lines) == total and lines[-1]["id"] == last
     # The archived rows still chain: each links to the one before it.
     assert all(b["prev_hash"] == a["hash"] for a, b in zip(lines, lines[1:]))
+    # The run itself is on record, after the rows it removed.
+    (row,) = [r for r in depot.db.query(f"SELECT {COLUMNS}, details FROM audit_log WHERE action = 'audit.archive' "
+                                         f"AND resource = '{archive}/{out['key']}'")]
+    assert tuple(row[:6]) == ("depotctl", "", "", "audit.archive", f"{archive}/{out['key']}", "allowed")
+    assert json.loads(row[6]) == {"before": before, "first_row": lines[0]["id"], "last_row": last, "rows": total}
     s3.put_object(Bucket=archive, Key="after", Body=b"x")
     proc = verify(depot)
     assert f"chained to archived row {last}" in proc.stdout
+    # Nothing older than the cut is left: a second run has nothing to do.
+    again = json.loads(depot.depotctl("audit", "archive", "--before", before, "--bucket", archive, "--json",
+                                      *depot.storage_args()).stdout)
+    assert again["archived"] == 0
+    # Bad arguments change nothing.
+    proc = depot.depotctl("audit", "archive", "--before", before, "--bucket", "no-such-archive-bucket",
+                          *depot.storage_args(), check=False)
+    assert proc.returncode == 2 and "no bucket no-such-archive-bucket" in proc.stderr, proc.stderr
+    proc = depot.depotctl("audit", "archive", "--before", "not-a-time", "--bucket", archive, *depot.storage_args(),
+                          check=False)
+    assert proc.returncode == 2 and "--before" in proc.stderr, proc.stderr
 
 
 def test_webhook_ping_and_redelivery_leave_their_rows(private_depot):
