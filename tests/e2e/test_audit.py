@@ -1,11 +1,12 @@
 """The audit log: every change leaves exactly its row (in the change's transaction), refusals of
 authenticated callers and model downloads too; rows are hash-chained so that editing one in PostgreSQL makes
 `depotctl audit verify` fail and name it; the REST API filters and pages; export writes JSON Lines; archiving
-old rows into a bucket keeps what remains verifiable.
+old rows into a bucket (`depotctl audit archive`, or depotd's --audit-retention) keeps what remains verifiable.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import secrets
@@ -16,6 +17,7 @@ import pytest
 
 from depot_harness import expect_error, unique_bucket_name
 from rest import assert_problem, call, token_for, validate
+from test_metrics import scrape
 
 COLUMNS = "actor, credential, team, action, resource, outcome"
 
@@ -411,3 +413,66 @@ def test_webhook_ping_and_redelivery_leave_their_rows(private_depot):
                                              {"delivery_id": delivery["id"], "previous_state": "delivered"}]
     finally:
         receiver.close()
+
+
+def utc(text: str) -> dt.datetime:
+    return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def archive_lines(s3, bucket: str) -> dict[str, list[dict]]:
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix="audit/").get("Contents", [])]
+    return {k: [json.loads(line) for line in s3.get_object(Bucket=bucket, Key=k)["Body"].read().decode().splitlines()]
+            for k in keys}
+
+
+def test_retention_setting_archives_old_rows_only_into_an_existing_bucket(private_depot):
+    """--audit-retention R with --audit-archive-bucket B: each cleanup pass moves the rows older than R into
+    B. While B does not exist the passes fail, say so in the log and leave every row in place."""
+    retention = 6
+    archive = unique_bucket_name("retention")
+    server = private_depot("--audit-retention", str(retention), "--audit-archive-bucket", archive,
+                           "--cleanup-interval", "1")
+    s3 = server.client("alice")
+    data = unique_bucket_name("retained")
+    s3.create_bucket(Bucket=data)
+    for i in range(3):
+        s3.put_object(Bucket=data, Key=f"old{i}", Body=b"x")
+    old_last = marker(server)
+    # The bucket is missing: passes fail and nothing moves, even once the rows are older than the retention.
+    time.sleep(retention + 2)
+    assert "audit archive failed" in server.log_text() and f"no bucket {archive}" in server.log_text()
+    assert server.db.scalar("SELECT anchor_id FROM audit_head") == 0
+    table = {json.loads(line)["id"]: json.loads(line) for line in server.depotctl("audit", "export").stdout.splitlines()}
+    assert min(table) == 1 and max(table) >= old_last
+    assert "audit log verified" in verify(server).stdout
+    failed = scrape(server.endpoint).value("depot_audit_archive_passes_total", result="error")
+    assert failed >= 1
+
+    # With the bucket, the next pass archives what is older than the retention; newer rows stay.
+    s3.create_bucket(Bucket=archive)
+    s3.put_object(Bucket=data, Key="fresh", Body=b"y")
+    fresh = server.db.scalar(f"SELECT id FROM audit_log WHERE resource = '{data}/fresh'")
+    deadline = time.monotonic() + 30
+    while server.db.scalar("SELECT anchor_id FROM audit_head") < old_last:
+        assert time.monotonic() < deadline, server.log_text()[-2000:]
+        time.sleep(0.1)
+    first = server.db.query("SELECT actor, credential, team, action, resource, outcome, details FROM audit_log "
+                            "WHERE action = 'audit.archive' ORDER BY id LIMIT 1")[0]
+    details = json.loads(first[6])
+    last = details["last_row"]
+    key = f"audit/audit-1-{last}.jsonl"
+    assert tuple(first[:6]) == ("system", "", "", "audit.archive", f"{archive}/{key}", "allowed")
+    assert details["first_row"] == 1 and details["rows"] == last and old_last <= last < fresh
+    # The object holds exactly the rows that were in the table, in chain order.
+    objects = archive_lines(s3, archive)
+    lines = objects[key]
+    assert [r["id"] for r in lines] == list(range(1, last + 1))
+    assert lines == [table[i] for i in range(1, last + 1)]
+    assert all(utc(r["at"]) < utc(details["before"]) for r in lines)
+    # The rows at or after the cut stayed and what remains verifies against the anchor.
+    assert server.db.scalar(f"SELECT count(*) FROM audit_log WHERE id > {last} AND id <= {fresh}") == fresh - last
+    proc = verify(server)
+    assert "audit log verified" in proc.stdout and "chained to archived row" in proc.stdout
+    after = scrape(server.endpoint)
+    assert after.value("depot_audit_archived_rows_total") >= last
+    assert after.value("depot_audit_archive_passes_total", result="ok") >= 1
