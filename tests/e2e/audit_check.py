@@ -5,12 +5,11 @@ For each database a depotd of the suite serves, `AuditWatch` keeps
     request_id, operation, bucket, key, status, error and caller) is written just after the response has
     been sent, so it can land after the test that made the request has ended; only complete lines are
     consumed, and the next check picks up the rest;
-  * a cursor on audit_log ids (ids are assigned in commit order under the chain head's lock, so no row can
-    appear below the cursor later), and the rows read but not yet claimed by a logged request.
-Reading the logs first and the rows second means every logged request's rows are already there (a request
-commits its rows before it responds). Rows no logged request claims are reported when the depotd's database
-is checked for the last time (after the depotd stopped and flushed its log), except rows with no request id
-written by `system` (background work) or `depotctl`.
+  * the request ids of every line read.
+After each test it reads the new lines and looks their rows up by request id: a request commits its rows
+before it responds, so before its log line is written. Rows whose request id no logged request has are
+reported when the database is checked for the last time (after its depotds stopped and flushed their
+logs), except rows with no request id written by `system` (background work) or `depotctl`.
 
 Exempt: rows on a database one of whose depotd processes was killed with SIGKILL (test_crash.py,
 test_webhooks.py): the log lines of requests in flight when it died are missing, so their rows are not
@@ -40,6 +39,7 @@ class AuditRow:
     resource: str
     actor: str = ""
     request_id: str = ""
+    credential: str = ""
 
     def describe(self) -> str:
         return f"({self.action}, {self.outcome}, {self.resource})"
@@ -67,6 +67,9 @@ def compare(line: dict, rows: list[AuditRow], facts: Facts) -> str | None:
         for r in taken:
             remaining.remove(r)
     problems += [f"unexpected {r.describe()}" for r in remaining]
+    # Each row names the credential the request was made with (the log's caller).
+    problems += [f"{r.describe()} names credential {r.credential!r}, the request was made with "
+                 f"{line.get('caller', '')!r}" for r in rows if r.credential != line.get("caller", "")]
     if not problems:
         return None
     return (f"request {line.get('request_id')} {op} {line.get('method', '')} {line.get('bucket', '')}/"
@@ -110,14 +113,18 @@ class LogCursor:
         return request_lines(data[:end + 1])
 
 
+def sql_text_array(values) -> str:
+    return "ARRAY[" + ",".join("'" + v.replace("'", "''") + "'" for v in values) + "]::text[]"
+
+
 @dataclass
 class AuditWatch:
     """The audit check of one database (and every depotd serving it)."""
     db: object  # depot_harness.Database
     name: str
     logs: dict[str, LogCursor] = field(default_factory=dict)
-    last_id: int = 0
-    unclaimed: dict[str, list[AuditRow]] = field(default_factory=dict)
+    seen: set[str] = field(default_factory=set)  # request ids of every line read
+    anchor: int | None = None  # audit_head.anchor_id at the last check (it moves when rows are archived)
     killed: bool = False
     dropped: bool = False
 
@@ -126,12 +133,25 @@ class AuditWatch:
         if key not in self.logs:
             # A depotd restarted on the same log appends: the cursor carries on from where it stood.
             self.logs[key] = LogCursor(path, 0)
+        if self.anchor is None:
+            self.anchor = self._query_json("SELECT anchor_id FROM audit_head")
 
     def _query_json(self, sql: str):
-        from depot_harness import PSQL, run
-        proc = run([PSQL, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", self.db.url, "-c", sql],
-                   timeout=60)
+        """One value of JSON from `sql` (given on stdin: lists of request ids can be long)."""
+        import subprocess
+
+        from depot_harness import PSQL, clean_env
+        cmd = [PSQL, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", self.db.url, "-f", "-"]
+        proc = subprocess.run(cmd, input=sql, capture_output=True, text=True, timeout=120, env=clean_env())
+        assert proc.returncode == 0, f"psql failed: {proc.stderr}\n{sql[:2000]}"
         return json.loads(proc.stdout or "null")
+
+    def _rows(self, where: str) -> list[AuditRow]:
+        got = self._query_json(
+            "SELECT coalesce(json_agg(json_build_array(request_id, actor, action, outcome, resource, credential) "
+            f"ORDER BY id), '[]') FROM audit_log WHERE {where}")
+        return [AuditRow(action, outcome, resource, actor, rid, credential)
+                for rid, actor, action, outcome, resource, credential in got]
 
     def _facts(self) -> Facts:
         pairs = self._query_json("SELECT coalesce(json_agg(json_build_array(b.name, m.prefix)), '[]') "
@@ -139,31 +159,30 @@ class AuditWatch:
         return Facts(model_prefixes=[(b, p) for b, p in pairs])
 
     def check(self) -> list[str]:
-        """Compares the requests logged since the last check with their rows; returns the mismatches."""
+        """Compares the requests logged since the last check with their rows; returns the mismatches. (Rows
+        are looked up by request id: a request commits its rows before it responds, hence before its log
+        line; ids say nothing about commit order.)"""
         lines = []
         for cursor in self.logs.values():
             lines += cursor.read_new()
-        before = self.last_id
-        got = self._query_json(
-            "SELECT json_build_object('anchor', (SELECT anchor_id FROM audit_head), 'rows', coalesce(("
-            "SELECT json_agg(json_build_array(id, request_id, actor, action, outcome, resource) ORDER BY id) "
-            f"FROM audit_log WHERE id > {int(before)}), '[]'))")
-        for row_id, request_id, actor, action, outcome, resource in got["rows"]:
-            self.last_id = max(self.last_id, row_id)
-            if not request_id and actor in NON_REQUEST_ACTORS:
-                continue
-            row = AuditRow(action, outcome, resource, actor, request_id)
-            self.unclaimed.setdefault(request_id, []).append(row)
-        # Rows archived before this check read them are gone: a request may then miss its rows.
-        archived_unread = got["anchor"] > before
-        facts = None
+        if not lines:
+            return []
+        ids = [line["request_id"] for line in lines]
+        self.seen.update(ids)
+        by_request: dict[str, list[AuditRow]] = {}
+        for r in self._rows(f"request_id = ANY({sql_text_array(ids)})"):
+            by_request.setdefault(r.request_id, []).append(r)
+        # Rows archived (depotctl audit archive, depotd --audit-retention) before this check are gone: a
+        # request may then miss its rows.
+        anchor = self._query_json("SELECT anchor_id FROM audit_head")
+        archived = anchor != self.anchor
+        self.anchor = anchor
+        facts = self._facts() if any(line.get("operation") == "GetObject" for line in lines) else Facts()
         failures = []
         for line in lines:
-            rows = self.unclaimed.pop(line["request_id"], [])
-            if facts is None and line.get("operation") == "GetObject":
-                facts = self._facts()
-            report = compare(line, rows, facts or Facts())
-            if report and not (archived_unread and not rows):
+            rows = by_request.get(line["request_id"], [])
+            report = compare(line, rows, facts)
+            if report and not (archived and not rows):
                 failures.append(report)
         return failures
 
@@ -171,8 +190,16 @@ class AuditWatch:
         """Rows no logged request claimed (call once the depotds have stopped and their logs are complete)."""
         if self.killed:
             return []
-        return [f"audit row with no logged request: request_id {rid!r} actor {r.actor!r} {r.describe()}"
-                for rid, rows in self.unclaimed.items() for r in rows]
+        exempt = sql_text_array(NON_REQUEST_ACTORS)
+        present = self._query_json(
+            "SELECT coalesce(json_agg(DISTINCT request_id), '[]') FROM audit_log "
+            f"WHERE NOT (request_id = '' AND actor = ANY({exempt}))")
+        unknown = sorted(set(present) - self.seen)
+        if not unknown:
+            return []
+        return [f"audit row with no logged request: request_id {r.request_id!r} actor {r.actor!r} {r.describe()}"
+                for r in self._rows(f"request_id = ANY({sql_text_array(unknown)}) "
+                                    f"AND NOT (request_id = '' AND actor = ANY({exempt}))")]
 
 
 class AuditChecker:

@@ -48,8 +48,8 @@ def line(op, status=200, bucket="b", key="k", error="", caller="AKALICE", rid="r
             "error": error, "caller": caller}
 
 
-def row(action, resource, outcome="allowed"):
-    return AuditRow(action, outcome, resource, "alice", "req1")
+def row(action, resource, outcome="allowed", credential="AKALICE"):
+    return AuditRow(action, outcome, resource, "alice", "req1", credential)
 
 
 def test_the_exact_rows_pass():
@@ -89,6 +89,11 @@ def test_a_wrong_outcome_or_resource_is_flagged():
     assert compare(line("PutObject", 403, error="access_denied", caller=""), [], Facts()) is None
     assert compare(line("PutObject", 403, error="access_denied"), [], Facts())
     assert compare(line("createTeam", 403, bucket="", key=""), [], Facts())
+
+
+def test_a_row_of_another_credential_is_flagged():
+    report = compare(line("PutObject"), [row("object.put", "b/k", credential="AKBOB")], Facts())
+    assert report and "names credential 'AKBOB'" in report
 
 
 def test_downloads_depend_on_whether_the_key_is_a_model_file():
