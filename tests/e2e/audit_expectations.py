@@ -57,6 +57,9 @@ class Facts:
     def is_model_file(self, bucket: str, key: str) -> bool:
         if bucket == self.models_bucket:
             return True
+        if key.startswith(".snapshots/"):
+            # The snapshot view .snapshots/<name>/<key> reads <key> as it was.
+            key = key.split("/", 2)[2] if key.count("/") >= 2 else ""
         return any(b == bucket and key.startswith(p) for b, p in self.model_prefixes)
 
 

@@ -103,6 +103,9 @@ def test_downloads_depend_on_whether_the_key_is_a_model_file():
     assert compare(line("GetObject", key="other"), [], facts) is None
     assert compare(line("GetObject", key="other"), [row("model.download", "b/other")], facts)
     assert compare(line("GetObject", bucket="models", key="t/m/1/w"), [], facts)
+    assert compare(line("GetObject", key=".snapshots/s1/m/w"), [row("model.download", "b/.snapshots/s1/m/w")],
+                   facts) is None
+    assert compare(line("GetObject", key=".snapshots/s1/other"), [], facts) is None
 
 
 def test_an_operation_without_an_entry_is_flagged():
