@@ -171,6 +171,11 @@ asio::awaitable<result<part_info>> multipart_service::publish_part(const multipa
             "length) SELECT $1, $2, s.ord - 1, s.blob, s.off, s.len "
             "FROM unnest($3::bigint[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS s(blob, off, len, ord)",
             upload.row, part_number, b, o, l);
+        const std::string details = "{\"upload_id\":" + audit_quote(upload.upload_id) +
+                                    ",\"part_number\":" + std::to_string(part_number) +
+                                    ",\"size\":" + std::to_string(digest.size) +
+                                    ",\"etag\":" + audit_quote(digest.etag) + digest.audit_extra + "}";
+        co_await append_object_audit(c, "multipart.part", upload.bucket_id, upload.key, details);
         co_return part_info{.part_number = part_number,
                             .size = digest.size,
                             .etag = digest.etag,
@@ -203,7 +208,8 @@ asio::awaitable<result<part_info>> multipart_service::upload_part(const multipar
     part_digest digest{.size = in->size,
                        .etag = to_hex(in->md5),
                        .checksum = upload.algorithm ? encode_checksum(in->checksum) : std::string(),
-                       .crc64nvme = in->crc64nvme};
+                       .crc64nvme = in->crc64nvme,
+                       .audit_extra = {}};
     if (in->blobs.empty())
         co_return co_await publish_part(upload, part_number, std::move(digest), {}, std::nullopt);
     const auto store_ids = in->store_ids();
@@ -257,10 +263,20 @@ asio::awaitable<result<part_info>> multipart_service::copy_part(const multipart_
         if (declared)
             declared->update(data);
     }
+    std::string audit_extra;
+    {
+        auto conn = co_await pool_.acquire();
+        auto rs = co_await sql(*conn, "SELECT name FROM buckets WHERE id = $1", source.version.bucket_id);
+        const std::string bucket_name = rs.empty() ? std::string() : rs[0].str(0);
+        audit_extra = ",\"copy_source\":" + audit_quote(bucket_name + "/" + source.version.key);
+        if (!source.version.version_id.empty())
+            audit_extra += ",\"copy_source_version_id\":" + audit_quote(source.version.version_id);
+    }
     part_digest digest{.size = length,
                        .etag = to_hex(md5.finish()),
                        .checksum = declared ? encode_checksum(declared->finish()) : std::string(),
-                       .crc64nvme = crc64.finish()};
+                       .crc64nvme = crc64.finish(),
+                       .audit_extra = std::move(audit_extra)};
     co_return co_await publish_part(upload, part_number, std::move(digest), std::move(segs), std::nullopt);
 }
 

@@ -165,6 +165,8 @@ private:
         std::string etag;      ///< hex MD5
         std::string checksum;  ///< base64 in the upload's algorithm, or empty
         std::string crc64nvme; ///< raw
+        /// Members added to the part's audit row: the source of an UploadPartCopy (`,"copy_source":...`).
+        std::string audit_extra;
     };
     asio::awaitable<result<part_info>> publish_part(const multipart_upload& upload, int part_number,
                                                     part_digest digest, std::vector<segment> segments,

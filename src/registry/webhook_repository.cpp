@@ -283,7 +283,10 @@ asio::awaitable<result<std::int64_t>> webhook_repository::ping(std::int64_t team
             ",\"url\":" + events::quote(rs[0].text(1)) + ",\"actor\":" + events::quote(actor) + "}";
         events::event_spec e{
             .type = "webhook.ping", .team_id = team_id, .data_json = data, .only_subscription = id};
-        co_return co_await events::emit(c, e);
+        const std::int64_t event = co_await events::emit(c, e);
+        const std::string details = "{\"event_id\":" + audit_quote("evt_" + std::to_string(event)) + "}";
+        co_await audit_webhook(c, "webhook.ping", team_id, id, details);
+        co_return event;
     };
     co_return co_await transact(pool_, work);
 }
@@ -340,8 +343,9 @@ asio::awaitable<result<webhook_delivery>> webhook_repository::redeliver(std::int
     auto work = [&](pg::connection& c) -> asio::awaitable<result<void>> {
         auto rs =
             co_await sql(c,
-                         "SELECT state FROM webhook_deliveries WHERE subscription_id = $1 AND id = $2 FOR "
-                         "UPDATE",
+                         "SELECT d.state, s.team_id FROM webhook_deliveries d JOIN webhook_subscriptions s "
+                         "ON s.id = d.subscription_id WHERE d.subscription_id = $1 AND d.id = $2 FOR "
+                         "UPDATE OF d",
                          subscription_id, delivery_id);
         if (rs.empty())
             co_return make_error(errc::not_found,
@@ -354,6 +358,9 @@ asio::awaitable<result<webhook_delivery>> webhook_repository::redeliver(std::int
             "NULL WHERE id = $1",
             delivery_id);
         co_await sql(c, "SELECT pg_notify('depot_events', '')");
+        const std::string details = "{\"delivery_id\":" + std::to_string(delivery_id) +
+                                    ",\"previous_state\":" + audit_quote(rs[0].text(0)) + "}";
+        co_await audit_webhook(c, "webhook.redeliver", rs[0].i64(1), subscription_id, details);
         co_return ok();
     };
     if (auto done = co_await transact(pool_, work); !done)

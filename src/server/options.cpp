@@ -174,6 +174,17 @@ const std::vector<setting>& settings()
              o.cleanup_interval = std::chrono::seconds(s);
              return okay;
          }},
+        {"--audit-retention", "DEPOT_AUDIT_RETENTION",
+         "seconds audit rows stay in the database; older ones are archived to --audit-archive-bucket by the "
+         "cleanup (default 0 = keep every row)",
+         [](options& o, const std::string& v) { return parse_seconds(v, o.audit_retention, 0); }},
+        {"--audit-archive-bucket", "DEPOT_AUDIT_ARCHIVE_BUCKET",
+         "bucket the audit rows older than --audit-retention are archived to, as "
+         "audit/audit-FIRST-LAST.jsonl",
+         [](options& o, const std::string& v) {
+             o.audit_archive_bucket = v;
+             return static_cast<bool>(s3::validate_bucket_name(v));
+         }},
         {"--rate-limit", "DEPOT_RATE_LIMIT",
          "requests per second each access key or API token may make; more answer 503 SlowDown "
          "(default 0 = unlimited)",
@@ -387,6 +398,10 @@ result<options> parse_options(const std::vector<std::string>& args, bool& help)
         return make_error(errc::invalid_argument,
                           "TLS needs both a certificate and a key: set --tls-cert and --tls-key (or "
                           "DEPOT_TLS_CERT and DEPOT_TLS_KEY), or neither");
+    if ((o.audit_retention.count() > 0) != !o.audit_archive_bucket.empty())
+        return make_error(errc::invalid_argument,
+                          "audit retention needs both --audit-retention and --audit-archive-bucket (or "
+                          "DEPOT_AUDIT_RETENTION and DEPOT_AUDIT_ARCHIVE_BUCKET), or neither");
     if (o.cache_disk_bytes > 0 && o.cache_dir.empty())
         return make_error(errc::invalid_argument,
                           "--cache-disk-bytes needs --cache-dir (or DEPOT_CACHE_DIR)");

@@ -60,6 +60,11 @@ struct options
     /// metadata names this long after their commit, are reclaimed. Must exceed the longest pause of a
     /// live upload (uploads stream continuously) and of a publish after its blob committed (milliseconds).
     std::chrono::seconds blob_grace{3600};
+    /// Audit retention (registry/audit_archive.hpp): with both set, each cleanup pass moves the audit rows
+    /// older than audit_retention into audit_archive_bucket as JSON Lines and removes them from the table,
+    /// one depotd of the installation at a time. 0 / empty (the default) keep every row.
+    std::chrono::seconds audit_retention{0};
+    std::string audit_archive_bucket;
     /// Requests per second per credential (0 = unlimited) and the burst above it (0 = one second's worth).
     double rate_limit = 0;
     double rate_burst = 0;

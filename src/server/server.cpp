@@ -1,8 +1,10 @@
 #include "server/server.hpp"
 
+#include "common/http_date.hpp"
 #include "common/log.hpp"
 #include "common/metrics.hpp"
 #include "common/secret_box.hpp"
+#include "registry/audit_archive.hpp"
 #include "registry/blob_collector.hpp"
 #include "registry/pg/migrations.hpp"
 #include "registry/warmup_repository.hpp"
@@ -190,10 +192,74 @@ struct cleanup_metrics
     }
 };
 
+/// What audit retention has done in this process: passes by result ("busy" when another depotd held the
+/// archive lock) and the rows it moved into the archive bucket.
+struct audit_retention_metrics
+{
+    metrics::counter& passes_ok;
+    metrics::counter& passes_busy;
+    metrics::counter& passes_failed;
+    metrics::counter& archived_rows;
+
+    static audit_retention_metrics make(metrics::registry& reg)
+    {
+        auto& passes = reg.counters("depot_audit_archive_passes_total",
+                                    "Audit retention passes (--audit-retention), by result.", {"result"});
+        return audit_retention_metrics{
+            .passes_ok = passes.add({"ok"}),
+            .passes_busy = passes.add({"busy"}),
+            .passes_failed = passes.add({"error"}),
+            .archived_rows = reg.counter_metric("depot_audit_archived_rows_total",
+                                                "Audit rows moved into the archive bucket and out of the "
+                                                "database by audit retention."),
+        };
+    }
+};
+
+/// Audit rows taken per pass at most, so that one archive object stays a reasonable size after retention is
+/// first switched on for a long log; the rest follow on the next passes.
+constexpr std::int64_t audit_rows_per_pass = 100000;
+
+/// Moves the audit rows older than --audit-retention into --audit-archive-bucket
+/// (registry/audit_archive.hpp). A missing bucket is not a startup error (an installation creates its buckets
+/// through S3 once depotd runs): like every other failure (the chain does not verify, the store refuses the
+/// write) it is logged, leaves every row in place, and the next pass tries again.
+asio::awaitable<void> archive_old_audit_rows(services& svc, audit_retention_metrics& m)
+{
+    try {
+        registry::audit_archive_request req;
+        req.before = format_iso8601(std::chrono::system_clock::now() - svc.opts.audit_retention);
+        req.bucket = svc.opts.audit_archive_bucket;
+        req.max_rows = audit_rows_per_pass;
+        auto done = co_await registry::archive_audit_rows(*svc.db, *svc.blobs, req);
+        if (!done) {
+            m.passes_failed.inc();
+            log::warn("audit archive failed; the rows stay and the next cleanup retries",
+                      {{"bucket", req.bucket}, {"error", done.error().message}});
+            co_return;
+        }
+        if (done->busy) {
+            m.passes_busy.inc();
+            co_return;
+        }
+        m.passes_ok.inc();
+        m.archived_rows.inc(static_cast<std::uint64_t>(done->archived));
+        if (done->archived)
+            log::info("audit rows archived", {{"rows", done->archived},
+                                              {"first_row", done->first_row},
+                                              {"last_row", done->last_row},
+                                              {"object", "s3://" + done->bucket + "/" + done->key}});
+    } catch (const std::exception& e) {
+        m.passes_failed.inc();
+        log::warn("audit archive failed; the rows stay and the next cleanup retries", {{"error", e.what()}});
+    }
+}
+
 asio::awaitable<void> cleanup_loop(services& svc, asio::steady_timer& timer,
                                    const connection_registry& registry)
 {
     static cleanup_metrics m = cleanup_metrics::make(metrics::default_registry());
+    static audit_retention_metrics audit_metrics = audit_retention_metrics::make(metrics::default_registry());
     while (!registry.stopping()) {
         timer.expires_after(svc.opts.cleanup_interval);
         boost::system::error_code ec;
@@ -226,6 +292,8 @@ asio::awaitable<void> cleanup_loop(services& svc, asio::steady_timer& timer,
             m.duration.observe(metrics::micros_since(started));
             log::warn("cleanup failed; will retry", {{"error", e.what()}});
         }
+        if (svc.opts.audit_retention.count() > 0)
+            co_await archive_old_audit_rows(svc, audit_metrics);
     }
 }
 

@@ -1,19 +1,23 @@
 """The audit log: every change leaves exactly its row (in the change's transaction), refusals of
 authenticated callers and model downloads too; rows are hash-chained so that editing one in PostgreSQL makes
 `depotctl audit verify` fail and name it; the REST API filters and pages; export writes JSON Lines; archiving
-old rows into a bucket keeps what remains verifiable.
+old rows into a bucket (`depotctl audit archive`, or depotd's --audit-retention) keeps what remains verifiable.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
 import json
 import secrets
 import subprocess
+import time
 
 import pytest
 
 from depot_harness import expect_error, unique_bucket_name
 from rest import assert_problem, call, token_for, validate
+from test_metrics import scrape
 
 COLUMNS = "actor, credential, team, action, resource, outcome"
 
@@ -78,12 +82,60 @@ def test_a_multipart_upload_is_created_then_one_put_an_abort_is_recorded_and_a_f
     # Aborting an upload that is already gone changes nothing and records nothing.
     expect_error("NoSuchUpload", 404, s3.abort_multipart_upload, Bucket=bucket, Key="dropped", UploadId=dropped)
     rows = rows_since(depot, m)
-    assert [r[3:5] for r in rows] == [("multipart.create", f"{bucket}/big"), ("object.put", f"{bucket}/big"),
+    assert [r[3:5] for r in rows] == [("multipart.create", f"{bucket}/big"), ("multipart.part", f"{bucket}/big"),
+                                      ("object.put", f"{bucket}/big"),
                                       ("multipart.create", f"{bucket}/dropped"),
+                                      ("multipart.part", f"{bucket}/dropped"),
                                       ("multipart.abort", f"{bucket}/dropped")]
     ids = [json.loads(r[0])["upload_id"] for r in depot.db.query(
         f"SELECT details FROM audit_log WHERE id > {m} AND action LIKE 'multipart.%' ORDER BY id")]
-    assert ids == [upload, dropped, dropped]
+    assert ids == [upload, upload, dropped, dropped, dropped]
+
+
+def details_since(depot, since: int) -> list[dict]:
+    return [json.loads(r[0]) for r in depot.db.query(f"SELECT details FROM audit_log WHERE id > {since} ORDER BY id")]
+
+
+def test_each_uploaded_or_copied_part_leaves_its_row_and_a_failed_part_none(depot, s3, bucket):
+    alice = depot.user("alice").access_key
+    s3.put_object(Bucket=bucket, Key="source", Body=b"s" * 3000)
+    upload = s3.create_multipart_upload(Bucket=bucket, Key="parts")["UploadId"]
+    m = marker(depot)
+    one = s3.upload_part(Bucket=bucket, Key="parts", UploadId=upload, PartNumber=1, Body=b"a" * 1000)
+    # Uploading a part number again replaces the part: a row for each upload.
+    again = s3.upload_part(Bucket=bucket, Key="parts", UploadId=upload, PartNumber=1, Body=b"b" * 1200)
+    copied = s3.upload_part_copy(Bucket=bucket, Key="parts", UploadId=upload, PartNumber=2,
+                                 CopySource={"Bucket": bucket, "Key": "source"}, CopySourceRange="bytes=0-1499")
+    # Refused parts change nothing and record nothing: a wrong Content-MD5, an unknown upload, a copy of a
+    # missing key.
+    expect_error("BadDigest", 400, s3.upload_part, Bucket=bucket, Key="parts", UploadId=upload, PartNumber=3,
+                 Body=b"c" * 100, ContentMD5="AAAAAAAAAAAAAAAAAAAAAA==")
+    expect_error("NoSuchUpload", 404, s3.upload_part, Bucket=bucket, Key="parts", UploadId="0" * 48, PartNumber=1,
+                 Body=b"d")
+    expect_error("NoSuchKey", 404, s3.upload_part_copy, Bucket=bucket, Key="parts", UploadId=upload, PartNumber=4,
+                 CopySource={"Bucket": bucket, "Key": "no-such-source"})
+    s3.abort_multipart_upload(Bucket=bucket, Key="parts", UploadId=upload)
+    # A part of an aborted upload is refused too.
+    expect_error("NoSuchUpload", 404, s3.upload_part, Bucket=bucket, Key="parts", UploadId=upload, PartNumber=5,
+                 Body=b"e")
+    assert rows_since(depot, m) == [
+        ("alice", alice, "", "multipart.part", f"{bucket}/parts", "allowed"),
+        ("alice", alice, "", "multipart.part", f"{bucket}/parts", "allowed"),
+        ("alice", alice, "", "multipart.part", f"{bucket}/parts", "allowed"),
+        ("alice", alice, "", "multipart.abort", f"{bucket}/parts", "allowed"),
+    ]
+    etag = lambda r: r.strip('"')  # noqa: E731
+    source_version = s3.head_object(Bucket=bucket, Key="source").get("VersionId", "null")
+    assert details_since(depot, m)[:3] == [
+        {"upload_id": upload, "part_number": 1, "size": 1000, "etag": etag(one["ETag"])},
+        {"upload_id": upload, "part_number": 1, "size": 1200, "etag": etag(again["ETag"])},
+        {"upload_id": upload, "part_number": 2, "size": 1500, "etag": etag(copied["CopyPartResult"]["ETag"]),
+         "copy_source": f"{bucket}/source", "copy_source_version_id": source_version},
+    ]
+    assert etag(one["ETag"]) == hashlib.md5(b"a" * 1000).hexdigest()
+    assert etag(copied["CopyPartResult"]["ETag"]) == hashlib.md5(b"s" * 1500).hexdigest()
+    # Every request carries its own request id into its row.
+    assert len({r[0] for r in depot.db.query(f"SELECT request_id FROM audit_log WHERE id > {m}")}) == 4
 
 
 def test_refusals_of_authenticated_callers_are_recorded(depot, s3, s3_bob, bucket, tokens):
@@ -311,6 +363,122 @@ def test_archive_moves_old_rows_into_a_bucket_and_what_remains_verifies(depot, s
     assert len(lines) == total and lines[-1]["id"] == last
     # The archived rows still chain: each links to the one before it.
     assert all(b["prev_hash"] == a["hash"] for a, b in zip(lines, lines[1:]))
+    # The run itself is on record, after the rows it removed.
+    (row,) = [r for r in depot.db.query(f"SELECT {COLUMNS}, details FROM audit_log WHERE action = 'audit.archive' "
+                                         f"AND resource = '{archive}/{out['key']}'")]
+    assert tuple(row[:6]) == ("depotctl", "", "", "audit.archive", f"{archive}/{out['key']}", "allowed")
+    assert json.loads(row[6]) == {"before": before, "first_row": lines[0]["id"], "last_row": last, "rows": total}
     s3.put_object(Bucket=archive, Key="after", Body=b"x")
     proc = verify(depot)
     assert f"chained to archived row {last}" in proc.stdout
+    # Nothing older than the cut is left: a second run has nothing to do.
+    again = json.loads(depot.depotctl("audit", "archive", "--before", before, "--bucket", archive, "--json",
+                                      *depot.storage_args()).stdout)
+    assert again["archived"] == 0
+    # Bad arguments change nothing.
+    proc = depot.depotctl("audit", "archive", "--before", before, "--bucket", "no-such-archive-bucket",
+                          *depot.storage_args(), check=False)
+    assert proc.returncode == 2 and "no bucket no-such-archive-bucket" in proc.stderr, proc.stderr
+    proc = depot.depotctl("audit", "archive", "--before", "not-a-time", "--bucket", archive, *depot.storage_args(),
+                          check=False)
+    assert proc.returncode == 2 and "--before" in proc.stderr, proc.stderr
+
+
+def test_webhook_ping_and_redelivery_leave_their_rows(private_depot):
+    from test_webhooks import FAST, Receiver, make_team, subscribe, team_call
+    server = private_depot(*FAST)
+    receiver = Receiver()
+    try:
+        team = make_team(server)
+        hook = subscribe(server, team, receiver.url)
+        m = marker(server)
+        r = team_call(server, team, "POST", f"/webhooks/{hook['id']}/ping")
+        assert r.status_code == 202, r.text
+        event = r.json()["event_id"]
+        receiver.wait_for(lambda got: any(g["json"]["id"] == event for g in got))
+        delivery = None
+        deadline = time.monotonic() + 30
+        while delivery is None or delivery["state"] != "delivered":
+            assert time.monotonic() < deadline, delivery
+            items = team_call(server, team, "GET", f"/webhooks/{hook['id']}/deliveries").json()["items"]
+            delivery = next(d for d in items if d["event_id"] == event)
+            time.sleep(0.05)
+        path = f"/webhooks/{hook['id']}/deliveries/{delivery['id']}/redeliver"
+        assert team_call(server, team, "POST", path).status_code == 202
+        # Refusals of a team admin's own calls (no such delivery / webhook) change nothing and record nothing.
+        assert team_call(server, team, "POST", f"/webhooks/{hook['id']}/deliveries/999999/redeliver").status_code \
+            == 404
+        assert team_call(server, team, "POST", "/webhooks/999999/ping").status_code == 404
+        cred = token_id(team["tokens"]["alice"])
+        resource = f"{team['name']}/webhooks/{hook['id']}"
+        assert rows_since(server, m) == [
+            ("alice", cred, team["name"], "webhook.ping", resource, "allowed"),
+            ("alice", cred, team["name"], "webhook.redeliver", resource, "allowed"),
+        ]
+        assert details_since(server, m) == [{"event_id": event},
+                                             {"delivery_id": delivery["id"], "previous_state": "delivered"}]
+    finally:
+        receiver.close()
+
+
+def utc(text: str) -> dt.datetime:
+    return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def archive_lines(s3, bucket: str) -> dict[str, list[dict]]:
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix="audit/").get("Contents", [])]
+    return {k: [json.loads(line) for line in s3.get_object(Bucket=bucket, Key=k)["Body"].read().decode().splitlines()]
+            for k in keys}
+
+
+def test_retention_setting_archives_old_rows_only_into_an_existing_bucket(private_depot):
+    """--audit-retention R with --audit-archive-bucket B: each cleanup pass moves the rows older than R into
+    B. While B does not exist the passes fail, say so in the log and leave every row in place."""
+    retention = 6
+    archive = unique_bucket_name("retention")
+    server = private_depot("--audit-retention", str(retention), "--audit-archive-bucket", archive,
+                           "--cleanup-interval", "1")
+    s3 = server.client("alice")
+    data = unique_bucket_name("retained")
+    s3.create_bucket(Bucket=data)
+    for i in range(3):
+        s3.put_object(Bucket=data, Key=f"old{i}", Body=b"x")
+    old_last = marker(server)
+    # The bucket is missing: passes fail and nothing moves, even once the rows are older than the retention.
+    time.sleep(retention + 2)
+    assert "audit archive failed" in server.log_text() and f"no bucket {archive}" in server.log_text()
+    assert server.db.scalar("SELECT anchor_id FROM audit_head") == 0
+    table = {json.loads(line)["id"]: json.loads(line) for line in server.depotctl("audit", "export").stdout.splitlines()}
+    assert min(table) == 1 and max(table) >= old_last
+    assert "audit log verified" in verify(server).stdout
+    failed = scrape(server.endpoint).value("depot_audit_archive_passes_total", result="error")
+    assert failed >= 1
+
+    # With the bucket, the next pass archives what is older than the retention; newer rows stay.
+    s3.create_bucket(Bucket=archive)
+    s3.put_object(Bucket=data, Key="fresh", Body=b"y")
+    fresh = server.db.scalar(f"SELECT id FROM audit_log WHERE resource = '{data}/fresh'")
+    deadline = time.monotonic() + 30
+    while server.db.scalar("SELECT anchor_id FROM audit_head") < old_last:
+        assert time.monotonic() < deadline, server.log_text()[-2000:]
+        time.sleep(0.1)
+    first = server.db.query("SELECT actor, credential, team, action, resource, outcome, details FROM audit_log "
+                            "WHERE action = 'audit.archive' ORDER BY id LIMIT 1")[0]
+    details = json.loads(first[6])
+    last = details["last_row"]
+    key = f"audit/audit-1-{last}.jsonl"
+    assert tuple(first[:6]) == ("system", "", "", "audit.archive", f"{archive}/{key}", "allowed")
+    assert details["first_row"] == 1 and details["rows"] == last and old_last <= last < fresh
+    # The object holds exactly the rows that were in the table, in chain order.
+    objects = archive_lines(s3, archive)
+    lines = objects[key]
+    assert [r["id"] for r in lines] == list(range(1, last + 1))
+    assert lines == [table[i] for i in range(1, last + 1)]
+    assert all(utc(r["at"]) < utc(details["before"]) for r in lines)
+    # The rows at or after the cut stayed and what remains verifies against the anchor.
+    assert server.db.scalar(f"SELECT count(*) FROM audit_log WHERE id > {last} AND id <= {fresh}") == fresh - last
+    proc = verify(server)
+    assert "audit log verified" in proc.stdout and "chained to archived row" in proc.stdout
+    after = scrape(server.endpoint)
+    assert after.value("depot_audit_archived_rows_total") >= last
+    assert after.value("depot_audit_archive_passes_total", result="ok") >= 1

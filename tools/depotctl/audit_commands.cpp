@@ -1,10 +1,8 @@
 #include "audit_commands.hpp"
 
 #include "registry/audit.hpp"
-#include "registry/bucket_repository.hpp"
-#include "registry/object_service.hpp"
+#include "registry/audit_archive.hpp"
 
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -13,24 +11,6 @@ namespace depot::ctl {
 namespace {
 
 namespace asio = boost::asio;
-
-/// The archive document as the body of a PutObject.
-class string_source final : public registry::byte_source
-{
-public:
-    explicit string_source(const std::string& data) : data_(data) {}
-    asio::awaitable<result<std::size_t>> read_some(std::span<std::byte> buf) override
-    {
-        const std::size_t n = std::min(buf.size(), data_.size() - offset_);
-        std::memcpy(buf.data(), data_.data() + offset_, n);
-        offset_ += n;
-        co_return n;
-    }
-
-private:
-    const std::string& data_;
-    std::size_t offset_ = 0;
-};
 
 registry::audit_query query_of(const cli& c)
 {
@@ -118,63 +98,32 @@ asio::awaitable<void> run_audit(const cli& c, std::shared_ptr<pg::pool> pool,
     if (p[1] == "archive") {
         if (!c.has("--before") || !c.has("--bucket"))
             throw failure("audit archive needs --before TIME and --bucket BUCKET", 2);
-        auto through = co_await registry::last_audit_row_before(*pool, c.get("--before"));
-        if (!through)
-            throw failure(through.error().message, 2);
-        if (!*through) {
-            std::cout << (json ? "{\"archived\":0}" : "nothing to archive") << "\n";
-            co_return;
-        }
-        // Only an intact chain is archived: what leaves the database must verify too.
-        auto v = co_await registry::verify_audit(*pool);
-        if (v.bad_row)
-            throw failure("audit log verification FAILED at row " + std::to_string(*v.bad_row) + ": " +
-                              v.problem + "; nothing archived",
-                          1);
-        std::string document;
-        std::int64_t first = 0;
-        registry::audit_query all;
-        all.viewer_is_admin = true;
-        all.limit = 1000;
-        const std::function<void(const std::string&)> collect = [&](const std::string& r) {
-            if (!first)
-                first = nlohmann::json::parse(r).at("id").get<std::int64_t>();
-            document += r;
-            document += '\n';
-        };
-        co_await each_row(*pool, all, **through, collect);
-        registry::bucket_repository buckets(*pool);
-        auto bucket = co_await buckets.get(c.get("--bucket"));
-        if (!bucket)
-            throw failure("no bucket " + c.get("--bucket"), 2);
-        const std::string key = c.get("--key-prefix", "audit/") + "audit-" + std::to_string(first) + "-" +
-                                std::to_string(**through) + ".jsonl";
+        registry::audit_archive_request req;
+        req.before = c.get("--before");
+        req.bucket = c.get("--bucket");
+        req.key_prefix = c.get("--key-prefix", "audit/");
         auto store = store_of();
-        registry::object_service objects(*pool, *store);
-        string_source body(document);
-        registry::put_object_request put;
-        put.target = &*bucket;
-        put.key = key;
-        put.owner_id = bucket->owner_id;
-        put.headers.content_type = "application/x-ndjson";
-        put.content_length = document.size();
-        put.body = &body;
-        auto stored = co_await objects.put_object(std::move(put));
-        if (!stored)
-            throw failure("cannot write s3://" + bucket->name + "/" + key + ": " + stored.error().message);
-        // The rows leave the database only once their copy is stored.
-        auto removed = co_await registry::archive_audit(*pool, **through);
+        auto done = co_await registry::archive_audit_rows(*pool, *store, req);
+        if (!done) {
+            const auto code = done.error().code;
+            const bool usage = code == errc::invalid_argument || code == errc::no_such_bucket;
+            throw failure(done.error().message, usage ? 2 : 1);
+        }
+        if (done->busy)
+            throw failure("another audit archive is running (depotd's retention or depotctl); try again", 1);
         if (json)
-            std::cout << nlohmann::json{{"archived", removed},
-                                        {"first_row", first},
-                                        {"last_row", **through},
-                                        {"bucket", bucket->name},
-                                        {"key", key}}
+            std::cout << nlohmann::json{{"archived", done->archived},
+                                        {"first_row", done->first_row},
+                                        {"last_row", done->last_row},
+                                        {"bucket", done->bucket},
+                                        {"key", done->key}}
                              .dump()
                       << "\n";
+        else if (done->archived == 0)
+            std::cout << "nothing to archive\n";
         else
-            std::cout << "archived " << removed << " rows (" << first << "-" << **through << ") to s3://"
-                      << bucket->name << "/" << key << "\n";
+            std::cout << "archived " << done->archived << " rows (" << done->first_row << "-"
+                      << done->last_row << ") to s3://" << done->bucket << "/" << done->key << "\n";
         co_return;
     }
     throw failure("unknown command 'audit " + p[1] + "'", 2);

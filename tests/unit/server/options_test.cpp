@@ -139,3 +139,26 @@ TEST_CASE("the read cache and warm-up settings have defaults and refuse nonsense
     CHECK_FALSE(parse_options({"--warmup-concurrency", "0"}, help));
     ::unsetenv("DEPOT_DATABASE_URL");
 }
+
+TEST_CASE("audit retention is off by default and needs both a retention and a bucket")
+{
+    ::setenv("DEPOT_DATABASE_URL", "postgresql://env/db", 1);
+    bool help = false;
+    auto d = parse_options({}, help);
+    REQUIRE(d);
+    CHECK(d->audit_retention.count() == 0);
+    CHECK(d->audit_archive_bucket.empty());
+    auto o = parse_options({"--audit-retention", "7776000", "--audit-archive-bucket", "audit-archive"}, help);
+    REQUIRE(o);
+    CHECK(o->audit_retention == std::chrono::seconds(7776000));
+    CHECK(o->audit_archive_bucket == "audit-archive");
+    for (const auto& half : {std::vector<std::string>{"--audit-retention", "60"},
+                             std::vector<std::string>{"--audit-archive-bucket", "audit-archive"}}) {
+        auto r = parse_options(half, help);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("--audit-retention and --audit-archive-bucket") != std::string::npos);
+    }
+    CHECK_FALSE(parse_options({"--audit-retention", "-1", "--audit-archive-bucket", "audit-archive"}, help));
+    CHECK_FALSE(parse_options({"--audit-retention", "60", "--audit-archive-bucket", "Not_A_Bucket"}, help));
+    ::unsetenv("DEPOT_DATABASE_URL");
+}
