@@ -26,7 +26,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from audit_expectations import Facts, Row, expected_rows, OPERATIONS, PENDING, UNROUTED
+from audit_expectations import OPERATIONS, UNROUTED, Facts, Row, expected_rows
 
 # Rows no request caused: background work and the admin CLI.
 NON_REQUEST_ACTORS = {"system", "depotctl"}
@@ -53,8 +53,6 @@ def compare(line: dict, rows: list[AuditRow], facts: Facts) -> str | None:
         return (f"request {line.get('request_id')}: operation {op!r} has no entry in audit_expectations.py "
                 f"(rows: {[r.describe() for r in rows]})")
     expected: list[Row] = expected_rows(line, facts)
-    if op in PENDING and not rows:
-        expected = []  # TODO(audit-rest): see audit_expectations.PENDING
     remaining = list(rows)
     problems = []
     for want in expected:
