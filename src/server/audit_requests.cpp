@@ -1,6 +1,7 @@
 #include "server/audit_requests.hpp"
 
 #include "common/log.hpp"
+#include "registry/snapshot_service.hpp"
 #include "registry/sql_util.hpp"
 #include "server/services.hpp"
 
@@ -48,6 +49,15 @@ asio::awaitable<void> audit_download(const request_context& ctx)
                                         registry::audit_allowed);
         co_return;
     }
+    // A read through the snapshot view (.snapshots/<name>/<key>) reads <key> as it was: a model file when
+    // <key> is under a model's prefix.
+    std::string_view live = ctx.key;
+    if (registry::is_snapshot_key(live)) {
+        live.remove_prefix(std::min(live.size(), registry::snapshot_key_prefix.size()));
+        const auto slash = live.find('/');
+        live = slash == std::string_view::npos ? std::string_view() : live.substr(slash + 1);
+    }
+    const std::string model_key(live);
     // One statement: a row only when the key is under some model's prefix in this bucket.
     co_await registry::sql(
         *conn,
@@ -56,7 +66,7 @@ asio::awaitable<void> audit_download(const request_context& ctx)
         "team, "
         "m.name AS model FROM models m JOIN teams t ON t.id = m.team_id JOIN buckets b ON b.id = m.bucket_id "
         "WHERE b.name = $6 AND starts_with($7, m.prefix) ORDER BY length(m.prefix) DESC LIMIT 1) x",
-        who.actor, who.credential, resource, who.request_id, who.client_addr, ctx.bucket, ctx.key);
+        who.actor, who.credential, resource, who.request_id, who.client_addr, ctx.bucket, model_key);
 }
 
 } // namespace depot::server

@@ -23,7 +23,8 @@ asio::awaitable<void> audit_denial(const request_context& ctx, std::string_view 
                                    std::string_view resource, std::string_view message);
 
 /// After a successful GetObject: a model.download row when the object is a model file, read through the
-/// model view (s3://<models bucket>/team/model/ref/path) or under a model's prefix in its bucket. Throws
+/// model view (s3://<models bucket>/team/model/ref/path) or under a model's prefix in its bucket (also read
+/// through the bucket's snapshot view, .snapshots/<name>/<key> with <key> under the prefix). Throws
 /// pg::error when the row cannot be written (the download must not happen unrecorded).
 asio::awaitable<void> audit_download(const request_context& ctx);
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from audit_check import AuditChecker, format_failures
 from depot_harness import REPO_ROOT, Depot, PrivatePostgres, sanitizer_reports, unique_bucket_name
 
 # The clients read these; pointing them at the suite's own files keeps ~/.aws and ambient
@@ -24,6 +25,22 @@ for _name in [n for n in os.environ if n.startswith("AWS_")]:
 os.environ["AWS_EC2_METADATA_DISABLED"] = "true"
 os.environ["AWS_CONFIG_FILE"] = os.devnull
 os.environ["AWS_SHARED_CREDENTIALS_FILE"] = os.devnull
+
+# Every request of every depotd the suite starts must leave exactly the audit rows audit_expectations.py
+# names (audit_check.py). DEPOT_E2E_AUDIT_CHECK=off turns the check off; =report writes the mismatches to
+# the file DEPOT_E2E_AUDIT_REPORT instead of failing tests (to see them all in one run).
+AUDIT = AuditChecker()
+Depot.observers.append(AUDIT)
+
+
+def audit_failed(failures: list[str], when: str) -> None:
+    if not failures:
+        return
+    if os.environ.get("DEPOT_E2E_AUDIT_CHECK") == "report":
+        with open(os.environ.get("DEPOT_E2E_AUDIT_REPORT", "audit-report.txt"), "a") as f:
+            f.write(f"== {when}\n" + "\n".join(failures) + "\n")
+        return
+    pytest.fail(f"{when}: " + format_failures(failures), pytrace=False)
 
 
 def pytest_configure(config):
@@ -52,6 +69,7 @@ def depot(tmp_path_factory):
         reports = sanitizer_reports(log)
         assert not reports, "depotd reported sanitizer errors:\n" + "\n".join(reports) + "\n" + log[-20000:]
         assert status == 0, f"depotd exited with status {status} after SIGTERM:\n{log[-8000:]}"
+        audit_failed(AUDIT.finish(server), "the session's depotd, at its end")
     finally:
         if server.proc is not None and server.proc.poll() is None:
             server.stop()
@@ -68,6 +86,15 @@ def _depot_log_marker(request, depot):
     yield
     # A crash mid-test would make every later test fail confusingly; say so at the culprit.
     assert depot.proc.poll() is None, f"depotd died during this test (status {depot.proc.returncode})"
+
+
+@pytest.fixture(autouse=True)
+def _audit_rows(request, depot):
+    """Checks the audit rows of the requests logged since the last check: first those made before this test
+    (by earlier tests' last requests or by the fixtures set up for it), then this test's own."""
+    audit_failed(AUDIT.check_all(), f"requests made before {request.node.name} (by fixtures or earlier tests)")
+    yield
+    audit_failed(AUDIT.check_all(), f"requests of {request.node.name}")
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -146,4 +173,5 @@ def private_depot(depot, tmp_path):
     for server in started:
         if server.proc is not None and server.proc.poll() is None:
             server.stop()
-        server.drop_database()
+        server.drop_database()  # after its last audit check (AuditChecker.dropping)
+    audit_failed(AUDIT.check_all(), "the private depotd, at its end")

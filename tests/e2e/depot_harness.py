@@ -246,6 +246,10 @@ class Snapshot:
 class Depot:
     """One depotd process with its own database, blob directory and users alice (admin) and bob."""
 
+    # Told when any depotd starts, is killed, or has its database dropped: started(depot), killed(depot),
+    # dropping(depot) (conftest.py registers the audit check, audit_check.py).
+    observers: list = []
+
     def __init__(self, *, bin_dir: Path, base_url: str, workdir: Path):
         self.bin_dir = bin_dir
         self.workdir = workdir
@@ -355,6 +359,8 @@ class Depot:
         ]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log_file, stderr=self._log_file,
                                      env=self.server_env(), preexec_fn=_die_with_parent)
+        for observer in Depot.observers:
+            observer.started(self)
         deadline = time.monotonic() + 90
         last_error = None
         while time.monotonic() < deadline:
@@ -386,12 +392,16 @@ class Depot:
     def kill(self) -> None:
         """SIGKILL: a crash, with no chance to clean up."""
         assert self.proc is not None
+        for observer in Depot.observers:
+            observer.killed(self)
         self.proc.kill()
         self.proc.wait()
         if self._log_file:
             self._log_file.close()
 
     def drop_database(self) -> None:
+        for observer in Depot.observers:
+            observer.dropping(self)
         try:
             self.admin_db.execute(f'DROP DATABASE IF EXISTS "{self.db_name}" WITH (FORCE)')
         except CommandError:

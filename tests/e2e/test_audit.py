@@ -228,15 +228,21 @@ def test_model_downloads_are_recorded_through_the_view_and_the_bucket(depot, s3,
     assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=tok,
                 body={"name": "m1", "bucket": bucket, "prefix": "m/"}).status_code == 201
     assert call(depot, "POST", f"/api/v1/teams/{team}/models/m1/versions", token=tok, body={}).status_code == 201
+    assert call(depot, "POST", f"/api/v1/buckets/{bucket}/snapshots", token=tok,
+                body={"name": "s1"}).status_code == 201
     m = marker(depot)
     assert s3.get_object(Bucket="models", Key=f"{team}/m1/1/w.bin")["Body"].read() == b"weights"
     assert s3.get_object(Bucket=bucket, Key="m/w.bin")["Body"].read() == b"weights"
     s3.get_object(Bucket=bucket, Key="other.txt")["Body"].read()
     s3.head_object(Bucket=bucket, Key="m/w.bin")
+    # The snapshot view reads the model's files as they were: a download too.
+    assert s3.get_object(Bucket=bucket, Key=".snapshots/s1/m/w.bin")["Body"].read() == b"weights"
+    s3.get_object(Bucket=bucket, Key=".snapshots/s1/other.txt")["Body"].read()
     alice = depot.user("alice").access_key
     assert rows_since(depot, m) == [
         ("alice", alice, team, "model.download", f"models/{team}/m1/1/w.bin", "allowed"),
         ("alice", alice, team, "model.download", f"{bucket}/m/w.bin", "allowed"),
+        ("alice", alice, team, "model.download", f"{bucket}/.snapshots/s1/m/w.bin", "allowed"),
     ]
 
 
