@@ -36,18 +36,24 @@ std::string random_string(std::string_view alphabet, std::size_t n)
 
 asio::awaitable<result<user>> identity_repository::create_user(user u)
 {
-    const std::string& display_name = u.display_name.empty() ? u.id : u.display_name;
-    auto conn = co_await pool_.acquire();
+    const std::string display_name = u.display_name.empty() ? u.id : u.display_name;
+    const std::string details = std::string("{\"admin\":") + (u.is_admin ? "true" : "false") + "}";
     try {
-        auto rs = co_await sql(*conn,
-                               std::string("INSERT INTO users (id, display_name, email, is_admin) "
-                                           "VALUES ($1, $2, nullif($3, ''), $4) RETURNING ") +
-                                   user_columns,
-                               u.id, display_name, u.email, u.is_admin);
-        co_return user_from(rs[0]);
+        co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<user>> {
+            auto rs =
+                co_await sql(c,
+                             std::string("INSERT INTO users (id, display_name, email, is_admin) "
+                                         "VALUES ($1, $2, nullif($3, ''), $4) ON CONFLICT (id) DO NOTHING "
+                                         "RETURNING ") +
+                                 user_columns,
+                             u.id, display_name, u.email, u.is_admin);
+            if (rs.empty())
+                co_return make_error(errc::already_exists, "user '" + u.id + "' already exists");
+            auto created = user_from(rs[0]);
+            co_await append_audit(c, "user.create", u.id, "", details);
+            co_return created;
+        });
     } catch (const pg::error& e) {
-        if (e.is_unique_violation())
-            co_return make_error(errc::already_exists, "user '" + u.id + "' already exists");
         if (e.sqlstate() == "23514")
             co_return make_error(errc::invalid_argument,
                                  "user id must be 1-128 characters of letters, digits and ._@-");

@@ -381,6 +381,17 @@ def test_archive_moves_old_rows_into_a_bucket_and_what_remains_verifies(depot, s
     s3.put_object(Bucket=archive, Key="after", Body=b"x")
     proc = verify(depot)
     assert f"chained to archived row {last}" in proc.stdout
+    # Nothing older than the cut is left: a second run has nothing to do.
+    again = json.loads(depot.depotctl("audit", "archive", "--before", before, "--bucket", archive, "--json",
+                                      *depot.storage_args()).stdout)
+    assert again["archived"] == 0
+    # Bad arguments change nothing.
+    proc = depot.depotctl("audit", "archive", "--before", before, "--bucket", "no-such-archive-bucket",
+                          *depot.storage_args(), check=False)
+    assert proc.returncode == 2 and "no bucket no-such-archive-bucket" in proc.stderr, proc.stderr
+    proc = depot.depotctl("audit", "archive", "--before", "not-a-time", "--bucket", archive, *depot.storage_args(),
+                          check=False)
+    assert proc.returncode == 2 and "--before" in proc.stderr, proc.stderr
 
 
 def test_concurrent_writers_are_all_sealed_into_one_chain_by_depotd(depot, s3, bucket):
@@ -435,17 +446,6 @@ def test_sealing_cannot_be_undone_or_used_to_edit_a_row(depot, s3, bucket):
                          f"hash = decode('{saved[1]}', 'hex') WHERE id = {row}; "
                          "ALTER TABLE audit_log ENABLE TRIGGER audit_log_no_update")
     assert verify(depot).returncode == 0
-    # Nothing older than the cut is left: a second run has nothing to do.
-    again = json.loads(depot.depotctl("audit", "archive", "--before", before, "--bucket", archive, "--json",
-                                      *depot.storage_args()).stdout)
-    assert again["archived"] == 0
-    # Bad arguments change nothing.
-    proc = depot.depotctl("audit", "archive", "--before", before, "--bucket", "no-such-archive-bucket",
-                          *depot.storage_args(), check=False)
-    assert proc.returncode == 2 and "no bucket no-such-archive-bucket" in proc.stderr, proc.stderr
-    proc = depot.depotctl("audit", "archive", "--before", "not-a-time", "--bucket", archive, *depot.storage_args(),
-                          check=False)
-    assert proc.returncode == 2 and "--before" in proc.stderr, proc.stderr
 
 
 def test_webhook_ping_and_redelivery_leave_their_rows(private_depot):
@@ -546,3 +546,15 @@ def test_retention_setting_archives_old_rows_only_into_an_existing_bucket(privat
     after = scrape(server.endpoint)
     assert after.value("depot_audit_archived_rows_total") >= last
     assert after.value("depot_audit_archive_passes_total", result="ok") >= 1
+
+
+def test_creating_a_user_leaves_its_row_and_a_refused_duplicate_none(depot):
+    m = marker(depot)
+    name = "audited-" + secrets.token_hex(4)
+    depot.depotctl("user", "create", name, "--admin")
+    assert rows_since(depot, m) == [("depotctl", "", "", "user.create", name, "allowed")]
+    assert depot.db.scalar(f"SELECT details->>'admin' FROM audit_log WHERE resource = '{name}'") == "true"
+    m = marker(depot)
+    again = depot.depotctl("user", "create", name, check=False)
+    assert again.returncode != 0 and "already exists" in again.stderr
+    assert rows_since(depot, m) == []

@@ -87,6 +87,8 @@ asio::awaitable<void> run_audit(const cli& c, std::shared_ptr<pg::pool> pool,
         co_return;
     }
     if (p[1] == "export") {
+        // Rows committed so far get their hashes first, so an export carries the chain (as verify does).
+        co_await registry::seal_audit(*pool);
         std::ofstream file;
         if (c.has("--output")) {
             file.open(c.get("--output"), std::ios::trunc);
