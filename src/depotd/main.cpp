@@ -6,11 +6,19 @@
 
 #include <cstdio>
 #include <exception>
+#include <malloc.h>
 #include <string>
 #include <vector>
 
 int main(int argc, char** argv)
 {
+    // Blocks of 2 MiB and more (RADOS stripes are 4 MiB) are mapped and unmapped, not carved from the heaps.
+    // glibc otherwise raises its mmap threshold to the size of the largest block freed, after which every
+    // stripe comes from one of the per-thread arenas and freed ones stay there: 16 concurrent uploads
+    // peaked at 364 MiB resident, 111 MiB with this (same throughput), measured with depot-bench
+    // multipart 16 x 128 MiB against the RADOS store; an explicit threshold also turns that raising off.
+    // A no-op under the sanitizers, which bring their own allocator.
+    mallopt(M_MMAP_THRESHOLD, 2 << 20);
     std::vector<std::string> args(argv + 1, argv + argc);
     // The REST API's routes, one "METHOD /api/v1/path" per line: the test comparing the server with
     // openapi/openapi.yaml reads them.
