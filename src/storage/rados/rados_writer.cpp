@@ -66,11 +66,7 @@ public:
 
         librados::ObjectWriteOperation op;
         op.cmpxattr(attr_state, LIBRADOS_CMPXATTR_OP_EQ, to_bufferlist(state_writing));
-        op.setxattr(attr_size, to_bufferlist(std::to_string(size_)));
-        op.setxattr(attr_stripes, to_bufferlist(std::to_string(stripes_started_)));
-        auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch());
-        op.setxattr(attr_committed, to_bufferlist(std::to_string(now.count())));
-        op.setxattr(attr_state, to_bufferlist(state_committed));
+        set_committed(op, stripes_started_);
         auto done = co_await run_aio([&](librados::AioCompletion* completion, ceph::bufferlist&) {
             return c_->io.aio_operate(id_, completion, &op);
         });
@@ -137,6 +133,25 @@ private:
         co_return true;
     }
 
+    /// Adds what a committed head records, the same for a striped and an inline blob: size, stripe count,
+    /// commit time and the state.
+    void set_committed(librados::ObjectWriteOperation& op, std::uint64_t stripes) const
+    {
+        op.setxattr(attr_size, to_bufferlist(std::to_string(size_)));
+        op.setxattr(attr_stripes, to_bufferlist(std::to_string(stripes)));
+        auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch());
+        op.setxattr(attr_committed, to_bufferlist(std::to_string(now.count())));
+        op.setxattr(attr_state, to_bufferlist(state_committed));
+    }
+
+    /// The failure of an operation that creates the head exclusively (`what` + the id failed).
+    error create_failure(int r, std::string_view what) const
+    {
+        if (r == -EEXIST)
+            return make_error(errc::io_error, "rados: a blob named " + id_ + " exists already");
+        return rados_error(r, std::string(what) + id_);
+    }
+
     /// Creates the head, in state "writing", exclusively. False (and failed_ set) when that fails.
     asio::awaitable<bool> create_head()
     {
@@ -147,10 +162,8 @@ private:
         auto done = co_await run_aio([&](librados::AioCompletion* completion, ceph::bufferlist&) {
             return c_->io.aio_operate(id_, completion, &op);
         });
-        if (done.r == -EEXIST)
-            failed_ = make_error(errc::io_error, "rados: a blob named " + id_ + " exists already");
-        else if (done.r < 0)
-            failed_ = rados_error(done.r, "creating the head of blob " + id_);
+        if (done.r < 0)
+            failed_ = create_failure(done.r, "creating the head of blob ");
         head_created_ = !failed_;
         co_return head_created_;
     }
@@ -163,22 +176,16 @@ private:
         if (fill_.length() > 0)
             op.write_full(fill_);
         op.setxattr(attr_stripe_size, to_bufferlist(std::to_string(stripe_size_)));
-        op.setxattr(attr_size, to_bufferlist(std::to_string(size_)));
-        op.setxattr(attr_stripes, to_bufferlist("0"));
         op.setxattr(attr_inline, to_bufferlist("1"));
-        auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch());
-        op.setxattr(attr_committed, to_bufferlist(std::to_string(now.count())));
-        op.setxattr(attr_state, to_bufferlist(state_committed));
+        set_committed(op, 0);
         c_->inline_writes.fetch_add(1, std::memory_order_relaxed);
         auto done = co_await run_aio([&](librados::AioCompletion* completion, ceph::bufferlist&) {
             return c_->io.aio_operate(id_, completion, &op);
         });
         fill_.clear();
         filling_ = false;
-        if (done.r == -EEXIST)
-            failed_ = make_error(errc::io_error, "rados: a blob named " + id_ + " exists already");
-        else if (done.r < 0)
-            failed_ = rados_error(done.r, "writing blob " + id_);
+        if (done.r < 0)
+            failed_ = create_failure(done.r, "writing blob ");
         if (failed_)
             co_return *failed_;
         head_created_ = true;

@@ -10,11 +10,8 @@ asio::awaitable<write_budget::lease> write_budget::acquire(std::uint64_t bytes)
     auto self = shared_from_this();
     {
         std::lock_guard lock(mu_);
-        if (queue_.empty() && fits(bytes)) {
-            used_ += bytes;
-            peak_ = std::max(peak_, used_);
+        if (queue_.empty() && take_if_fits(bytes))
             co_return lease(std::move(self), bytes);
-        }
         ++waits_;
     }
     co_await asio::async_initiate<const asio::use_awaitable_t<>, void()>(
@@ -32,13 +29,19 @@ asio::awaitable<write_budget::lease> write_budget::acquire(std::uint64_t bytes)
 bool write_budget::admit(std::unique_ptr<waiter_base>& w)
 {
     std::lock_guard lock(mu_);
-    if (queue_.empty() && fits(w->bytes)) {
-        used_ += w->bytes;
-        peak_ = std::max(peak_, used_);
+    if (queue_.empty() && take_if_fits(w->bytes))
         return true;
-    }
     queue_.push_back(std::move(w));
     return false;
+}
+
+bool write_budget::take_if_fits(std::uint64_t bytes) noexcept
+{
+    if (used_ != 0 && used_ + bytes > capacity_)
+        return false;
+    used_ += bytes;
+    peak_ = std::max(peak_, used_);
+    return true;
 }
 
 void write_budget::release(std::uint64_t bytes) noexcept
@@ -47,9 +50,7 @@ void write_budget::release(std::uint64_t bytes) noexcept
     {
         std::lock_guard lock(mu_);
         used_ -= std::min(used_, bytes);
-        while (!queue_.empty() && fits(queue_.front()->bytes)) {
-            used_ += queue_.front()->bytes;
-            peak_ = std::max(peak_, used_);
+        while (!queue_.empty() && take_if_fits(queue_.front()->bytes)) {
             granted.push_back(std::move(queue_.front()));
             queue_.pop_front();
         }

@@ -104,7 +104,8 @@ private:
 
     /// Grants `w` now (true) or queues it.
     bool admit(std::unique_ptr<waiter_base>& w);
-    bool fits(std::uint64_t bytes) const noexcept { return used_ == 0 || used_ + bytes <= capacity_; }
+    /// Takes `bytes` when they fit (anything fits an empty budget). Under mu_.
+    bool take_if_fits(std::uint64_t bytes) noexcept;
     void release(std::uint64_t bytes) noexcept;
 
     const std::uint64_t capacity_;
