@@ -106,9 +106,8 @@ asio::awaitable<std::int64_t> append_audit(pg::connection& c, const audit_contex
     co_return rs[0].i64(0);
 }
 
-asio::awaitable<std::int64_t> append_object_audit(pg::connection& c, std::string_view action,
-                                                  std::int64_t bucket_id, std::string_view key,
-                                                  std::string details_json)
+asio::awaitable<void> append_object_audit(pg::connection& c, std::string_view action, std::int64_t bucket_id,
+                                          std::string_view key, std::string details_json)
 {
     auto executor = co_await asio::this_coro::executor;
     const audit_context* ctx = current_audit_context(executor);
@@ -116,12 +115,10 @@ asio::awaitable<std::int64_t> append_object_audit(pg::connection& c, std::string
         ctx = &system_context();
     const std::string a(action), k(key);
     appended_here().store(true, std::memory_order_release);
-    auto rs = co_await sql(
-        c,
-        "SELECT audit_append($1, $2, '', $3, (SELECT name FROM buckets WHERE id = $4) || '/' "
-        "|| $5, 'allowed', $6, $7, $8::jsonb)",
-        ctx->actor, ctx->credential, a, bucket_id, k, ctx->request_id, ctx->client_addr, details_json);
-    co_return rs[0].i64(0);
+    defer_sql(c,
+              "SELECT audit_append($1, $2, '', $3, (SELECT name FROM buckets WHERE id = $4) || '/' "
+              "|| $5, 'allowed', $6, $7, $8::jsonb)",
+              ctx->actor, ctx->credential, a, bucket_id, k, ctx->request_id, ctx->client_addr, details_json);
 }
 
 asio::awaitable<result<std::vector<std::string>>> list_audit(pg::pool& pool, const audit_query& q)

@@ -74,10 +74,11 @@ asio::awaitable<std::int64_t> append_audit(pg::connection& c, const audit_contex
                                            std::string_view team, std::string details_json,
                                            std::string_view outcome);
 
-/// append_audit for an object: the resource is "<bucket name>/<key>".
-asio::awaitable<std::int64_t> append_object_audit(pg::connection& c, std::string_view action,
-                                                  std::int64_t bucket_id, std::string_view key,
-                                                  std::string details_json = "{}");
+/// append_audit for an object: the resource is "<bucket name>/<key>". Deferred (pg::connection::defer):
+/// the row goes out with the transaction's next statement or its COMMIT, in the same round trip, so call it
+/// inside a transaction (transact, or BEGIN ... COMMIT); an error surfaces from that next command.
+asio::awaitable<void> append_object_audit(pg::connection& c, std::string_view action, std::int64_t bucket_id,
+                                          std::string_view key, std::string details_json = "{}");
 
 /// A query of the audit log (REST GET /api/v1/audit): every filter optional, rows in chain order.
 struct audit_query

@@ -294,13 +294,12 @@ asio::awaitable<void> insert_segments(pg::connection& c, std::int64_t row,
     }
     const std::string b = bigint_array(blobs), o = bigint_array(offsets), l = bigint_array(lengths),
                       p = bigint_array(parts);
-    co_await sql(
-        c,
-        "INSERT INTO object_segments (version_row, ordinal, blob_id, blob_offset, length, part_number) "
-        "SELECT $1, s.ord - 1, s.blob, s.off, s.len, nullif(s.part, 0)::int "
-        "FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[]) "
-        "WITH ORDINALITY AS s(blob, off, len, part, ord)",
-        row, b, o, l, p);
+    defer_sql(c,
+              "INSERT INTO object_segments (version_row, ordinal, blob_id, blob_offset, length, part_number) "
+              "SELECT $1, s.ord - 1, s.blob, s.off, s.len, nullif(s.part, 0)::int "
+              "FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[]) "
+              "WITH ORDINALITY AS s(blob, off, len, part, ord)",
+              row, b, o, l, p);
 }
 
 asio::awaitable<void> remove_blobs(storage::blob_store& store, std::vector<std::string> store_ids)

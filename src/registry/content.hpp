@@ -78,9 +78,9 @@ struct ingested
 };
 
 /// Streams `body` into new blobs and commits the last one once every check passed. On any error every blob
-/// is aborted or removed: nothing remains. Errors: incomplete_body, entity_too_large, bad_digest (Content-MD5 or a flexible
-/// checksum), invalid_argument (malformed checksum value), invalid_request (an announced checksum never
-/// came), content_sha256_mismatch, and the body's and the store's errors.
+/// is aborted or removed: nothing remains. Errors: incomplete_body, entity_too_large, bad_digest (Content-MD5
+/// or a flexible checksum), invalid_argument (malformed checksum value), invalid_request (an announced
+/// checksum never came), content_sha256_mismatch, and the body's and the store's errors.
 asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source& body,
                                          const ingest_limits& limits);
 
@@ -107,7 +107,8 @@ asio::awaitable<void> add_references(pg::connection& c, const std::vector<std::i
 asio::awaitable<void> drop_references(pg::connection& c, const std::vector<std::int64_t>& blob_rows,
                                       std::vector<std::string>& unreferenced);
 
-/// Inside a transaction: writes the manifest of version `row` (ordinal = position in `segments`).
+/// Inside a transaction: writes the manifest of version `row` (ordinal = position in `segments`). Deferred
+/// (pg::connection::defer): it goes out with the transaction's next statement or COMMIT.
 asio::awaitable<void> insert_segments(pg::connection& c, std::int64_t row,
                                       const std::vector<segment>& segments);
 

@@ -73,7 +73,15 @@ asio::awaitable<void> emit_object_event(pg::connection& c, std::string_view type
     auto rs = co_await sql(c, "SELECT name FROM buckets WHERE id = $1 AND object_events", bucket_id);
     if (rs.empty())
         co_return;
-    nlohmann::json data = {{"bucket", rs[0].str(0)},
+    co_await emit_object_event(c, rs[0].str(0), type, bucket_id, key, version_id, size, etag, actor);
+}
+
+asio::awaitable<void> emit_object_event(pg::connection& c, std::string_view bucket_name,
+                                        std::string_view type, std::int64_t bucket_id, std::string_view key,
+                                        std::string_view version_id, std::uint64_t size,
+                                        std::string_view etag, std::string_view actor)
+{
+    nlohmann::json data = {{"bucket", std::string(bucket_name)},
                            {"key", std::string(key)},
                            {"version_id", std::string(version_id)},
                            {"actor", std::string(actor)}};

@@ -72,6 +72,12 @@ asio::awaitable<void> emit_object_event(pg::connection& c, std::string_view type
                                         std::string_view key, std::string_view version_id, std::uint64_t size,
                                         std::string_view etag, std::string_view actor);
 
+/// The same for a caller that already read the bucket's name where `object_events` is on.
+asio::awaitable<void> emit_object_event(pg::connection& c, std::string_view bucket_name,
+                                        std::string_view type, std::int64_t bucket_id, std::string_view key,
+                                        std::string_view version_id, std::uint64_t size,
+                                        std::string_view etag, std::string_view actor);
+
 /// JSON string escaping for hand-built payloads.
 std::string quote(std::string_view s);
 

@@ -22,6 +22,17 @@ boost::asio::awaitable<pg::result_set> sql(pg::connection& c, std::string_view s
     return c.query(statement, std::move(params));
 }
 
+/// Queues a parameterized statement whose rows are not needed; it runs ahead of the connection's next
+/// command, in the same round trip (see pg::connection::defer).
+template <class... Args>
+void defer_sql(pg::connection& c, std::string_view statement, const Args&... args)
+{
+    std::vector<pg::param> params;
+    params.reserve(sizeof...(Args));
+    (params.emplace_back(args), ...);
+    c.defer(statement, std::move(params));
+}
+
 /// A PostgreSQL array literal of bigints ("{1,2,3}"), for `unnest($1::bigint[])` and `= ANY($1::bigint[])`.
 inline std::string bigint_array(const std::vector<std::int64_t>& values)
 {

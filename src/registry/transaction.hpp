@@ -28,9 +28,16 @@ auto transact(pg::pool& pool, F fn, int attempts = 4)
     for (int attempt = 1;; ++attempt) {
         auto conn = co_await pool.acquire();
         try {
-            co_await conn->execute("BEGIN");
+            // BEGIN rides with the first statement, and COMMIT carries whatever fn deferred.
+            conn->defer("BEGIN");
             auto r = co_await fn(*conn);
-            co_await conn->execute(r ? "COMMIT" : "ROLLBACK");
+            if (r) {
+                co_await conn->query("COMMIT");
+            } else {
+                conn->discard_deferred(); // rolled back anyway; a BEGIN never sent needs no ROLLBACK
+                if (conn->in_transaction())
+                    co_await conn->execute("ROLLBACK");
+            }
             co_return r;
         } catch (const pg::error& e) {
             if (attempt >= attempts || !(e.is_unique_violation() || e.is_serialization_failure()))

@@ -121,21 +121,25 @@ asio::awaitable<std::optional<current_version>> lock_current(pg::connection& c, 
                                                              std::string_view key)
 {
     // Under READ COMMITTED, a writer that waited for a concurrent writer's lock finds the row it waited for
-    // deleted (replaced) and gets nothing, although a newer current row now exists. Each statement takes a
-    // fresh snapshot, so looking again without the lock tells "absent" from "replaced meanwhile".
+    // deleted (replaced) and gets nothing, although a newer current row now exists. One statement tells
+    // "absent" from "replaced meanwhile": `seen` is the current row in the statement's snapshot, `locked`
+    // that row if still current once its lock was granted. Replaced: look again (each statement takes a fresh
+    // snapshot). Absent from the snapshot: absent (a writer committing one meanwhile makes our insert fail on
+    // the unique index of current rows, and transact() retries).
     for (int attempt = 0; attempt < 8; ++attempt) {
-        auto rs = co_await sql(c,
-                               "SELECT id, etag, is_delete_marker, version_id FROM object_versions WHERE "
-                               "bucket_id = $1 AND key = $2 AND superseded_seq IS NULL FOR UPDATE",
-                               bucket_id, key);
-        if (!rs.empty())
-            co_return current_version{rs[0].i64(0), rs[0].str(1), rs[0].boolean(2), rs[0].str(3)};
-        auto again = co_await sql(c,
-                                  "SELECT 1 FROM object_versions WHERE bucket_id = $1 AND key = $2 "
-                                  "AND superseded_seq IS NULL",
-                                  bucket_id, key);
-        if (again.empty())
+        auto rs =
+            co_await sql(c,
+                         "WITH seen AS (SELECT id FROM object_versions WHERE bucket_id = $1 AND key = $2 "
+                         "AND superseded_seq IS NULL), locked AS (SELECT o.id, o.etag, "
+                         "o.is_delete_marker, o.version_id FROM object_versions o, seen "
+                         "WHERE o.id = seen.id AND o.superseded_seq IS NULL FOR UPDATE OF o) "
+                         "SELECT l.id, l.etag, l.is_delete_marker, l.version_id FROM seen "
+                         "LEFT JOIN locked l ON true",
+                         bucket_id, key);
+        if (rs.empty())
             co_return std::nullopt;
+        if (!rs[0].is_null(0))
+            co_return current_version{rs[0].i64(0), rs[0].str(1), rs[0].boolean(2), rs[0].str(3)};
     }
     throw pg::error("the current version of a key kept changing", "40001");
 }
@@ -286,12 +290,17 @@ insert_version(pg::connection& c, const object_version& v, std::int64_t seq)
         "user_metadata, parts_count, checksum_algorithm, checksum_type, checksum_value, is_delete_marker) "
         "VALUES ($1, $2, $18, CASE WHEN $19::bigint = 0 THEN nextval('commit_seq') ELSE $19::bigint END, "
         "$3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, nullif($15, ''), nullif($16, ''), "
-        "nullif($17, ''), $20) RETURNING id, " DEPOT_MS("last_modified"),
+        "nullif($17, ''), $20) RETURNING id, " DEPOT_MS(
+            "last_modified") ", "
+                             "(SELECT name FROM buckets WHERE id = $1 AND object_events)",
         v.bucket_id, v.key, v.size, v.etag, sha, v.owner_id, h.content_type, h.content_encoding,
         h.content_disposition, h.content_language, h.cache_control, h.expires, metadata, parts,
         v.checksum_algorithm, v.checksum_type, v.checksum_value, v.version_id, seq, v.is_delete_marker);
     const std::string_view type = v.is_delete_marker ? "object.deleted" : "object.created";
-    co_await events::emit_object_event(c, type, v.bucket_id, v.key, v.version_id, v.size, v.etag, v.owner_id);
+    // The bucket's name comes back only where object events are on.
+    if (!rs[0].is_null(2))
+        co_await events::emit_object_event(c, rs[0].text(2), type, v.bucket_id, v.key, v.version_id, v.size,
+                                           v.etag, v.owner_id);
     co_return std::pair{rs[0].i64(0), rs[0].i64(1)};
 }
 

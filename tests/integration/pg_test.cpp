@@ -280,6 +280,108 @@ TEST_CASE("in_transaction follows BEGIN, a failed statement and ROLLBACK")
     });
 }
 
+TEST_CASE("deferred statements run ahead of the next command, in order, in one round trip")
+{
+    test::test_database db;
+    test::run([&]() -> asio::awaitable<void> {
+        auto c = co_await open(db);
+        co_await c->execute("CREATE TABLE d (n serial, v text)");
+        c->defer("BEGIN");
+        c->defer("INSERT INTO d (v) VALUES ($1)", params("a"));
+        c->defer("INSERT INTO d (v) VALUES ($1)", params("b"));
+        // Nothing was sent yet: another connection sees no transaction and no rows.
+        auto other = co_await open(db);
+        auto seen = co_await other->query("SELECT count(*) FROM d");
+        CHECK(seen[0].i64(0) == 0);
+        CHECK_FALSE(c->in_transaction());
+        // The next command carries them and returns its own rows, which see theirs.
+        auto rs = co_await c->query("SELECT string_agg(v, ',' ORDER BY n) FROM d");
+        CHECK(rs[0].str(0) == "a,b");
+        CHECK(c->in_transaction());
+        // COMMIT carries a deferred statement too.
+        c->defer("INSERT INTO d (v) VALUES ($1)", params("c"));
+        co_await c->query("COMMIT");
+        CHECK_FALSE(c->in_transaction());
+        seen = co_await other->query("SELECT string_agg(v, ',' ORDER BY n) FROM d");
+        CHECK(seen[0].str(0) == "a,b,c");
+        // Each statement stays prepared: a second transaction of the same texts prepares nothing new.
+        auto before = co_await c->query("SELECT count(*) FROM pg_prepared_statements");
+        c->defer("BEGIN");
+        c->defer("INSERT INTO d (v) VALUES ($1)", params("d"));
+        co_await c->query("COMMIT");
+        auto after = co_await c->query("SELECT count(*) FROM pg_prepared_statements");
+        CHECK(after[0].i64(0) == before[0].i64(0));
+        // execute() (simple protocol) sends the deferred ones first.
+        c->defer("INSERT INTO d (v) VALUES ($1)", params("e"));
+        co_await c->execute("SELECT 1");
+        seen = co_await other->query("SELECT count(*) FROM d");
+        CHECK(seen[0].i64(0) == 5);
+    });
+}
+
+TEST_CASE("the first deferred error is thrown by the next command, which does not run")
+{
+    test::test_database db;
+    test::run([&]() -> asio::awaitable<void> {
+        auto c = co_await open(db);
+        co_await c->execute("CREATE TABLE f (v int PRIMARY KEY)");
+        c->defer("BEGIN");
+        c->defer("INSERT INTO f VALUES (1)");
+        c->defer("INSERT INTO f VALUES (1)"); // unique violation
+        c->defer("SELECT 1 / 0");             // skipped: the pipeline is aborted
+        try {
+            co_await c->query("INSERT INTO f VALUES (2)");
+            FAIL("expected the unique violation");
+        } catch (const pg::error& e) {
+            CHECK(e.is_unique_violation());
+        }
+        CHECK(c->healthy());
+        CHECK(c->in_transaction()); // the failed transaction block
+        co_await c->execute("ROLLBACK");
+        auto rs = co_await c->query("SELECT count(*) FROM f");
+        CHECK(rs[0].i64(0) == 0);
+        // A syntax error in a deferred statement (found when preparing it) is reported the same way.
+        c->defer("INSERT INTO f VALUE (3)");
+        try {
+            co_await c->query("SELECT 1");
+            FAIL("expected a syntax error");
+        } catch (const pg::error& e) {
+            CHECK(e.sqlstate() == "42601");
+        }
+        // Nothing is left queued after a failure.
+        rs = co_await c->query("SELECT count(*) FROM f");
+        CHECK(rs[0].i64(0) == 0);
+    });
+}
+
+TEST_CASE("deferred statements of a returned connection are dropped, never run for the next borrower")
+{
+    test::test_database db;
+    test::run([&]() -> asio::awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        auto pool = pg::make_pool(ex, {.conninfo = db.url(), .max_connections = 1});
+        {
+            auto c = co_await pool->acquire();
+            co_await c->execute("CREATE TABLE g (v int)");
+        }
+        {
+            auto c = co_await pool->acquire();
+            c->defer("BEGIN");
+            c->defer("INSERT INTO g VALUES (1)");
+            c->discard_deferred();
+            CHECK_FALSE(c->in_transaction()); // a BEGIN never sent needs no ROLLBACK
+        }
+        {
+            auto c = co_await pool->acquire();
+            c->defer("INSERT INTO g VALUES (2)");
+        } // returned with a statement queued
+        auto c = co_await pool->acquire();
+        auto rs = co_await c->query("SELECT count(*) FROM g");
+        CHECK(rs[0].i64(0) == 0);
+        CHECK(pool->stats().open == 1);
+    });
+}
+
 TEST_CASE("a terminated connection fails with an empty SQLSTATE and is no longer healthy")
 {
     test::test_database db;

@@ -4,7 +4,9 @@
 /// closes it, and the descriptor is released before PQfinish.
 ///
 /// A command is: send (PQsendPrepare once per SQL text, then PQsendQueryPrepared; or PQsendQuery), flush
-/// until libpq's output buffer is empty, then read results until PQgetResult returns null. A command that
+/// until libpq's output buffer is empty, then read results until PQgetResult returns null. Deferred
+/// statements go out ahead of the next command in libpq's pipeline mode: all of them and the command, one
+/// Sync, one flush, then each one's results in order and the Sync's. A command that
 /// does not get that far (a lost connection, or the awaiting coroutine cancelled or destroyed mid-flight)
 /// leaves unread protocol state behind, so the connection marks itself broken and the pool discards it.
 ///
@@ -111,6 +113,13 @@ public:
     asio::awaitable<result_set> query(std::string_view sql, std::vector<param> params) override;
     asio::awaitable<void> execute(std::string_view sql) override;
 
+    void defer(std::string_view sql, std::vector<param> params) override
+    {
+        deferred_.push_back(statement{std::string(sql), std::move(params)});
+    }
+
+    void discard_deferred() noexcept override { deferred_.clear(); }
+
     bool in_transaction() const noexcept override
     {
         auto s = PQtransactionStatus(conn_);
@@ -196,8 +205,18 @@ private:
     asio::awaitable<outcome> read_results();
     asio::awaitable<void> finish(command_guard& guard, result_set* out);
     asio::awaitable<const std::string*> prepared(std::string_view sql, int nparams, command_guard& guard);
+    void send(const std::string* name, std::string_view sql, const std::vector<param>& params);
+    asio::awaitable<result_set> pipeline(command_guard& guard, std::string_view sql,
+                                         std::vector<param>* params);
+
+    struct statement
+    {
+        std::string sql;
+        std::vector<param> params;
+    };
 
     descriptor socket_;
+    std::vector<statement> deferred_;
     PGconn* conn_;
     std::unordered_map<std::string, std::string, string_hash, std::equal_to<>> statements_; // SQL -> name
     std::uint64_t statement_counter_ = 0;
@@ -289,6 +308,10 @@ asio::awaitable<outcome> pg_connection::read_results()
                                         : field(raw, PG_DIAG_MESSAGE_PRIMARY),
                                     field(raw, PG_DIAG_SQLSTATE));
             break;
+        case PGRES_PIPELINE_ABORTED: // only after the failure that aborted it, which is reported first
+            if (!out.failure)
+                out.failure.emplace("not run: an earlier statement of the pipeline failed", "");
+            break;
         case PGRES_COPY_IN:
         case PGRES_COPY_OUT:
         case PGRES_COPY_BOTH:
@@ -340,9 +363,8 @@ asio::awaitable<const std::string*> pg_connection::prepared(std::string_view sql
     co_return &it->second;
 }
 
-asio::awaitable<result_set> pg_connection::query(std::string_view sql, std::vector<param> params)
+void pg_connection::send(const std::string* name, std::string_view sql, const std::vector<param>& params)
 {
-    command_guard guard(*this);
     std::vector<const char*> values(params.size());
     std::vector<int> lengths(params.size());
     std::vector<int> formats(params.size());
@@ -353,8 +375,6 @@ asio::awaitable<result_set> pg_connection::query(std::string_view sql, std::vect
         formats[i] = p.is_binary() ? 1 : 0;
     }
     const int n = static_cast<int>(params.size());
-
-    const std::string* name = co_await prepared(sql, n, guard);
     int sent = 0;
     if (name) {
         sent = PQsendQueryPrepared(conn_, name->c_str(), n, values.data(), lengths.data(), formats.data(), 0);
@@ -365,6 +385,67 @@ asio::awaitable<result_set> pg_connection::query(std::string_view sql, std::vect
     }
     if (!sent)
         fail("could not send to PostgreSQL");
+}
+
+/// Sends the deferred statements, then `sql` when `params` is given, as one pipeline ending in a Sync, and
+/// reads every result. Returns the last statement's rows; throws the first error once all is read. After an
+/// error the server skips the rest up to the Sync (reported as PGRES_PIPELINE_ABORTED).
+asio::awaitable<result_set> pg_connection::pipeline(command_guard& guard, std::string_view sql,
+                                                    std::vector<param>* params)
+{
+    std::vector<statement> queue = std::move(deferred_);
+    deferred_.clear();
+    if (params)
+        queue.push_back(statement{std::string(sql), std::move(*params)});
+    // Prepared before the pipeline starts (a miss is one round trip, once per connection and text), so the
+    // pipeline holds nothing but executions.
+    std::vector<const std::string*> names(queue.size());
+    for (std::size_t i = 0; i < queue.size(); ++i)
+        names[i] = co_await prepared(queue[i].sql, static_cast<int>(queue[i].params.size()), guard);
+    if (PQenterPipelineMode(conn_) != 1)
+        fail("could not enter pipeline mode");
+    for (std::size_t i = 0; i < queue.size(); ++i)
+        send(names[i], queue[i].sql, queue[i].params);
+    if (PQpipelineSync(conn_) != 1)
+        fail("could not send to PostgreSQL");
+    guard.sent();
+    co_await flush();
+    std::optional<error> failure;
+    result_set last;
+    for (std::size_t i = 0; i < queue.size(); ++i) {
+        auto o = co_await read_results();
+        if (o.failure && !failure)
+            failure = std::move(o.failure);
+        last = std::move(o.last);
+    }
+    for (bool synced = false; !synced;) {
+        while (PQisBusy(conn_))
+            co_await wait_readable();
+        PGresult* raw = PQgetResult(conn_);
+        if (!raw)
+            break; // the connection was lost: reported below
+        synced = PQresultStatus(raw) == PGRES_PIPELINE_SYNC;
+        PQclear(raw);
+    }
+    if (PQstatus(conn_) != CONNECTION_OK || PQexitPipelineMode(conn_) != 1) {
+        broken_ = true;
+        throw error("lost the connection to PostgreSQL: " +
+                        (failure ? std::string(failure->what()) : trimmed(PQerrorMessage(conn_))),
+                    "");
+    }
+    guard.read();
+    if (failure)
+        throw std::move(*failure);
+    co_return last;
+}
+
+asio::awaitable<result_set> pg_connection::query(std::string_view sql, std::vector<param> params)
+{
+    command_guard guard(*this);
+    if (!deferred_.empty())
+        co_return co_await pipeline(guard, sql, &params);
+    const std::string* name = co_await prepared(sql, static_cast<int>(params.size()), guard);
+    send(name, sql, params);
     result_set out;
     co_await finish(guard, &out);
     co_return out;
@@ -373,6 +454,8 @@ asio::awaitable<result_set> pg_connection::query(std::string_view sql, std::vect
 asio::awaitable<void> pg_connection::execute(std::string_view sql)
 {
     command_guard guard(*this);
+    if (!deferred_.empty())
+        co_await pipeline(guard, {}, nullptr); // the simple protocol cannot join a pipeline
     std::string text(sql);
     if (!PQsendQuery(conn_, text.c_str()))
         fail("could not send to PostgreSQL");

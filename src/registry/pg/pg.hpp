@@ -164,6 +164,15 @@ public:
     /// an explicit transaction they run as one implicit transaction. Reads every result, then throws the
     /// first error, if any.
     virtual asio::awaitable<void> execute(std::string_view sql) = 0;
+    /// Queues a statement whose rows the caller does not need (BEGIN, an audit row, an INSERT). It is sent
+    /// with the next query() or execute() on this connection, ahead of that command and in the same round
+    /// trip (libpq pipeline mode), so a transaction of N such statements costs one round trip instead of N.
+    /// Statements run in the order they were queued; the first error among them is thrown by that next
+    /// command (after the whole pipeline was read), and the command itself does not run.
+    virtual void defer(std::string_view sql, std::vector<param> params = {}) = 0;
+    /// Drops the queued statements unsent (a transaction abandoned before its next command: a BEGIN never
+    /// sent needs no ROLLBACK). The pool calls it on every returned connection.
+    virtual void discard_deferred() noexcept = 0;
     /// True while the connection is inside a transaction block (or a failed one).
     virtual bool in_transaction() const noexcept = 0;
     /// True when the server connection is usable: connected, no command left half-done.

@@ -84,6 +84,11 @@ public:
         timer t;
         co_await inner_->execute(sql);
     }
+    void defer(std::string_view sql, std::vector<param> params) override
+    {
+        inner_->defer(sql, std::move(params));
+    }
+    void discard_deferred() noexcept override { inner_->discard_deferred(); }
     bool in_transaction() const noexcept override { return inner_->in_transaction(); }
     bool healthy() const noexcept override { return inner_->healthy(); }
     bool check() noexcept override { return inner_->check(); }
@@ -339,6 +344,7 @@ void pg_pool::release(std::unique_ptr<connection> conn) noexcept
 {
     if (!conn)
         return;
+    conn->discard_deferred();
     if (!conn->healthy()) {
         log::info("discarding a broken PostgreSQL connection");
         discard(std::move(conn));
