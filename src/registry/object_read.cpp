@@ -40,6 +40,31 @@ public:
         co_return std::size_t{0};
     }
 
+    asio::awaitable<result<std::span<const std::byte>>> read_view(std::size_t max) override
+    {
+        while (remaining_ > 0) {
+            if (!reader_) {
+                auto opened = co_await open_next();
+                if (!opened)
+                    co_return std::move(opened).error();
+            }
+            auto want = static_cast<std::size_t>(std::min<std::uint64_t>(max, remaining_));
+            auto v = co_await reader_->read_view(want);
+            if (!v)
+                co_return std::move(v).error();
+            if (v->empty()) {
+                if (segment_left_ > 0)
+                    co_return make_error(errc::io_error, "blob is shorter than the object's manifest says");
+                reader_.reset();
+                continue;
+            }
+            remaining_ -= v->size();
+            segment_left_ -= v->size();
+            co_return *v;
+        }
+        co_return std::span<const std::byte>();
+    }
+
 private:
     /// Opens the segment containing offset_, positioned at offset_.
     asio::awaitable<result<void>> open_next()
@@ -70,31 +95,39 @@ private:
     std::unique_ptr<storage::blob_reader> reader_;
 };
 
-/// A source whose first bytes were already read: they are returned first, then the rest of `inner`.
+/// A source whose first bytes were already read (as a view into `inner`, which is not called again until
+/// they are consumed): they are returned first, then the rest of `inner`.
 class started_source final : public byte_source
 {
 public:
-    started_source(std::unique_ptr<byte_source> inner, std::vector<std::byte> head)
-        : inner_(std::move(inner)), head_(std::move(head))
+    started_source(std::unique_ptr<byte_source> inner, std::span<const std::byte> head)
+        : inner_(std::move(inner)), head_(head)
     {}
 
     asio::awaitable<result<std::size_t>> read_some(std::span<std::byte> buf) override
     {
-        if (used_ < head_.size()) {
-            auto n = std::min(buf.size(), head_.size() - used_);
-            std::memcpy(buf.data(), head_.data() + used_, n);
-            used_ += n;
-            if (used_ == head_.size())
-                head_ = {};
+        if (!head_.empty()) {
+            auto n = std::min(buf.size(), head_.size());
+            std::memcpy(buf.data(), head_.data(), n);
+            head_ = head_.subspan(n);
             co_return n;
         }
         co_return co_await inner_->read_some(buf);
     }
 
+    asio::awaitable<result<std::span<const std::byte>>> read_view(std::size_t max) override
+    {
+        if (!head_.empty()) {
+            auto v = head_.first(std::min(max, head_.size()));
+            head_ = head_.subspan(v.size());
+            co_return v;
+        }
+        co_return co_await inner_->read_view(max);
+    }
+
 private:
     std::unique_ptr<byte_source> inner_;
-    std::vector<std::byte> head_;
-    std::size_t used_ = 0;
+    std::span<const std::byte> head_;
 };
 
 constexpr std::size_t first_read = 256 << 10;
@@ -107,15 +140,12 @@ object_service::read_started(const object_handle& handle, std::uint64_t offset, 
     auto source = read(handle, offset, length);
     if (length == 0)
         co_return source;
-    std::vector<std::byte> head(static_cast<std::size_t>(std::min<std::uint64_t>(length, first_read)));
-    auto n = co_await source->read_some(head);
-    if (!n)
-        co_return std::move(n).error();
-    if (*n == 0)
+    auto head = co_await source->read_view(first_read);
+    if (!head)
+        co_return std::move(head).error();
+    if (head->empty())
         co_return make_error(errc::io_error, "blob is shorter than the object's manifest says");
-    head.resize(*n);
-    co_return std::unique_ptr<byte_source>(
-        std::make_unique<started_source>(std::move(source), std::move(head)));
+    co_return std::unique_ptr<byte_source>(std::make_unique<started_source>(std::move(source), *head));
 }
 
 std::unique_ptr<byte_source> object_service::read(const object_handle& handle, std::uint64_t offset,

@@ -82,6 +82,14 @@ public:
         co_return n;
     }
 
+    asio::awaitable<result<std::span<const std::byte>>> read_view(std::size_t max) override
+    {
+        auto v = co_await inner_->read_view(max);
+        if (v)
+            record_->bytes_out_ += v->size();
+        co_return v;
+    }
+
 private:
     std::unique_ptr<registry::byte_source> inner_;
     std::shared_ptr<request_record> record_;

@@ -246,24 +246,24 @@ asio::awaitable<bool> write_response(Stream& stream, response& res, bool keep_al
     co_await http::async_write_header(stream, sr, asio::redirect_error(asio::use_awaitable, ec));
     if (ec)
         co_return false;
-    std::vector<std::byte> buf(stream_chunk);
+    // The bytes go out from where the source holds them (for RADOS, librados's own buffers): no copy here.
     std::uint64_t left = res.stream_length;
     while (left > 0) {
-        auto n =
-            co_await res.stream->read_some(std::span(buf.data(), std::min<std::uint64_t>(buf.size(), left)));
-        if (!n || *n == 0) {
+        auto v = co_await res.stream->read_view(
+            static_cast<std::size_t>(std::min<std::uint64_t>(stream_chunk, left)));
+        if (!v || v->empty()) {
             // The header promised more bytes than we can deliver: the only honest signal is to cut the
             // connection, so the client sees a short body instead of a corrupt object.
             log::error("object stream failed mid-response",
-                       {{"error", n ? "unexpected end" : n.error().message}});
+                       {{"error", v ? "unexpected end" : v.error().message}});
             co_return false;
         }
         tcp_of(stream).expires_after(opts.io_timeout);
-        co_await asio::async_write(stream, asio::buffer(buf.data(), *n),
+        co_await asio::async_write(stream, asio::buffer(v->data(), v->size()),
                                    asio::redirect_error(asio::use_awaitable, ec));
         if (ec)
             co_return false;
-        left -= *n;
+        left -= v->size();
     }
     co_return true;
 }

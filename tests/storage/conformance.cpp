@@ -194,6 +194,63 @@ asio::awaitable<void> large_blob(blob_store& store)
     }
 }
 
+/// Reads a range through read_view, checking each view is still intact when the next call is made (the
+/// contract: valid until then), alternating with read_some when `mixed`.
+asio::awaitable<std::string> get_viewed(blob_store& store, const blob_id& id, std::uint64_t offset,
+                                        std::uint64_t length, std::size_t max, bool mixed)
+{
+    auto opened = co_await store.open(id, offset, length);
+    REQUIRE(opened.has_value());
+    auto& reader = **opened;
+    std::string got;
+    std::string held; // a copy of the last view, compared with the view's memory before the next call
+    std::span<const std::byte> last;
+    std::vector<std::byte> buf(max);
+    for (int call = 0;; ++call) {
+        CHECK(std::string_view(reinterpret_cast<const char*>(last.data()), last.size()) == held);
+        if (mixed && call % 2 == 1) {
+            auto n = co_await reader.read_some(buf);
+            REQUIRE(n.has_value());
+            last = {};
+            held.clear();
+            if (*n == 0)
+                break;
+            got.append(reinterpret_cast<const char*>(buf.data()), *n);
+            continue;
+        }
+        auto v = co_await reader.read_view(max);
+        REQUIRE(v.has_value());
+        CHECK(v->size() <= max);
+        if (v->empty())
+            break;
+        last = *v;
+        held.assign(reinterpret_cast<const char*>(v->data()), v->size());
+        got += held;
+    }
+    auto again = co_await reader.read_view(max);
+    REQUIRE(again.has_value());
+    CHECK(again->empty());
+    co_return got;
+}
+
+asio::awaitable<void> views_read_what_read_some_reads(blob_store& store)
+{
+    const auto content = make_content(9 * mib + 4321, 11);
+    auto id = co_await put(store, content, mib);
+    auto whole = co_await get_viewed(store, id, 0, content.size(), mib, false);
+    CHECK(whole.size() == content.size());
+    CHECK(hex_sha256(whole) == hex_sha256(content));
+    CHECK(co_await get_viewed(store, id, 0, content.size(), 4 * mib, true) == content);
+    CHECK(co_await get_viewed(store, id, mib - 3, 2 * mib + 10, 65536, false) ==
+          content.substr(mib - 3, 2 * mib + 10));
+    CHECK(co_await get_viewed(store, id, 7 * mib, UINT64_MAX, 1000, true) == content.substr(7 * mib));
+    // A blob of one small piece (stores may keep it apart from their striped layout).
+    const auto small = make_content(4096, 12);
+    auto small_id = co_await put(store, small);
+    CHECK(co_await get_viewed(store, small_id, 0, UINT64_MAX, mib, false) == small);
+    CHECK(co_await get_viewed(store, small_id, 100, 50, 7, true) == small.substr(100, 50));
+}
+
 asio::awaitable<void> uncommitted_blob_is_invisible(blob_store& store)
 {
     auto created = co_await store.create();
@@ -550,6 +607,8 @@ const check checks[] = {
      reads_at_or_past_the_end},
     {"an empty blob commits, reads back empty and is listed with size zero", empty_blob},
     {"a 20 MiB blob written in 1 MiB spans and in odd-sized spans reads back intact", large_blob},
+    {"read_view returns the bytes read_some does, each view intact until the next call, mixed or not",
+     views_read_what_read_some_reads},
     {"an uncommitted blob is invisible to open, stat, remove and list until it commits",
      uncommitted_blob_is_invisible},
     {"abort discards the blob, is idempotent and changes nothing after commit", abort_is_idempotent},

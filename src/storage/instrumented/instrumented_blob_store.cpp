@@ -143,6 +143,15 @@ public:
         co_return r;
     }
 
+    asio::awaitable<result<std::span<const std::byte>>> read_view(std::size_t max) override
+    {
+        call_timer t(m_->at(blob_op::read_some));
+        auto r = co_await inner_->read_view(max);
+        if (t.check(r))
+            m_->read_bytes->inc(r->size());
+        co_return r;
+    }
+
 private:
     std::unique_ptr<blob_reader> inner_;
     std::shared_ptr<blob_store> inner_store_;

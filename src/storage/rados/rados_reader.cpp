@@ -27,17 +27,8 @@ public:
         if (pos_ == end_ || buf.empty())
             co_return std::size_t{0};
         if (current_.length() == current_used_) {
-            auto wanted = pos_ / stripe_size_;
-            read_ahead();
-            while (!arrived_.contains(wanted)) {
-                auto done = co_await queue_->next();
-                if (!accept(std::move(done)))
-                    co_return *failed_;
-            }
-            auto it = arrived_.find(wanted);
-            current_ = std::move(it->second);
-            current_used_ = 0;
-            arrived_.erase(it);
+            if (!co_await next_stripe()) // (not inside &&: GCC 12 coroutines)
+                co_return *failed_;
         }
         auto n =
             static_cast<unsigned>(std::min<std::uint64_t>(buf.size(), current_.length() - current_used_));
@@ -53,6 +44,27 @@ public:
         co_return std::size_t{n};
     }
 
+    /// The bytes in place, in librados's own buffers: no copy on the way to the socket. The stripe they
+    /// belong to is kept until the next call.
+    asio::awaitable<result<std::span<const std::byte>>> read_view(std::size_t max) override
+    {
+        if (failed_)
+            co_return *failed_;
+        if (pos_ == end_ || max == 0)
+            co_return std::span<const std::byte>();
+        if (current_.length() == current_used_) {
+            if (!co_await next_stripe()) // (not inside &&: GCC 12 coroutines)
+                co_return *failed_;
+        }
+        const char* p = nullptr;
+        auto n = current_.begin(current_used_)
+                     .get_ptr_and_advance(std::min<std::size_t>(max, current_.length() - current_used_), &p);
+        current_used_ += static_cast<unsigned>(n);
+        pos_ += n;
+        read_ahead();
+        co_return std::span<const std::byte>(reinterpret_cast<const std::byte*>(p), n);
+    }
+
     /// Hands over the bytes of the whole range, read with an inline blob's head: no read of its own follows.
     void prefetched(ceph::bufferlist data)
     {
@@ -63,6 +75,23 @@ public:
     }
 
 private:
+    /// Makes the stripe holding pos_ current, waiting for its read; false (failed_ set) when a read failed.
+    asio::awaitable<bool> next_stripe()
+    {
+        auto wanted = pos_ / stripe_size_;
+        read_ahead();
+        while (!arrived_.contains(wanted)) {
+            auto done = co_await queue_->next();
+            if (!accept(std::move(done)))
+                co_return false;
+        }
+        auto it = arrived_.find(wanted);
+        current_ = std::move(it->second);
+        current_used_ = 0;
+        arrived_.erase(it);
+        co_return true;
+    }
+
     /// The part of stripe `index` the range covers, as [first, last) blob offsets.
     std::pair<std::uint64_t, std::uint64_t> span_of(std::uint64_t index) const
     {
@@ -71,10 +100,13 @@ private:
         return {first, last};
     }
 
-    /// Starts reads of the next stripes while fewer than `window` stripes are in flight or buffered.
+    /// Starts reads of the next stripes while fewer than `window` stripes are in flight or buffered. A
+    /// consumed stripe still held for read_view's caller does not count (it goes at the next call).
     void read_ahead()
     {
-        auto buffered = [&] { return queue_->pending() + arrived_.size() + (current_.length() > 0 ? 1 : 0); };
+        auto buffered = [&] {
+            return queue_->pending() + arrived_.size() + (current_used_ < current_.length());
+        };
         while (next_stripe_ < end_stripe_ && buffered() < c_->options.window) {
             auto index = next_stripe_++;
             auto [first, last] = span_of(index);
