@@ -9,7 +9,8 @@ namespace {
 
 constexpr const char* bucket_columns =
     "b.id, b.name, b.owner_id, u.display_name, b.region, b.versioning, " DEPOT_MS(
-        "b.created_at") ", b.dedup, b.object_events";
+        "b.created_at") ", b.dedup, b.object_events, EXISTS (SELECT 1 FROM models m WHERE m.bucket_id = "
+                        "b.id)";
 
 bucket bucket_from(const pg::row& r)
 {
@@ -21,7 +22,8 @@ bucket bucket_from(const pg::row& r)
                   .versioning = r.str(5),
                   .created_at = from_millis(r.i64(6)),
                   .dedup = r.boolean(7),
-                  .object_events = r.boolean(8)};
+                  .object_events = r.boolean(8),
+                  .has_models = r.boolean(9)};
 }
 
 } // namespace

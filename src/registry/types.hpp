@@ -47,6 +47,8 @@ struct bucket
     bool dedup = true; ///< new content is deduplicated against stored blobs
     /// object.created / object.deleted events are emitted for the bucket's writes (opt-in: high volume).
     bool object_events = false;
+    /// Some model lives in the bucket (as read with the bucket): its downloads may be model downloads.
+    bool has_models = false;
 };
 
 /// Standard HTTP headers S3 stores with an object and returns on GET/HEAD.

@@ -32,8 +32,10 @@ asio::awaitable<void> audit_denial(const request_context& ctx, std::string_view 
 asio::awaitable<void> audit_download(const request_context& ctx)
 {
     const auto who = audit_context_of(ctx);
-    auto conn = co_await ctx.svc->db->acquire();
     const std::string resource = ctx.bucket + "/" + ctx.key;
+    if (ctx.bucket != ctx.svc->opts.models_bucket && ctx.bucket_has_models == false)
+        co_return; // no model lives in the bucket: not a model download
+    auto conn = co_await ctx.svc->db->acquire();
     if (ctx.bucket == ctx.svc->opts.models_bucket) {
         // team/model/ref/path
         auto first = ctx.key.find('/');

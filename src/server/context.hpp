@@ -61,6 +61,9 @@ struct request_context
     /// Declared body length, if any: Content-Length, or x-amz-decoded-content-length for aws-chunked.
     std::optional<std::uint64_t> content_length;
     services* svc = nullptr;
+    /// Set by a GET that looked its bucket up: whether any model lives there (else the download needs no
+    /// model-download audit row, and no query to find that out).
+    std::optional<bool> bucket_has_models;
 
     /// The value of a query parameter, if present.
     std::optional<std::string_view> param(std::string_view name) const

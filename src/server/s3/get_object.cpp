@@ -147,6 +147,7 @@ asio::awaitable<result<response>> read_object(request_context& ctx, bool head)
     auto bucket = co_await authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
+    ctx.bucket_has_models = bucket->has_models;
     auto opened = co_await ctx.svc->objects.open_version(bucket->id, ctx.key, *version_id);
     if (!opened)
         co_return std::move(opened).error();
