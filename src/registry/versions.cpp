@@ -273,6 +273,10 @@ asio::awaitable<version_slot> retire_current(pg::connection& c, versioning_mode 
     co_return slot;
 }
 
+// The bucket's name where object events are on, else NULL: returned with the version insert, so a bucket
+// without events costs no query of its own.
+#define DEPOT_BUCKET_NAME_IF_EVENTS "(SELECT name FROM buckets WHERE id = $1 AND object_events)"
+
 /// Inserts a version row; returns (row id, last_modified ms).
 asio::awaitable<std::pair<std::int64_t, std::int64_t>>
 insert_version(pg::connection& c, const object_version& v, std::int64_t seq)
@@ -290,14 +294,11 @@ insert_version(pg::connection& c, const object_version& v, std::int64_t seq)
         "user_metadata, parts_count, checksum_algorithm, checksum_type, checksum_value, is_delete_marker) "
         "VALUES ($1, $2, $18, CASE WHEN $19::bigint = 0 THEN nextval('commit_seq') ELSE $19::bigint END, "
         "$3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, nullif($15, ''), nullif($16, ''), "
-        "nullif($17, ''), $20) RETURNING id, " DEPOT_MS(
-            "last_modified") ", "
-                             "(SELECT name FROM buckets WHERE id = $1 AND object_events)",
+        "nullif($17, ''), $20) RETURNING id, " DEPOT_MS("last_modified") ", " DEPOT_BUCKET_NAME_IF_EVENTS,
         v.bucket_id, v.key, v.size, v.etag, sha, v.owner_id, h.content_type, h.content_encoding,
         h.content_disposition, h.content_language, h.cache_control, h.expires, metadata, parts,
         v.checksum_algorithm, v.checksum_type, v.checksum_value, v.version_id, seq, v.is_delete_marker);
     const std::string_view type = v.is_delete_marker ? "object.deleted" : "object.created";
-    // The bucket's name comes back only where object events are on.
     if (!rs[0].is_null(2))
         co_await events::emit_object_event(c, rs[0].text(2), type, v.bucket_id, v.key, v.version_id, v.size,
                                            v.etag, v.owner_id);

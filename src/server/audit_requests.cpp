@@ -31,10 +31,10 @@ asio::awaitable<void> audit_denial(const request_context& ctx, std::string_view 
 
 asio::awaitable<void> audit_download(const request_context& ctx)
 {
-    const auto who = audit_context_of(ctx);
-    const std::string resource = ctx.bucket + "/" + ctx.key;
     if (ctx.bucket != ctx.svc->opts.models_bucket && ctx.bucket_has_models == false)
         co_return; // no model lives in the bucket: not a model download
+    const auto who = audit_context_of(ctx);
+    const std::string resource = ctx.bucket + "/" + ctx.key;
     auto conn = co_await ctx.svc->db->acquire();
     if (ctx.bucket == ctx.svc->opts.models_bucket) {
         // team/model/ref/path
