@@ -1,6 +1,7 @@
 #include "registry/bucket_repository.hpp"
 
 #include "registry/audit.hpp"
+#include "registry/lookup_cache.hpp"
 #include "registry/sql_util.hpp"
 #include "registry/transaction.hpp"
 
@@ -57,8 +58,20 @@ asio::awaitable<result<bucket>> bucket_repository::create(std::string_view name,
         "The requested bucket name is not available. Please select a different name and try again.");
 }
 
+void bucket_repository::forget(std::string_view name)
+{
+    if (cache_)
+        cache_->forget_bucket(name);
+}
+
 asio::awaitable<result<bucket>> bucket_repository::get(std::string_view name)
 {
+    std::uint64_t ticket = 0;
+    if (cache_) {
+        if (auto hit = cache_->find_bucket(name))
+            co_return std::move(*hit);
+        ticket = cache_->ticket();
+    }
     auto conn = co_await pool_.acquire();
     auto rs = co_await sql(*conn,
                            std::string("SELECT ") + bucket_columns +
@@ -66,12 +79,15 @@ asio::awaitable<result<bucket>> bucket_repository::get(std::string_view name)
                            name);
     if (rs.empty())
         co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-    co_return bucket_from(rs[0]);
+    auto b = bucket_from(rs[0]);
+    if (cache_)
+        cache_->store_bucket(ticket, b);
+    co_return b;
 }
 
 asio::awaitable<result<bucket>> bucket_repository::set_dedup(std::string_view name, bool dedup)
 {
-    co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<bucket>> {
+    auto changed = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<bucket>> {
         auto rs =
             co_await sql(c,
                          std::string("WITH b AS (UPDATE buckets SET dedup = $2 WHERE name = $1 RETURNING *) "
@@ -84,11 +100,14 @@ asio::awaitable<result<bucket>> bucket_repository::set_dedup(std::string_view na
                               std::string("{\"dedup\":") + (dedup ? "true" : "false") + "}");
         co_return bucket_from(rs[0]);
     });
+    if (changed)
+        forget(name);
+    co_return changed;
 }
 
 asio::awaitable<result<bucket>> bucket_repository::set_object_events(std::string_view name, bool enabled)
 {
-    co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<bucket>> {
+    auto changed = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<bucket>> {
         auto rs = co_await sql(
             c,
             std::string(
@@ -101,6 +120,9 @@ asio::awaitable<result<bucket>> bucket_repository::set_object_events(std::string
                               std::string("{\"object_events\":") + (enabled ? "true" : "false") + "}");
         co_return bucket_from(rs[0]);
     });
+    if (changed)
+        forget(name);
+    co_return changed;
 }
 
 asio::awaitable<std::vector<bucket>> bucket_repository::list_owned(std::string_view owner_id)
@@ -153,6 +175,7 @@ asio::awaitable<result<void>> bucket_repository::remove(std::string_view name)
     }
     co_await append_audit(*conn, "bucket.delete", name);
     co_await conn->execute("COMMIT");
+    forget(name);
     co_return ok();
 }
 

@@ -12,11 +12,14 @@
 namespace depot::registry {
 
 namespace asio = boost::asio;
+class lookup_cache;
 
 class bucket_repository
 {
 public:
-    explicit bucket_repository(pg::pool& pool) : pool_(pool) {}
+    /// The pool (and `cache`, if any) must outlive the repository. With a cache, get() answers from it and
+    /// the changes below update it.
+    explicit bucket_repository(pg::pool& pool, lookup_cache* cache = nullptr) : pool_(pool), cache_(cache) {}
 
     /// bucket_already_owned_by_you / bucket_already_exists when the name is taken.
     asio::awaitable<result<bucket>> create(std::string_view name, std::string_view owner_id,
@@ -34,7 +37,11 @@ public:
     asio::awaitable<result<bucket>> set_object_events(std::string_view name, bool enabled);
 
 private:
+    /// Drops `name` from the cache after a committed change (the trigger's notice tells other processes).
+    void forget(std::string_view name);
+
     pg::pool& pool_;
+    lookup_cache* cache_;
 };
 
 } // namespace depot::registry

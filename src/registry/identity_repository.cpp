@@ -3,6 +3,7 @@
 #include "common/hash.hpp"
 #include "common/secret_box.hpp"
 #include "registry/audit.hpp"
+#include "registry/lookup_cache.hpp"
 #include "registry/sql_util.hpp"
 #include "registry/transaction.hpp"
 
@@ -160,6 +161,12 @@ asio::awaitable<result<access_key>> identity_repository::get_key(std::string_vie
 
 asio::awaitable<result<access_key>> identity_repository::find_active_key(std::string_view access_key_id)
 {
+    std::uint64_t ticket = 0;
+    if (cache_) {
+        if (auto hit = cache_->find_key(access_key_id))
+            co_return std::move(*hit);
+        ticket = cache_->ticket();
+    }
     auto conn = co_await pool_.acquire();
     auto rs = co_await sql(
         *conn,
@@ -175,13 +182,16 @@ asio::awaitable<result<access_key>> identity_repository::find_active_key(std::st
     auto secret = secret_box::open(server_key_, r.bytea(2), access_key_id);
     if (!secret)
         throw std::runtime_error("cannot unseal the secret of an access key: wrong server key?");
-    co_return access_key{.access_key_id = std::string(access_key_id),
-                         .user_id = r.str(0),
-                         .user_display_name = r.str(1),
-                         .secret = std::move(*secret),
-                         .created_at = from_millis(r.i64(3)),
-                         .expires_at = opt_time(r, 4),
-                         .scope = r.str(5)};
+    access_key key{.access_key_id = std::string(access_key_id),
+                   .user_id = r.str(0),
+                   .user_display_name = r.str(1),
+                   .secret = std::move(*secret),
+                   .created_at = from_millis(r.i64(3)),
+                   .expires_at = opt_time(r, 4),
+                   .scope = r.str(5)};
+    if (cache_)
+        cache_->store_key(ticket, key);
+    co_return key;
 }
 
 asio::awaitable<std::vector<access_key>> identity_repository::list_keys(std::string_view user_id)
@@ -206,7 +216,7 @@ asio::awaitable<std::vector<access_key>> identity_repository::list_keys(std::str
 
 asio::awaitable<result<void>> identity_repository::revoke_key(std::string_view access_key_id)
 {
-    co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
+    auto revoked = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
         auto rs = co_await sql(c,
                                "UPDATE access_keys SET revoked_at = now() WHERE access_key_id = $1 AND "
                                "revoked_at IS NULL RETURNING user_id",
@@ -217,6 +227,10 @@ asio::awaitable<result<void>> identity_repository::revoke_key(std::string_view a
                               "{\"user\":" + audit_quote(rs[0].text(0)) + "}");
         co_return ok();
     });
+    // Committed: this process stops accepting the key now; the trigger's notice tells the others.
+    if (revoked && cache_)
+        cache_->forget_key(access_key_id);
+    co_return revoked;
 }
 
 } // namespace depot::registry

@@ -13,14 +13,17 @@
 
 namespace depot::registry {
 
+class lookup_cache;
+
 namespace asio = boost::asio;
 
 class identity_repository
 {
 public:
-    /// `server_key`: 32 raw bytes used to seal/unseal secrets. The pool must outlive the repository.
-    identity_repository(pg::pool& pool, std::string server_key)
-        : pool_(pool), server_key_(std::move(server_key))
+    /// `server_key`: 32 raw bytes used to seal/unseal secrets. The pool (and `cache`, if any) must outlive
+    /// the repository. With a cache, find_active_key answers from it and revoke_key updates it.
+    identity_repository(pg::pool& pool, std::string server_key, lookup_cache* cache = nullptr)
+        : pool_(pool), server_key_(std::move(server_key)), cache_(cache)
     {}
 
     /// already_exists if the id is taken; invalid_argument for an id the schema refuses.
@@ -48,6 +51,7 @@ public:
 private:
     pg::pool& pool_;
     std::string server_key_;
+    lookup_cache* cache_;
 };
 
 } // namespace depot::registry

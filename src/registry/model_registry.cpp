@@ -4,6 +4,7 @@
 #include "registry/audit.hpp"
 #include "registry/content.hpp"
 #include "registry/events.hpp"
+#include "registry/lookup_cache.hpp"
 #include "registry/sql_util.hpp"
 #include "registry/transaction.hpp"
 #include "registry/versions.hpp"
@@ -457,7 +458,11 @@ asio::awaitable<result<model>> model_registry::create_model(const team& owner, m
                                           std::nullopt, data);
         co_return created;
     };
-    co_return co_await transact(pool_, work);
+    auto created = co_await transact(pool_, work);
+    // The bucket now has a model: its GETs record model downloads from this process's next request on.
+    if (created && cache_)
+        cache_->forget_bucket_id(created->bucket_id);
+    co_return created;
 }
 
 asio::awaitable<std::vector<model>> model_registry::models(std::int64_t team_id, std::string_view after,

@@ -207,8 +207,10 @@ enum class transition
 class model_registry
 {
 public:
-    model_registry(pg::pool& pool, storage::blob_store& store, object_service& objects)
-        : pool_(pool), store_(store), objects_(objects)
+    /// All must outlive the registry. `cache` (optional) learns of buckets gaining a model.
+    model_registry(pg::pool& pool, storage::blob_store& store, object_service& objects,
+                   lookup_cache* cache = nullptr)
+        : pool_(pool), store_(store), objects_(objects), cache_(cache)
     {}
 
     // Teams. Errors: already_exists, not_found (team or user), invalid_argument.
@@ -282,6 +284,7 @@ private:
     pg::pool& pool_;
     storage::blob_store& store_;
     object_service& objects_;
+    lookup_cache* cache_;
 };
 
 } // namespace depot::registry

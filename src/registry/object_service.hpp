@@ -27,6 +27,7 @@
 namespace depot::registry {
 
 namespace asio = boost::asio;
+class lookup_cache;
 
 struct put_object_request
 {
@@ -180,8 +181,10 @@ struct object_handle
 class object_service
 {
 public:
-    /// Both must outlive the service.
-    object_service(pg::pool& pool, storage::blob_store& store) : pool_(pool), store_(store) {}
+    /// All must outlive the service. `cache` (optional) learns of versioning changes made here.
+    object_service(pg::pool& pool, storage::blob_store& store, lookup_cache* cache = nullptr)
+        : pool_(pool), store_(store), cache_(cache)
+    {}
 
     /// Streams the body into a blob and publishes it as the key's current version.
     /// Errors: bad_digest (Content-MD5), content_sha256_mismatch, incomplete_body (length mismatch),
@@ -244,6 +247,7 @@ public:
 private:
     pg::pool& pool_;
     storage::blob_store& store_;
+    lookup_cache* cache_;
 };
 
 } // namespace depot::registry

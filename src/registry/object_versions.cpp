@@ -5,6 +5,7 @@
 #include "registry/audit.hpp"
 #include "registry/content.hpp"
 #include "registry/events.hpp"
+#include "registry/lookup_cache.hpp"
 #include "registry/object_service.hpp"
 #include "registry/sql_util.hpp"
 #include "registry/transaction.hpp"
@@ -112,7 +113,7 @@ asio::awaitable<result<void>> object_service::set_versioning(std::int64_t bucket
 {
     if (mode == versioning_mode::unversioned)
         co_return make_error(errc::invalid_argument, "A bucket cannot return to the unversioned state");
-    co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
+    auto changed = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
         auto rs = co_await sql(c, "UPDATE buckets SET versioning = $2 WHERE id = $1 RETURNING name",
                                bucket_id, to_string(mode));
         if (rs.empty())
@@ -121,6 +122,9 @@ asio::awaitable<result<void>> object_service::set_versioning(std::int64_t bucket
                               "{\"versioning\":" + audit_quote(to_string(mode)) + "}");
         co_return ok();
     });
+    if (changed && cache_)
+        cache_->forget_bucket_id(bucket_id);
+    co_return changed;
 }
 
 asio::awaitable<result<versions_page>> object_service::list_versions(list_versions_request req)

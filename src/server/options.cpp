@@ -162,6 +162,15 @@ const std::vector<setting>& settings()
              o.max_clock_skew = std::chrono::seconds(s);
              return okay;
          }},
+        {"--lookup-cache-ttl", "DEPOT_LOOKUP_CACHE_TTL",
+         "seconds an access key or bucket may be served from memory; changes arrive by NOTIFY at once, this "
+         "only bounds a lost one (default 60, 0 = always ask PostgreSQL)",
+         [](options& o, const std::string& v) {
+             long s = 0;
+             bool okay = parse_number(v, s) && s >= 0;
+             o.lookup_cache_ttl = std::chrono::seconds(s);
+             return okay;
+         }},
         {"--multipart-max-age", "DEPOT_MULTIPART_MAX_AGE",
          "seconds after which an unfinished multipart upload is aborted (default 604800 = 7 days)",
          [](options& o, const std::string& v) {

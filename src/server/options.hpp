@@ -53,6 +53,9 @@ struct options
     std::chrono::seconds io_timeout{120};
     std::chrono::seconds shutdown_grace{30};
     std::chrono::seconds max_clock_skew{15 * 60};
+    /// Longest an access key or bucket is served from memory (registry/lookup_cache.hpp); 0 = no cache.
+    /// Changes reach the cache through NOTIFY long before; this bounds the damage of a lost notice.
+    std::chrono::seconds lookup_cache_ttl{60};
     /// Multipart uploads older than this are aborted by the cleanup task (S3 lifecycle's usual default).
     std::chrono::seconds multipart_max_age{7 * 24 * 3600};
     /// How often the cleanup task runs (abandoned uploads, incomplete blob writes).

@@ -7,6 +7,7 @@
 #include "registry/audit.hpp"
 #include "registry/audit_archive.hpp"
 #include "registry/blob_collector.hpp"
+#include "registry/pg/listener.hpp"
 #include "registry/pg/migrations.hpp"
 #include "registry/warmup_repository.hpp"
 #include "registry/webhook_repository.hpp"
@@ -324,6 +325,44 @@ asio::awaitable<void> seal_loop(services& svc, asio::steady_timer& timer, const 
     }
 }
 
+/// The LISTEN half of the lookup cache (registry/lookup_cache.hpp): a thread of its own that feeds the
+/// cache the notices of schema 0012's triggers and tells it whether it is listening. Off without a TTL.
+class lookup_cache_listener
+{
+public:
+    explicit lookup_cache_listener(services& svc) : svc_(svc) {}
+    ~lookup_cache_listener()
+    {
+        stop();
+        if (thread_.joinable())
+            thread_.join();
+    }
+
+    void start()
+    {
+        if (svc_.opts.lookup_cache_ttl.count() == 0)
+            return;
+        thread_ = std::thread([this] {
+            auto& cache = svc_.lookups;
+            pg::listen_until(svc_.opts.database_url, "depot_cache", "depotd-cache", "lookup cache", stopping_,
+                             {.connected = [&cache] { cache.listening(); },
+                              .notified =
+                                  [&cache](const std::vector<std::string>& payloads) {
+                                      for (const auto& p : payloads)
+                                          cache.notified(p);
+                                  },
+                              .disconnected = [&cache] { cache.not_listening(); }});
+            cache.not_listening();
+        });
+    }
+    void stop() { stopping_ = true; }
+
+private:
+    services& svc_;
+    std::atomic<bool> stopping_{false};
+    std::thread thread_;
+};
+
 } // namespace
 
 void run(const options& opts)
@@ -377,6 +416,7 @@ void run(const options& opts)
     svc.warmups = std::make_shared<registry::warmup_repository>(*pool);
     webhooks::dispatcher dispatcher(svc, ioc);
     warmup::worker warmup_worker(svc, ioc);
+    lookup_cache_listener lookup_listener(svc);
     connection_registry registry;
     tcp::acceptor acceptor(ioc);
     asio::signal_set signals(ioc, SIGINT, SIGTERM);
@@ -402,6 +442,7 @@ void run(const options& opts)
                                              ": run `depotctl migrate` or start with --migrate true");
             }
         }
+        lookup_listener.start(); // after the migrations: the notices come from schema 0012's triggers
         auto endpoint = parse_listen(opts.listen);
         acceptor.open(endpoint.protocol());
         acceptor.set_option(tcp::acceptor::reuse_address(true));
@@ -459,6 +500,7 @@ void run(const options& opts)
         registry.begin_shutdown();
         dispatcher.stop();
         warmup_worker.stop();
+        lookup_listener.stop();
         // Wait until every connection has finished its request, or the grace period is over.
         asio::co_spawn(
             ioc,

@@ -6,6 +6,7 @@
 #include "registry/bucket_repository.hpp"
 #include "registry/content_catalog.hpp"
 #include "registry/identity_repository.hpp"
+#include "registry/lookup_cache.hpp"
 #include "registry/model_registry.hpp"
 #include "registry/multipart_service.hpp"
 #include "registry/object_service.hpp"
@@ -33,8 +34,9 @@ struct services
 {
     services(const options& o, std::shared_ptr<pg::pool> pool, std::shared_ptr<storage::blob_store> store,
              std::string server_key)
-        : opts(o), db(std::move(pool)), blobs(std::move(store)), identities(*db, std::move(server_key)),
-          buckets(*db), objects(*db, *blobs), models(*db, *blobs, objects), multipart(*db, *blobs),
+        : opts(o), db(std::move(pool)), blobs(std::move(store)), lookups({.max_age = o.lookup_cache_ttl}),
+          identities(*db, std::move(server_key), cached()), buckets(*db, cached()),
+          objects(*db, *blobs, cached()), models(*db, *blobs, objects, cached()), multipart(*db, *blobs),
           snapshots(*db, *blobs, objects), tokens(*db), catalog(*db),
           limiter(o.rate_limit, o.rate_burst > 0 ? o.rate_burst : o.rate_limit)
     {}
@@ -42,6 +44,8 @@ struct services
     const options& opts;
     std::shared_ptr<pg::pool> db;
     std::shared_ptr<storage::blob_store> blobs;
+    /// Access keys and buckets in memory (registry/lookup_cache.hpp); used once `run` has its LISTEN up.
+    registry::lookup_cache lookups;
     registry::identity_repository identities;
     registry::bucket_repository buckets;
     registry::object_service objects;
@@ -56,6 +60,12 @@ struct services
     /// The read cache (null when off) and the warm-up jobs; set by `run` before serving.
     std::shared_ptr<storage::cached_blob_store> cache;
     std::shared_ptr<registry::warmup_repository> warmups;
+
+private:
+    registry::lookup_cache* cached() noexcept
+    {
+        return opts.lookup_cache_ttl.count() > 0 ? &lookups : nullptr;
+    }
 };
 
 } // namespace depot::server

@@ -1,0 +1,157 @@
+#include "registry/lookup_cache.hpp"
+
+#include "common/metrics.hpp"
+
+namespace depot::registry {
+namespace {
+
+metrics::family<metrics::counter>& lookups()
+{
+    return metrics::default_registry().counters(
+        "depot_lookup_cache_lookups_total",
+        "Access key and bucket lookups of S3 requests, by kind and whether the in-memory cache answered.",
+        {"kind", "result"});
+}
+
+} // namespace
+
+lookup_cache::lookup_cache(options o)
+    : options_(o), key_hits_(lookups().add({"key", "hit"})), key_misses_(lookups().add({"key", "miss"})),
+      bucket_hits_(lookups().add({"bucket", "hit"})), bucket_misses_(lookups().add({"bucket", "miss"})),
+      invalidations_(metrics::default_registry().counter_metric(
+          "depot_lookup_cache_invalidations_total",
+          "Changes to cached access keys and buckets applied to the cache (notified or made here).")),
+      live_(metrics::default_registry().gauge_metric(
+          "depot_lookup_cache_listening",
+          "1 while the cache's LISTEN connection is up and the cache is in use, 0 otherwise."))
+{}
+
+std::uint64_t lookup_cache::ticket() const
+{
+    std::lock_guard lock(mutex_);
+    return generation_;
+}
+
+bool lookup_cache::usable_locked(clock::time_point stored, clock::time_point now) const
+{
+    return listening_ && now - stored < options_.max_age;
+}
+
+std::optional<access_key> lookup_cache::find_key(std::string_view access_key_id)
+{
+    const auto now = clock::now();
+    {
+        std::lock_guard lock(mutex_);
+        auto it = keys_.find(access_key_id);
+        if (it != keys_.end() && usable_locked(it->second.stored, now) &&
+            (!it->second.value.expires_at ||
+             *it->second.value.expires_at > std::chrono::system_clock::now())) {
+            key_hits_.inc();
+            return it->second.value;
+        }
+    }
+    key_misses_.inc();
+    return std::nullopt;
+}
+
+void lookup_cache::store_key(std::uint64_t ticket, const access_key& key)
+{
+    std::lock_guard lock(mutex_);
+    if (!listening_ || ticket != generation_ || options_.max_age <= clock::duration::zero())
+        return;
+    if (keys_.size() >= options_.max_entries)
+        keys_.clear();
+    keys_.insert_or_assign(key.access_key_id, entry<access_key>{key, clock::now()});
+}
+
+std::optional<bucket> lookup_cache::find_bucket(std::string_view name)
+{
+    const auto now = clock::now();
+    {
+        std::lock_guard lock(mutex_);
+        auto it = buckets_.find(name);
+        if (it != buckets_.end() && usable_locked(it->second.stored, now)) {
+            bucket_hits_.inc();
+            return it->second.value;
+        }
+    }
+    bucket_misses_.inc();
+    return std::nullopt;
+}
+
+void lookup_cache::store_bucket(std::uint64_t ticket, const bucket& b)
+{
+    std::lock_guard lock(mutex_);
+    if (!listening_ || ticket != generation_ || options_.max_age <= clock::duration::zero())
+        return;
+    if (buckets_.size() >= options_.max_entries)
+        buckets_.clear();
+    buckets_.insert_or_assign(b.name, entry<bucket>{b, clock::now()});
+}
+
+void lookup_cache::forget_key(std::string_view access_key_id)
+{
+    invalidations_.inc();
+    std::lock_guard lock(mutex_);
+    invalidate_locked();
+    if (auto it = keys_.find(access_key_id); it != keys_.end())
+        keys_.erase(it);
+}
+
+void lookup_cache::forget_bucket(std::string_view name)
+{
+    invalidations_.inc();
+    std::lock_guard lock(mutex_);
+    invalidate_locked();
+    if (auto it = buckets_.find(name); it != buckets_.end())
+        buckets_.erase(it);
+}
+
+void lookup_cache::forget_bucket_id(std::int64_t id)
+{
+    invalidations_.inc();
+    std::lock_guard lock(mutex_);
+    invalidate_locked();
+    std::erase_if(buckets_, [id](const auto& e) { return e.second.value.id == id; });
+}
+
+void lookup_cache::notified(std::string_view payload)
+{
+    if (payload.starts_with("key:"))
+        return forget_key(payload.substr(4));
+    if (payload.starts_with("bucket:"))
+        return forget_bucket(payload.substr(7));
+    invalidations_.inc();
+    std::lock_guard lock(mutex_);
+    invalidate_locked();
+    keys_.clear();
+    buckets_.clear();
+}
+
+void lookup_cache::listening()
+{
+    std::lock_guard lock(mutex_);
+    invalidate_locked();
+    keys_.clear();
+    buckets_.clear();
+    listening_ = true;
+    live_.set(1);
+}
+
+void lookup_cache::not_listening()
+{
+    std::lock_guard lock(mutex_);
+    invalidate_locked();
+    keys_.clear();
+    buckets_.clear();
+    listening_ = false;
+    live_.set(0);
+}
+
+bool lookup_cache::is_listening() const
+{
+    std::lock_guard lock(mutex_);
+    return listening_;
+}
+
+} // namespace depot::registry
