@@ -33,6 +33,16 @@ void defer_sql(pg::connection& c, std::string_view statement, const Args&... arg
     c.defer(statement, std::move(params));
 }
 
+/// A statement with its arguments, for pg::connection::query_all.
+template <class... Args>
+pg::statement statement_of(std::string_view text, const Args&... args)
+{
+    pg::statement st{std::string(text), {}};
+    st.params.reserve(sizeof...(Args));
+    (st.params.emplace_back(args), ...);
+    return st;
+}
+
 /// A PostgreSQL array literal of bigints ("{1,2,3}"), for `unnest($1::bigint[])` and `= ANY($1::bigint[])`.
 inline std::string bigint_array(const std::vector<std::int64_t>& values)
 {

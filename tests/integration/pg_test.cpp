@@ -354,6 +354,48 @@ TEST_CASE("the first deferred error is thrown by the next command, which does no
     });
 }
 
+TEST_CASE(
+    "query_all runs its statements behind the deferred ones in one round trip and returns each one's rows")
+{
+    test::test_database db;
+    test::run([&]() -> asio::awaitable<void> {
+        auto c = co_await open(db);
+        co_await c->execute("CREATE TABLE q (n serial, v text UNIQUE)");
+        c->defer("BEGIN");
+        c->defer("INSERT INTO q (v) VALUES ($1)", params("a"));
+        std::vector<pg::statement> batch;
+        batch.push_back(pg::statement{"INSERT INTO q (v) VALUES ($1) RETURNING n", params("b")});
+        batch.push_back(pg::statement{"SELECT string_agg(v, ',' ORDER BY n) FROM q", {}});
+        batch.push_back(pg::statement{"SELECT $1::int + 1", params(std::int64_t{41})});
+        auto results = co_await c->query_all(std::move(batch));
+        REQUIRE(results.size() == 3);
+        CHECK(results[0][0].i64(0) == 2);
+        CHECK(results[1][0].str(0) == "a,b");
+        CHECK(results[2][0].i64(0) == 42);
+        CHECK(c->in_transaction());
+        co_await c->execute("COMMIT");
+        std::vector<pg::statement> none;
+        CHECK((co_await c->query_all(std::move(none))).empty()); // nothing to send: no round trip
+
+        // The first error is thrown after everything was read; the statements after it did not run.
+        std::vector<pg::statement> failing;
+        failing.push_back(pg::statement{"BEGIN", {}});
+        failing.push_back(pg::statement{"INSERT INTO q (v) VALUES ($1)", params("c")});
+        failing.push_back(pg::statement{"INSERT INTO q (v) VALUES ($1)", params("a")}); // unique violation
+        failing.push_back(pg::statement{"INSERT INTO q (v) VALUES ($1)", params("d")});
+        try {
+            co_await c->query_all(std::move(failing));
+            FAIL("expected the unique violation");
+        } catch (const pg::error& e) {
+            CHECK(e.is_unique_violation());
+        }
+        CHECK(c->healthy());
+        co_await c->execute("ROLLBACK");
+        auto rs = co_await c->query("SELECT string_agg(v, ',' ORDER BY n) FROM q");
+        CHECK(rs[0].str(0) == "a,b");
+    });
+}
+
 TEST_CASE("deferred statements of a returned connection are dropped, never run for the next borrower")
 {
     test::test_database db;

@@ -112,6 +112,7 @@ public:
 
     asio::awaitable<result_set> query(std::string_view sql, std::vector<param> params) override;
     asio::awaitable<void> execute(std::string_view sql) override;
+    asio::awaitable<std::vector<result_set>> query_all(std::vector<statement> statements) override;
 
     void defer(std::string_view sql, std::vector<param> params) override
     {
@@ -206,14 +207,8 @@ private:
     asio::awaitable<void> finish(command_guard& guard, result_set* out);
     asio::awaitable<const std::string*> prepared(std::string_view sql, int nparams, command_guard& guard);
     void send(const std::string* name, std::string_view sql, const std::vector<param>& params);
-    asio::awaitable<result_set> pipeline(command_guard& guard, std::string_view sql,
-                                         std::vector<param>* params);
-
-    struct statement
-    {
-        std::string sql;
-        std::vector<param> params;
-    };
+    asio::awaitable<result_set> pipeline(command_guard& guard, std::vector<statement> tail,
+                                         std::vector<result_set>* results);
 
     descriptor socket_;
     std::vector<statement> deferred_;
@@ -387,16 +382,18 @@ void pg_connection::send(const std::string* name, std::string_view sql, const st
         fail("could not send to PostgreSQL");
 }
 
-/// Sends the deferred statements, then `sql` when `params` is given, as one pipeline ending in a Sync, and
-/// reads every result. Returns the last statement's rows; throws the first error once all is read. After an
-/// error the server skips the rest up to the Sync (reported as PGRES_PIPELINE_ABORTED).
-asio::awaitable<result_set> pg_connection::pipeline(command_guard& guard, std::string_view sql,
-                                                    std::vector<param>* params)
+/// Sends the deferred statements, then `tail`, as one pipeline ending in a Sync, and reads every result.
+/// Returns the last statement's rows and, with `results`, appends the rows of each of `tail`; throws the
+/// first error once all is read. After an error the server skips the rest up to the Sync (reported as
+/// PGRES_PIPELINE_ABORTED).
+asio::awaitable<result_set> pg_connection::pipeline(command_guard& guard, std::vector<statement> tail,
+                                                    std::vector<result_set>* results)
 {
     std::vector<statement> queue = std::move(deferred_);
     deferred_.clear();
-    if (params)
-        queue.push_back(statement{std::string(sql), std::move(*params)});
+    const std::size_t first_of_tail = queue.size();
+    for (auto& st : tail)
+        queue.push_back(std::move(st));
     // Prepared before the pipeline starts (a miss is one round trip, once per connection and text), so the
     // pipeline holds nothing but executions.
     std::vector<const std::string*> names(queue.size());
@@ -416,7 +413,10 @@ asio::awaitable<result_set> pg_connection::pipeline(command_guard& guard, std::s
         auto o = co_await read_results();
         if (o.failure && !failure)
             failure = std::move(o.failure);
-        last = std::move(o.last);
+        if (results && i >= first_of_tail)
+            results->push_back(std::move(o.last));
+        else
+            last = std::move(o.last);
     }
     for (bool synced = false; !synced;) {
         while (PQisBusy(conn_))
@@ -442,8 +442,12 @@ asio::awaitable<result_set> pg_connection::pipeline(command_guard& guard, std::s
 asio::awaitable<result_set> pg_connection::query(std::string_view sql, std::vector<param> params)
 {
     command_guard guard(*this);
-    if (!deferred_.empty())
-        co_return co_await pipeline(guard, sql, &params);
+    if (!deferred_.empty()) {
+        std::vector<statement> tail(1);
+        tail[0].sql = std::string(sql);
+        tail[0].params = std::move(params);
+        co_return co_await pipeline(guard, std::move(tail), nullptr);
+    }
     const std::string* name = co_await prepared(sql, static_cast<int>(params.size()), guard);
     send(name, sql, params);
     result_set out;
@@ -451,11 +455,22 @@ asio::awaitable<result_set> pg_connection::query(std::string_view sql, std::vect
     co_return out;
 }
 
+asio::awaitable<std::vector<result_set>> pg_connection::query_all(std::vector<statement> statements)
+{
+    std::vector<result_set> out;
+    if (statements.empty())
+        co_return out;
+    command_guard guard(*this);
+    out.reserve(statements.size());
+    co_await pipeline(guard, std::move(statements), &out);
+    co_return out;
+}
+
 asio::awaitable<void> pg_connection::execute(std::string_view sql)
 {
     command_guard guard(*this);
     if (!deferred_.empty())
-        co_await pipeline(guard, {}, nullptr); // the simple protocol cannot join a pipeline
+        co_await pipeline(guard, std::vector<statement>(), nullptr); // the simple protocol cannot join one
     std::string text(sql);
     if (!PQsendQuery(conn_, text.c_str()))
         fail("could not send to PostgreSQL");

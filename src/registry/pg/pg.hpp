@@ -144,6 +144,13 @@ private:
     void* res_ = nullptr;
 };
 
+/// One statement and its parameters, for connection::query_all.
+struct statement
+{
+    std::string sql;
+    std::vector<param> params;
+};
+
 /// One connection. Not thread-safe: one coroutine uses it at a time (the pool guarantees that); using it from
 /// two at once throws std::logic_error. It may be used from different threads one after the other.
 ///
@@ -164,6 +171,10 @@ public:
     /// an explicit transaction they run as one implicit transaction. Reads every result, then throws the
     /// first error, if any.
     virtual asio::awaitable<void> execute(std::string_view sql) = 0;
+    /// Runs `statements` in order in one round trip (libpq pipeline mode, behind whatever was deferred) and
+    /// returns each one's rows: for statements that do not depend on each other's results. The first error
+    /// is thrown once everything was read; the statements after it do not run.
+    virtual asio::awaitable<std::vector<result_set>> query_all(std::vector<statement> statements) = 0;
     /// Queues a statement whose rows the caller does not need (BEGIN, an audit row, an INSERT). It is sent
     /// with the next query() or execute() on this connection, ahead of that command and in the same round
     /// trip (libpq pipeline mode), so a transaction of N such statements costs one round trip instead of N.

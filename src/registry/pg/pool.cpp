@@ -84,6 +84,11 @@ public:
         timer t;
         co_await inner_->execute(sql);
     }
+    asio::awaitable<std::vector<result_set>> query_all(std::vector<statement> statements) override
+    {
+        timer t;
+        co_return co_await inner_->query_all(std::move(statements));
+    }
     void defer(std::string_view sql, std::vector<param> params) override
     {
         inner_->defer(sql, std::move(params));
