@@ -211,18 +211,11 @@ asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source
     co_return out;
 }
 
-asio::awaitable<std::vector<segment>> publish_blobs(pg::connection& c, const ingested& in,
-                                                    std::vector<std::string>& unreferenced, int part_number)
+namespace {
+
+/// The positions of `in.blobs` in content order (SHA-256, then size).
+std::vector<std::size_t> content_order(const ingested& in)
 {
-    // A bucket without deduplication keeps its blob private: no lookup, and no later write reuses it.
-    const std::string_view statement =
-        in.share ? "INSERT INTO blobs (store_id, size, sha256, md5, refcount) VALUES ($1, $2, $3, $4, 1) "
-                   "ON CONFLICT (sha256, size) WHERE shared DO UPDATE SET refcount = blobs.refcount + 1 "
-                   "RETURNING id, store_id"
-                 : "INSERT INTO blobs (store_id, size, sha256, md5, refcount, shared) "
-                   "VALUES ($1, $2, $3, $4, 1, false) RETURNING id, store_id";
-    // Rows are taken in content order, so that two writers sharing several pieces lock them in the same
-    // order and cannot deadlock; the manifest keeps body order.
     std::vector<std::size_t> order(in.blobs.size());
     for (std::size_t i = 0; i < order.size(); ++i)
         order[i] = i;
@@ -230,12 +223,37 @@ asio::awaitable<std::vector<segment>> publish_blobs(pg::connection& c, const ing
         return std::tie(in.blobs[a].sha256, in.blobs[a].size) <
                std::tie(in.blobs[b].sha256, in.blobs[b].size);
     });
-    std::vector<segment> segments(in.blobs.size());
-    for (const auto i : order) {
+    return order;
+}
+
+} // namespace
+
+std::vector<pg::statement> publish_statements(const ingested& in)
+{
+    // A bucket without deduplication keeps its blob private: no lookup, and no later write reuses it.
+    const std::string_view text =
+        in.share ? "INSERT INTO blobs (store_id, size, sha256, md5, refcount) VALUES ($1, $2, $3, $4, 1) "
+                   "ON CONFLICT (sha256, size) WHERE shared DO UPDATE SET refcount = blobs.refcount + 1 "
+                   "RETURNING id, store_id"
+                 : "INSERT INTO blobs (store_id, size, sha256, md5, refcount, shared) "
+                   "VALUES ($1, $2, $3, $4, 1, false) RETURNING id, store_id";
+    std::vector<pg::statement> out;
+    out.reserve(in.blobs.size());
+    for (const auto i : content_order(in)) {
         const auto& b = in.blobs[i];
-        const pg::bytes sha(b.sha256);
-        const pg::bytes md5(b.md5);
-        auto rs = co_await sql(c, statement, b.store_id, b.size, sha, md5);
+        out.push_back(statement_of(text, b.store_id, b.size, pg::bytes(b.sha256), pg::bytes(b.md5)));
+    }
+    return out;
+}
+
+std::vector<segment> published_segments(const ingested& in, std::span<const pg::result_set> results,
+                                        std::vector<std::string>& unreferenced, int part_number)
+{
+    std::vector<segment> segments(in.blobs.size());
+    std::size_t next = 0;
+    for (const auto i : content_order(in)) {
+        const auto& b = in.blobs[i];
+        const auto& rs = results[next++];
         segment s{.blob_row = rs[0].i64(0),
                   .store_id = rs[0].str(1),
                   .offset = 0,
@@ -245,7 +263,15 @@ asio::awaitable<std::vector<segment>> publish_blobs(pg::connection& c, const ing
             unreferenced.push_back(b.store_id);
         segments[i] = std::move(s);
     }
-    co_return segments;
+    return segments;
+}
+
+asio::awaitable<std::vector<segment>> publish_blobs(pg::connection& c, const ingested& in,
+                                                    std::vector<std::string>& unreferenced, int part_number)
+{
+    // Every piece in one round trip.
+    auto results = co_await c.query_all(publish_statements(in));
+    co_return published_segments(in, results, unreferenced, part_number);
 }
 
 asio::awaitable<void> add_references(pg::connection& c, const std::vector<std::int64_t>& blob_rows)

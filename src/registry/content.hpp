@@ -21,6 +21,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,13 @@ struct blob_ref
 asio::awaitable<std::vector<segment>> publish_blobs(pg::connection& c, const ingested& in,
                                                     std::vector<std::string>& unreferenced,
                                                     int part_number = 0);
+
+/// publish_blobs in two halves, for a caller that sends the statements in one round trip with others of its
+/// own (pg::connection::query_all): the statements, in the order they must run (content order, so that two
+/// writers sharing pieces lock them alike), then the manifest from their results, in that order.
+std::vector<pg::statement> publish_statements(const ingested& in);
+std::vector<segment> published_segments(const ingested& in, std::span<const pg::result_set> results,
+                                        std::vector<std::string>& unreferenced, int part_number = 0);
 
 /// Inside a transaction: takes one more reference on each listed blob row (one per occurrence).
 asio::awaitable<void> add_references(pg::connection& c, const std::vector<std::int64_t>& blob_rows);

@@ -104,11 +104,25 @@ asio::awaitable<result<object_version>> object_service::put_object(put_object_re
         auto published =
             co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<object_version>> {
                 unreferenced.clear();
-                auto mode = co_await lock_bucket_versioning(c, v.bucket_id);
+                // One round trip (with the deferred BEGIN): the bucket's write lock and versioning mode, a
+                // reference on each blob, the key's current version locked; in the order they always ran.
+                std::vector<pg::statement> start;
+                start.push_back(lock_bucket_versioning_statement(v.bucket_id));
+                for (auto& st : publish_statements(*in))
+                    start.push_back(std::move(st));
+                start.push_back(lock_current_statement(v.bucket_id, v.key));
+                auto results = co_await c.query_all(std::move(start));
+                auto mode = locked_versioning(results.front());
                 if (!mode)
                     co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-                auto segments = co_await publish_blobs(c, *in, unreferenced);
-                auto current = co_await lock_current(c, v.bucket_id, v.key);
+                auto segments = published_segments(
+                    *in, std::span<const pg::result_set>(results).subspan(1, results.size() - 2),
+                    unreferenced);
+                std::optional<current_version> current;
+                if (auto found = locked_current(results.back()))
+                    current = std::move(*found);
+                else // replaced while the statement waited for its lock: look again
+                    current = co_await lock_current(c, v.bucket_id, v.key);
                 if (auto met = check_write_conditions(req.if_match, req.if_none_match, current); !met)
                     co_return std::move(met).error();
                 auto slot = co_await retire_current(c, *mode, v.bucket_id, v.key, current, unreferenced);

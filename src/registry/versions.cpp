@@ -60,17 +60,27 @@ std::string_view to_string(versioning_mode mode) noexcept
 // id ($1). Writers hold it shared, snapshots exclusively (lock_bucket_writes).
 #define DEPOT_BUCKET_WRITES_LOCK "1146114894, ($1 % 2147483647)::integer"
 
-asio::awaitable<std::optional<versioning_mode>> lock_bucket_versioning(pg::connection& c,
-                                                                       std::int64_t bucket_id)
+pg::statement lock_bucket_versioning_statement(std::int64_t bucket_id)
 {
-    auto rs = co_await sql(
-        c,
+    return statement_of(
         "SELECT b.versioning FROM buckets b, pg_advisory_xact_lock_shared(" DEPOT_BUCKET_WRITES_LOCK
         ") l WHERE b.id = $1 FOR SHARE OF b",
         bucket_id);
+}
+
+std::optional<versioning_mode> locked_versioning(const pg::result_set& rs)
+{
     if (rs.empty())
-        co_return std::nullopt;
-    co_return versioning_mode_of(rs[0].text(0));
+        return std::nullopt;
+    return versioning_mode_of(rs[0].text(0));
+}
+
+asio::awaitable<std::optional<versioning_mode>> lock_bucket_versioning(pg::connection& c,
+                                                                       std::int64_t bucket_id)
+{
+    auto st = lock_bucket_versioning_statement(bucket_id);
+    auto rs = co_await c.query(st.sql, std::move(st.params));
+    co_return locked_versioning(rs);
 }
 
 asio::awaitable<bool> lock_bucket_writes(pg::connection& c, std::int64_t bucket_id)
@@ -116,9 +126,7 @@ std::int64_t seq_of_version_id(std::string_view id) noexcept
     return static_cast<std::int64_t>(n);
 }
 
-/// Locks and returns the current version row of a key, if any.
-asio::awaitable<std::optional<current_version>> lock_current(pg::connection& c, std::int64_t bucket_id,
-                                                             std::string_view key)
+pg::statement lock_current_statement(std::int64_t bucket_id, std::string_view key)
 {
     // Under READ COMMITTED, a writer that waited for a concurrent writer's lock finds the row it waited for
     // deleted (replaced) and gets nothing, although a newer current row now exists. One statement tells
@@ -126,20 +134,33 @@ asio::awaitable<std::optional<current_version>> lock_current(pg::connection& c, 
     // that row if still current once its lock was granted. Replaced: look again (each statement takes a fresh
     // snapshot). Absent from the snapshot: absent (a writer committing one meanwhile makes our insert fail on
     // the unique index of current rows, and transact() retries).
+    return statement_of("WITH seen AS (SELECT id FROM object_versions WHERE bucket_id = $1 AND key = $2 "
+                        "AND superseded_seq IS NULL), locked AS (SELECT o.id, o.etag, "
+                        "o.is_delete_marker, o.version_id FROM object_versions o, seen "
+                        "WHERE o.id = seen.id AND o.superseded_seq IS NULL FOR UPDATE OF o) "
+                        "SELECT l.id, l.etag, l.is_delete_marker, l.version_id FROM seen "
+                        "LEFT JOIN locked l ON true",
+                        bucket_id, key);
+}
+
+std::optional<std::optional<current_version>> locked_current(const pg::result_set& rs)
+{
+    if (rs.empty())
+        return std::optional<current_version>();
+    if (rs[0].is_null(0))
+        return std::nullopt;
+    return std::optional<current_version>(
+        current_version{rs[0].i64(0), rs[0].str(1), rs[0].boolean(2), rs[0].str(3)});
+}
+
+asio::awaitable<std::optional<current_version>> lock_current(pg::connection& c, std::int64_t bucket_id,
+                                                             std::string_view key)
+{
     for (int attempt = 0; attempt < 8; ++attempt) {
-        auto rs =
-            co_await sql(c,
-                         "WITH seen AS (SELECT id FROM object_versions WHERE bucket_id = $1 AND key = $2 "
-                         "AND superseded_seq IS NULL), locked AS (SELECT o.id, o.etag, "
-                         "o.is_delete_marker, o.version_id FROM object_versions o, seen "
-                         "WHERE o.id = seen.id AND o.superseded_seq IS NULL FOR UPDATE OF o) "
-                         "SELECT l.id, l.etag, l.is_delete_marker, l.version_id FROM seen "
-                         "LEFT JOIN locked l ON true",
-                         bucket_id, key);
-        if (rs.empty())
-            co_return std::nullopt;
-        if (!rs[0].is_null(0))
-            co_return current_version{rs[0].i64(0), rs[0].str(1), rs[0].boolean(2), rs[0].str(3)};
+        auto st = lock_current_statement(bucket_id, key);
+        auto rs = co_await c.query(st.sql, std::move(st.params));
+        if (auto found = locked_current(rs))
+            co_return std::move(*found);
     }
     throw pg::error("the current version of a key kept changing", "40001");
 }

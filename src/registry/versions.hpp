@@ -42,6 +42,10 @@ std::string_view to_string(versioning_mode mode) noexcept;
 asio::awaitable<std::optional<versioning_mode>> lock_bucket_versioning(pg::connection& c,
                                                                        std::int64_t bucket_id);
 
+/// lock_bucket_versioning in two halves, for a caller that sends it with other statements (query_all).
+pg::statement lock_bucket_versioning_statement(std::int64_t bucket_id);
+std::optional<versioning_mode> locked_versioning(const pg::result_set& rs);
+
 /// Takes the bucket's write lock exclusively for the transaction: waits for every write in flight on the
 /// bucket (they hold it shared from lock_bucket_versioning until they commit) and holds new ones back until
 /// the commit. Unlike a row lock, the advisory lock queues fairly: a stream of writers cannot starve the
@@ -71,6 +75,11 @@ struct current_version
 /// Locks and returns the current version row of a key, if any.
 asio::awaitable<std::optional<current_version>> lock_current(pg::connection& c, std::int64_t bucket_id,
                                                              std::string_view key);
+/// One attempt of lock_current as a statement, for a caller that sends it with others (query_all), and its
+/// outcome: the current row or none, or nullopt when the row was replaced while the statement waited for
+/// its lock (then call lock_current, which looks again).
+pg::statement lock_current_statement(std::int64_t bucket_id, std::string_view key);
+std::optional<std::optional<current_version>> locked_current(const pg::result_set& rs);
 
 /// S3 conditional writes (If-Match / If-None-Match) against the locked current version: precondition_failed,
 /// or no_such_key for If-Match on a missing key.
