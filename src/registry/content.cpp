@@ -306,11 +306,8 @@ asio::awaitable<void> drop_references(pg::connection& c, const std::vector<std::
         unreferenced.push_back(r.str(0));
 }
 
-asio::awaitable<void> insert_segments(pg::connection& c, std::int64_t row,
-                                      const std::vector<segment>& segments)
+std::array<std::string, 4> segment_arrays(const std::vector<segment>& segments)
 {
-    if (segments.empty())
-        co_return;
     std::vector<std::int64_t> blobs, offsets, lengths, parts;
     for (const auto& s : segments) {
         blobs.push_back(s.blob_row);
@@ -318,14 +315,21 @@ asio::awaitable<void> insert_segments(pg::connection& c, std::int64_t row,
         lengths.push_back(static_cast<std::int64_t>(s.length));
         parts.push_back(s.part_number);
     }
-    const std::string b = bigint_array(blobs), o = bigint_array(offsets), l = bigint_array(lengths),
-                      p = bigint_array(parts);
+    return {bigint_array(blobs), bigint_array(offsets), bigint_array(lengths), bigint_array(parts)};
+}
+
+asio::awaitable<void> insert_segments(pg::connection& c, std::int64_t row,
+                                      const std::vector<segment>& segments)
+{
+    if (segments.empty())
+        co_return;
+    auto a = segment_arrays(segments);
     defer_sql(c,
               "INSERT INTO object_segments (version_row, ordinal, blob_id, blob_offset, length, part_number) "
               "SELECT $1, s.ord - 1, s.blob, s.off, s.len, nullif(s.part, 0)::int "
               "FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[]) "
               "WITH ORDINALITY AS s(blob, off, len, part, ord)",
-              row, b, o, l, p);
+              row, a[0], a[1], a[2], a[3]);
 }
 
 asio::awaitable<void> remove_blobs(storage::blob_store& store, std::vector<std::string> store_ids)

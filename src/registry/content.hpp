@@ -18,6 +18,7 @@
 #include "registry/types.hpp"
 #include "storage/blob_store.hpp"
 
+#include <array>
 #include <boost/asio/awaitable.hpp>
 #include <functional>
 #include <optional>
@@ -114,6 +115,9 @@ asio::awaitable<void> add_references(pg::connection& c, const std::vector<std::i
 /// the registry and their store ids appended to `unreferenced`.
 asio::awaitable<void> drop_references(pg::connection& c, const std::vector<std::int64_t>& blob_rows,
                                       std::vector<std::string>& unreferenced);
+
+/// A manifest as the four bigint arrays (blob rows, offsets, lengths, part numbers) a statement unnests.
+std::array<std::string, 4> segment_arrays(const std::vector<segment>& segments);
 
 /// Inside a transaction: writes the manifest of version `row` (ordinal = position in `segments`). Deferred
 /// (pg::connection::defer): it goes out with the transaction's next statement or COMMIT.

@@ -127,15 +127,26 @@ asio::awaitable<result<object_version>> object_service::put_object(put_object_re
                     co_return std::move(met).error();
                 auto slot = co_await retire_current(c, *mode, v.bucket_id, v.key, current, unreferenced);
                 v.version_id = slot.version_id;
-                auto [row, modified] = co_await insert_version(c, v, slot.seq);
-                co_await insert_segments(c, row, segments);
-                co_await append_object_audit(c, "object.put", v.bucket_id, v.key,
-                                             "{\"version_id\":" + audit_quote(v.version_id) +
-                                                 ",\"size\":" + std::to_string(v.size) +
-                                                 ",\"etag\":" + audit_quote(v.etag) + "}");
+                const std::string audit = "{\"version_id\":" + audit_quote(v.version_id) +
+                                          ",\"size\":" + std::to_string(v.size) +
+                                          ",\"etag\":" + audit_quote(v.etag) + "}";
                 object_version out = v;
-                out.row_id = row;
-                out.last_modified = from_millis(modified);
+                if (locked_object_events(results.front())) {
+                    auto [row, modified] = co_await insert_version(c, v, slot.seq); // emits the event
+                    co_await insert_segments(c, row, segments);
+                    co_await append_object_audit(c, "object.put", v.bucket_id, v.key, audit);
+                    out.row_id = row;
+                    out.last_modified = from_millis(modified);
+                    co_return out;
+                }
+                // No event to emit: the version, its manifest, the audit row and COMMIT in one round trip.
+                co_await append_object_audit(c, "object.put", v.bucket_id, v.key, audit);
+                std::vector<pg::statement> finish;
+                finish.push_back(insert_version_statement(v, slot.seq, segments));
+                finish.push_back(pg::statement{"COMMIT", {}});
+                auto done = co_await c.query_all(std::move(finish));
+                out.row_id = done[0][0].i64(0);
+                out.last_modified = from_millis(done[0][0].i64(1));
                 co_return out;
             });
         // Rolled back: only the new blobs are garbage (what the attempt released is still referenced).

@@ -19,8 +19,10 @@ struct awaitable_value<boost::asio::awaitable<T>>
 };
 
 /// `fn(pg::connection&)` returns `awaitable<result<T>>`. On a value the transaction commits, on an error it
-/// rolls back and the error is returned. pg::error with a retriable SQLSTATE restarts the whole unit up to
-/// `attempts` times; any other exception propagates (the pool rolls back the abandoned transaction).
+/// rolls back and the error is returned. `fn` may send COMMIT itself with its last statement (query_all), so
+/// as not to wait for that statement's rows before committing; then nothing is left to commit here. pg::error
+/// with a retriable SQLSTATE restarts the whole unit up to `attempts` times; any other exception propagates
+/// (the pool rolls back the abandoned transaction).
 template <class F>
 auto transact(pg::pool& pool, F fn, int attempts = 4)
     -> boost::asio::awaitable<typename awaitable_value<std::invoke_result_t<F&, pg::connection&>>::type>
@@ -32,7 +34,8 @@ auto transact(pg::pool& pool, F fn, int attempts = 4)
             conn->defer("BEGIN");
             auto r = co_await fn(*conn);
             if (r) {
-                co_await conn->query("COMMIT");
+                if (conn->in_transaction() || conn->has_deferred())
+                    co_await conn->query("COMMIT");
             } else {
                 conn->discard_deferred(); // rolled back anyway; a BEGIN never sent needs no ROLLBACK
                 if (conn->in_transaction())

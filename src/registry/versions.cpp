@@ -62,10 +62,10 @@ std::string_view to_string(versioning_mode mode) noexcept
 
 pg::statement lock_bucket_versioning_statement(std::int64_t bucket_id)
 {
-    return statement_of(
-        "SELECT b.versioning FROM buckets b, pg_advisory_xact_lock_shared(" DEPOT_BUCKET_WRITES_LOCK
-        ") l WHERE b.id = $1 FOR SHARE OF b",
-        bucket_id);
+    return statement_of("SELECT b.versioning, b.object_events FROM buckets b, "
+                        "pg_advisory_xact_lock_shared(" DEPOT_BUCKET_WRITES_LOCK
+                        ") l WHERE b.id = $1 FOR SHARE OF b",
+                        bucket_id);
 }
 
 std::optional<versioning_mode> locked_versioning(const pg::result_set& rs)
@@ -73,6 +73,11 @@ std::optional<versioning_mode> locked_versioning(const pg::result_set& rs)
     if (rs.empty())
         return std::nullopt;
     return versioning_mode_of(rs[0].text(0));
+}
+
+bool locked_object_events(const pg::result_set& rs)
+{
+    return !rs.empty() && rs[0].boolean(1);
 }
 
 asio::awaitable<std::optional<versioning_mode>> lock_bucket_versioning(pg::connection& c,
@@ -298,32 +303,77 @@ asio::awaitable<version_slot> retire_current(pg::connection& c, versioning_mode 
 // without events costs no query of its own.
 #define DEPOT_BUCKET_NAME_IF_EVENTS "(SELECT name FROM buckets WHERE id = $1 AND object_events)"
 
+namespace {
+
+// The version insert, $1..$20 as version_params() orders them.
+#define DEPOT_VERSION_INSERT                                                                                 \
+    "INSERT INTO object_versions (bucket_id, key, version_id, created_seq, size, etag, sha256, owner_id, "   \
+    "content_type, content_encoding, content_disposition, content_language, cache_control, expires, "        \
+    "user_metadata, parts_count, checksum_algorithm, checksum_type, checksum_value, is_delete_marker) "      \
+    "VALUES ($1, $2, $18, CASE WHEN $19::bigint = 0 THEN nextval('commit_seq') ELSE $19::bigint END, "       \
+    "$3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, nullif($15, ''), nullif($16, ''), "         \
+    "nullif($17, ''), $20)"
+
+std::vector<pg::param> version_params(const object_version& v, std::int64_t seq)
+{
+    const auto& h = v.headers;
+    std::vector<pg::param> p;
+    p.reserve(24);
+    p.emplace_back(v.bucket_id);
+    p.emplace_back(v.key);
+    p.emplace_back(v.size);
+    p.emplace_back(v.etag);
+    p.push_back(v.sha256.empty() ? pg::param(std::nullopt) : pg::param(pg::bytes(v.sha256)));
+    p.emplace_back(v.owner_id);
+    p.emplace_back(h.content_type);
+    p.emplace_back(h.content_encoding);
+    p.emplace_back(h.content_disposition);
+    p.emplace_back(h.content_language);
+    p.emplace_back(h.cache_control);
+    p.emplace_back(h.expires);
+    p.emplace_back(metadata_json(h));
+    p.push_back(v.parts_count ? pg::param(*v.parts_count) : pg::param(std::nullopt));
+    p.emplace_back(v.checksum_algorithm);
+    p.emplace_back(v.checksum_type);
+    p.emplace_back(v.checksum_value);
+    p.emplace_back(v.version_id);
+    p.emplace_back(seq);
+    p.emplace_back(v.is_delete_marker);
+    return p;
+}
+
+} // namespace
+
 /// Inserts a version row; returns (row id, last_modified ms).
 asio::awaitable<std::pair<std::int64_t, std::int64_t>>
 insert_version(pg::connection& c, const object_version& v, std::int64_t seq)
 {
-    const auto& h = v.headers;
-    // Optional parameters are built before the co_await: GCC 12 destroys class temporaries of a conditional
-    // expression inside a co_await operand twice.
-    pg::param sha = v.sha256.empty() ? pg::param(std::nullopt) : pg::param(pg::bytes(v.sha256));
-    pg::param parts = v.parts_count ? pg::param(*v.parts_count) : pg::param(std::nullopt);
-    const std::string metadata = metadata_json(h);
-    auto rs = co_await sql(
-        c,
-        "INSERT INTO object_versions (bucket_id, key, version_id, created_seq, size, etag, sha256, owner_id, "
-        "content_type, content_encoding, content_disposition, content_language, cache_control, expires, "
-        "user_metadata, parts_count, checksum_algorithm, checksum_type, checksum_value, is_delete_marker) "
-        "VALUES ($1, $2, $18, CASE WHEN $19::bigint = 0 THEN nextval('commit_seq') ELSE $19::bigint END, "
-        "$3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, nullif($15, ''), nullif($16, ''), "
-        "nullif($17, ''), $20) RETURNING id, " DEPOT_MS("last_modified") ", " DEPOT_BUCKET_NAME_IF_EVENTS,
-        v.bucket_id, v.key, v.size, v.etag, sha, v.owner_id, h.content_type, h.content_encoding,
-        h.content_disposition, h.content_language, h.cache_control, h.expires, metadata, parts,
-        v.checksum_algorithm, v.checksum_type, v.checksum_value, v.version_id, seq, v.is_delete_marker);
+    auto params = version_params(v, seq);
+    auto rs = co_await c.query(DEPOT_VERSION_INSERT
+                               " RETURNING id, " DEPOT_MS("last_modified") ", " DEPOT_BUCKET_NAME_IF_EVENTS,
+                               std::move(params));
     const std::string_view type = v.is_delete_marker ? "object.deleted" : "object.created";
     if (!rs[0].is_null(2))
         co_await events::emit_object_event(c, rs[0].text(2), type, v.bucket_id, v.key, v.version_id, v.size,
                                            v.etag, v.owner_id);
     co_return std::pair{rs[0].i64(0), rs[0].i64(1)};
+}
+
+pg::statement insert_version_statement(const object_version& v, std::int64_t seq,
+                                       const std::vector<segment>& segments)
+{
+    // One statement for the row and its manifest: the segments need the row's id, which a separate
+    // statement would have to wait for.
+    pg::statement st{"WITH v AS (" DEPOT_VERSION_INSERT " RETURNING id, last_modified), "
+                     "s AS (INSERT INTO object_segments (version_row, ordinal, blob_id, blob_offset, length, "
+                     "part_number) SELECT v.id, s.ord - 1, s.blob, s.off, s.len, nullif(s.part, 0)::int "
+                     "FROM v, unnest($21::bigint[], $22::bigint[], $23::bigint[], $24::bigint[]) "
+                     "WITH ORDINALITY AS s(blob, off, len, part, ord)) "
+                     "SELECT id, " DEPOT_MS("last_modified") " FROM v",
+                     version_params(v, seq)};
+    for (auto& array : segment_arrays(segments))
+        st.params.emplace_back(std::move(array));
+    return st;
 }
 
 } // namespace depot::registry

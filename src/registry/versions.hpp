@@ -45,6 +45,9 @@ asio::awaitable<std::optional<versioning_mode>> lock_bucket_versioning(pg::conne
 /// lock_bucket_versioning in two halves, for a caller that sends it with other statements (query_all).
 pg::statement lock_bucket_versioning_statement(std::int64_t bucket_id);
 std::optional<versioning_mode> locked_versioning(const pg::result_set& rs);
+/// Whether the bucket emits object events, read under that statement's lock (a concurrent change waits for
+/// the write to commit).
+bool locked_object_events(const pg::result_set& rs);
 
 /// Takes the bucket's write lock exclusively for the transaction: waits for every write in flight on the
 /// bucket (they hold it shared from lock_bucket_versioning until they commit) and holds new ones back until
@@ -127,5 +130,11 @@ asio::awaitable<version_slot> retire_current(pg::connection& c, versioning_mode 
 /// epoch milliseconds).
 asio::awaitable<std::pair<std::int64_t, std::int64_t>>
 insert_version(pg::connection& c, const object_version& v, std::int64_t seq = 0);
+
+/// insert_version together with the version's manifest (insert_segments), as one statement returning
+/// (row id, last_modified ms), for a caller that sends it with COMMIT (query_all). Emits no event: only for
+/// buckets whose object events are off (locked_object_events).
+pg::statement insert_version_statement(const object_version& v, std::int64_t seq,
+                                       const std::vector<segment>& segments);
 
 } // namespace depot::registry

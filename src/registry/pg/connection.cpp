@@ -120,6 +120,7 @@ public:
     }
 
     void discard_deferred() noexcept override { deferred_.clear(); }
+    bool has_deferred() const noexcept override { return !deferred_.empty(); }
 
     bool in_transaction() const noexcept override
     {

@@ -184,6 +184,8 @@ public:
     /// Drops the queued statements unsent (a transaction abandoned before its next command: a BEGIN never
     /// sent needs no ROLLBACK). The pool calls it on every returned connection.
     virtual void discard_deferred() noexcept = 0;
+    /// True while statements are queued (deferred and not yet sent).
+    virtual bool has_deferred() const noexcept = 0;
     /// True while the connection is inside a transaction block (or a failed one).
     virtual bool in_transaction() const noexcept = 0;
     /// True when the server connection is usable: connected, no command left half-done.

@@ -94,6 +94,7 @@ public:
         inner_->defer(sql, std::move(params));
     }
     void discard_deferred() noexcept override { inner_->discard_deferred(); }
+    bool has_deferred() const noexcept override { return inner_->has_deferred(); }
     bool in_transaction() const noexcept override { return inner_->in_transaction(); }
     bool healthy() const noexcept override { return inner_->healthy(); }
     bool check() noexcept override { return inner_->check(); }
