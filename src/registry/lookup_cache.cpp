@@ -32,61 +32,57 @@ std::uint64_t lookup_cache::ticket() const
     return generation_;
 }
 
-bool lookup_cache::usable_locked(clock::time_point stored, clock::time_point now) const
+template <class T, class Fresh>
+std::optional<T> lookup_cache::find_in(const map_of<T>& map, std::string_view name, Fresh fresh,
+                                       metrics::counter& hits, metrics::counter& misses) const
 {
-    return listening_ && now - stored < options_.max_age;
+    const auto now = clock::now();
+    {
+        std::lock_guard lock(mutex_);
+        auto it = map.find(name);
+        if (it != map.end() && listening_ && now - it->second.stored < options_.max_age &&
+            fresh(it->second.value)) {
+            hits.inc();
+            return it->second.value;
+        }
+    }
+    misses.inc();
+    return std::nullopt;
+}
+
+template <class T>
+void lookup_cache::store_in(map_of<T>& map, std::uint64_t ticket, const std::string& name, const T& value)
+{
+    std::lock_guard lock(mutex_);
+    if (!listening_ || ticket != generation_ || options_.max_age <= clock::duration::zero())
+        return;
+    if (map.size() >= options_.max_entries)
+        map.clear();
+    map.insert_or_assign(name, entry<T>{value, clock::now()});
 }
 
 std::optional<access_key> lookup_cache::find_key(std::string_view access_key_id)
 {
-    const auto now = clock::now();
-    {
-        std::lock_guard lock(mutex_);
-        auto it = keys_.find(access_key_id);
-        if (it != keys_.end() && usable_locked(it->second.stored, now) &&
-            (!it->second.value.expires_at ||
-             *it->second.value.expires_at > std::chrono::system_clock::now())) {
-            key_hits_.inc();
-            return it->second.value;
-        }
-    }
-    key_misses_.inc();
-    return std::nullopt;
+    return find_in(
+        keys_, access_key_id,
+        [](const access_key& k) { return !k.expires_at || *k.expires_at > std::chrono::system_clock::now(); },
+        key_hits_, key_misses_);
 }
 
 void lookup_cache::store_key(std::uint64_t ticket, const access_key& key)
 {
-    std::lock_guard lock(mutex_);
-    if (!listening_ || ticket != generation_ || options_.max_age <= clock::duration::zero())
-        return;
-    if (keys_.size() >= options_.max_entries)
-        keys_.clear();
-    keys_.insert_or_assign(key.access_key_id, entry<access_key>{key, clock::now()});
+    store_in(keys_, ticket, key.access_key_id, key);
 }
 
 std::optional<bucket> lookup_cache::find_bucket(std::string_view name)
 {
-    const auto now = clock::now();
-    {
-        std::lock_guard lock(mutex_);
-        auto it = buckets_.find(name);
-        if (it != buckets_.end() && usable_locked(it->second.stored, now)) {
-            bucket_hits_.inc();
-            return it->second.value;
-        }
-    }
-    bucket_misses_.inc();
-    return std::nullopt;
+    return find_in(
+        buckets_, name, [](const bucket&) { return true; }, bucket_hits_, bucket_misses_);
 }
 
 void lookup_cache::store_bucket(std::uint64_t ticket, const bucket& b)
 {
-    std::lock_guard lock(mutex_);
-    if (!listening_ || ticket != generation_ || options_.max_age <= clock::duration::zero())
-        return;
-    if (buckets_.size() >= options_.max_entries)
-        buckets_.clear();
-    buckets_.insert_or_assign(b.name, entry<bucket>{b, clock::now()});
+    store_in(buckets_, ticket, b.name, b);
 }
 
 void lookup_cache::forget_key(std::string_view access_key_id)

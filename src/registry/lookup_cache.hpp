@@ -77,15 +77,24 @@ private:
     };
     using clock = std::chrono::steady_clock;
 
+    template <class T>
+    using map_of = std::map<std::string, entry<T>, std::less<>>;
+
     void invalidate_locked() { ++generation_; }
-    bool usable_locked(clock::time_point stored, clock::time_point now) const;
+    /// The entry `name` if it may be served (listening, younger than max_age, `fresh(value)`); counts it.
+    template <class T, class Fresh>
+    std::optional<T> find_in(const map_of<T>& map, std::string_view name, Fresh fresh, metrics::counter& hits,
+                             metrics::counter& misses) const;
+    /// Stores `value` unless something was invalidated since `ticket` or the cache is not listening.
+    template <class T>
+    void store_in(map_of<T>& map, std::uint64_t ticket, const std::string& name, const T& value);
 
     options options_;
     mutable std::mutex mutex_;
     bool listening_ = false;
     std::uint64_t generation_ = 0;
-    std::map<std::string, entry<access_key>, std::less<>> keys_;
-    std::map<std::string, entry<bucket>, std::less<>> buckets_;
+    map_of<access_key> keys_;
+    map_of<bucket> buckets_;
     metrics::counter& key_hits_;
     metrics::counter& key_misses_;
     metrics::counter& bucket_hits_;
