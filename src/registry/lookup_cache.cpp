@@ -85,30 +85,34 @@ void lookup_cache::store_bucket(std::uint64_t ticket, const bucket& b)
     store_in(buckets_, ticket, b.name, b);
 }
 
-void lookup_cache::forget_key(std::string_view access_key_id)
+template <class Drop>
+void lookup_cache::invalidate(Drop drop)
 {
     invalidations_.inc();
     std::lock_guard lock(mutex_);
     invalidate_locked();
-    if (auto it = keys_.find(access_key_id); it != keys_.end())
-        keys_.erase(it);
+    drop();
+}
+
+void lookup_cache::forget_key(std::string_view access_key_id)
+{
+    invalidate([&] {
+        if (auto it = keys_.find(access_key_id); it != keys_.end())
+            keys_.erase(it);
+    });
 }
 
 void lookup_cache::forget_bucket(std::string_view name)
 {
-    invalidations_.inc();
-    std::lock_guard lock(mutex_);
-    invalidate_locked();
-    if (auto it = buckets_.find(name); it != buckets_.end())
-        buckets_.erase(it);
+    invalidate([&] {
+        if (auto it = buckets_.find(name); it != buckets_.end())
+            buckets_.erase(it);
+    });
 }
 
 void lookup_cache::forget_bucket_id(std::int64_t id)
 {
-    invalidations_.inc();
-    std::lock_guard lock(mutex_);
-    invalidate_locked();
-    std::erase_if(buckets_, [id](const auto& e) { return e.second.value.id == id; });
+    invalidate([&] { std::erase_if(buckets_, [id](const auto& e) { return e.second.value.id == id; }); });
 }
 
 void lookup_cache::notified(std::string_view payload)
@@ -117,31 +121,30 @@ void lookup_cache::notified(std::string_view payload)
         return forget_key(payload.substr(4));
     if (payload.starts_with("bucket:"))
         return forget_bucket(payload.substr(7));
-    invalidations_.inc();
+    invalidate([&] {
+        keys_.clear();
+        buckets_.clear();
+    });
+}
+
+void lookup_cache::set_listening(bool on)
+{
     std::lock_guard lock(mutex_);
     invalidate_locked();
     keys_.clear();
     buckets_.clear();
+    listening_ = on;
+    live_.set(on ? 1 : 0);
 }
 
 void lookup_cache::listening()
 {
-    std::lock_guard lock(mutex_);
-    invalidate_locked();
-    keys_.clear();
-    buckets_.clear();
-    listening_ = true;
-    live_.set(1);
+    set_listening(true);
 }
 
 void lookup_cache::not_listening()
 {
-    std::lock_guard lock(mutex_);
-    invalidate_locked();
-    keys_.clear();
-    buckets_.clear();
-    listening_ = false;
-    live_.set(0);
+    set_listening(false);
 }
 
 bool lookup_cache::is_listening() const

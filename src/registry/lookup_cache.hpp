@@ -81,6 +81,11 @@ private:
     using map_of = std::map<std::string, entry<T>, std::less<>>;
 
     void invalidate_locked() { ++generation_; }
+    /// Counts an invalidation and runs `drop` under the lock with the generation bumped.
+    template <class Drop>
+    void invalidate(Drop drop);
+    /// Empties both maps and turns serving on or off.
+    void set_listening(bool on);
     /// The entry `name` if it may be served (listening, younger than max_age, `fresh(value)`); counts it.
     template <class T, class Fresh>
     std::optional<T> find_in(const map_of<T>& map, std::string_view name, Fresh fresh, metrics::counter& hits,
