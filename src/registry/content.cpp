@@ -342,4 +342,34 @@ asio::awaitable<void> remove_blobs(storage::blob_store& store, std::vector<std::
     }
 }
 
+bool certainly_rolled_back(const std::exception_ptr& failure) noexcept
+{
+    try {
+        std::rethrow_exception(failure);
+    } catch (const pg::error& e) {
+        return !e.sqlstate().empty();
+    } catch (...) {
+        return false;
+    }
+}
+
+asio::awaitable<void> discard_new_blobs(storage::blob_store& store, std::vector<std::string> store_ids,
+                                        std::exception_ptr failure)
+{
+    if (certainly_rolled_back(failure)) {
+        co_await remove_blobs(store, std::move(store_ids));
+        co_return;
+    }
+    std::string what = "unknown error";
+    try {
+        std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+        what = e.what();
+    } catch (...) {
+    }
+    log::warn("publishing transaction failed with its outcome unknown; its new blobs are left to the blob "
+              "collector",
+              {{"blobs", std::to_string(store_ids.size())}, {"error", what}});
+}
+
 } // namespace depot::registry

@@ -20,6 +20,7 @@
 
 #include <array>
 #include <boost/asio/awaitable.hpp>
+#include <exception>
 #include <functional>
 #include <optional>
 #include <span>
@@ -127,5 +128,16 @@ asio::awaitable<void> insert_segments(pg::connection& c, std::int64_t row,
 /// After a commit: removes the listed blobs from the store (best effort; failures are logged and left to
 /// the collector).
 asio::awaitable<void> remove_blobs(storage::blob_store& store, std::vector<std::string> store_ids);
+
+/// Whether a publishing transaction that threw `failure` certainly did not commit: PostgreSQL reported an
+/// error (a SQLSTATE), which aborts the transaction. A lost connection, a timeout or a cancellation may have
+/// come after COMMIT was sent and before its answer arrived: then the outcome is unknown.
+bool certainly_rolled_back(const std::exception_ptr& failure) noexcept;
+
+/// After a publishing transaction threw `failure`: removes its new blobs if it certainly rolled back.
+/// Otherwise they may be named by a committed version, so they are left to the blob collector, which
+/// removes them after the grace age only if no row names them; the log says so.
+asio::awaitable<void> discard_new_blobs(storage::blob_store& store, std::vector<std::string> store_ids,
+                                        std::exception_ptr failure);
 
 } // namespace depot::registry

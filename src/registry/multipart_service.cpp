@@ -219,7 +219,7 @@ asio::awaitable<result<part_info>> multipart_service::upload_part(const multipar
     } catch (...) {
         crash = std::current_exception();
     }
-    co_await remove_blobs(store_, store_ids);
+    co_await discard_new_blobs(store_, store_ids, crash);
     std::rethrow_exception(crash);
 }
 

@@ -157,8 +157,8 @@ asio::awaitable<result<object_version>> object_service::put_object(put_object_re
     } catch (...) {
         crash = std::current_exception();
     }
-    // The transaction did not commit: the new blob is referenced by nothing.
-    co_await remove_blobs(store_, in->store_ids());
+    // Rolled back, or (a lost connection while COMMIT was on its way) perhaps committed after all.
+    co_await discard_new_blobs(store_, in->store_ids(), crash);
     std::rethrow_exception(crash);
 }
 

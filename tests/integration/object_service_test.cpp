@@ -9,6 +9,8 @@
 #include "storage/faulty/faulty_blob_store.hpp"
 #include "storage/memory/memory_blob_store.hpp"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <cstring>
 #include <doctest/doctest.h>
@@ -124,6 +126,33 @@ struct fixture
         co_return l->size();
     }
 };
+
+/// Terminates the backends of the fixture's database found sleeping in pg_sleep (a test trigger's COMMIT
+/// hook), so that their clients lose the connection while their COMMIT is unanswered.
+struct sleeper_killer
+{
+    bool stop = false;
+    bool killed = false;
+    bool finished = false;
+};
+
+asio::awaitable<void> terminate_sleepers(fixture& f, sleeper_killer& k)
+{
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    while (!k.stop) {
+        {
+            auto c = co_await f.pool->acquire();
+            auto rs =
+                co_await registry::sql(*c, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                           "WHERE datname = current_database() AND wait_event = 'PgSleep'");
+            if (rs[0].i64(0) > 0)
+                k.killed = true;
+        }
+        timer.expires_after(std::chrono::milliseconds(25));
+        co_await timer.async_wait(asio::use_awaitable);
+    }
+    k.finished = true;
+}
 
 template <class F>
 void with_fixture(F body)
@@ -446,5 +475,69 @@ TEST_CASE("a failure after some segments were committed leaves none of them behi
         auto leftovers = co_await f.faulty.store->remove_incomplete(std::chrono::system_clock::now() +
                                                                     std::chrono::hours(1));
         CHECK(leftovers.value() == 0);
+    });
+}
+
+TEST_CASE(
+    "new blobs go at once when PostgreSQL refuses the COMMIT, and to the collector when its answer is lost")
+{
+    with_fixture([](fixture& f) -> asio::awaitable<void> {
+        REQUIRE(co_await f.put("kept", content(3000, 'k')));
+        // A COMMIT hook: refuses one key's version, sleeps (until terminated) on another's.
+        {
+            auto c = co_await f.pool->acquire();
+            co_await registry::sql(
+                *c, "CREATE FUNCTION test_commit_hook() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                    "BEGIN "
+                    "IF NEW.key = 'refused' THEN RAISE EXCEPTION 'refused at commit'; END IF; "
+                    "IF NEW.key = 'unanswered' THEN PERFORM pg_sleep(30); END IF; "
+                    "RETURN NULL; END $$");
+            co_await registry::sql(*c, "CREATE CONSTRAINT TRIGGER test_commit_hook AFTER INSERT ON "
+                                       "object_versions DEFERRABLE INITIALLY DEFERRED FOR EACH ROW "
+                                       "EXECUTE FUNCTION test_commit_hook()");
+        }
+
+        // Refused: PostgreSQL answered with an error, so nothing committed and the blob goes now.
+        std::string refused_state = "none";
+        try {
+            co_await f.put("refused", content(4000, 'r'));
+        } catch (const pg::error& e) {
+            refused_state = e.sqlstate();
+        }
+        CHECK(refused_state == "P0001");
+        CHECK(co_await f.stored_blobs() == 1);
+        CHECK(co_await f.count("blobs") == 1);
+
+        // Unanswered: the connection dies while COMMIT runs. Whether it committed is unknown to depotd, so
+        // the blob stays (removing it could leave a committed version without its bytes).
+        sleeper_killer killer;
+        auto ex = co_await asio::this_coro::executor;
+        asio::co_spawn(ex, terminate_sleepers(f, killer), [](std::exception_ptr e) {
+            if (e)
+                std::rethrow_exception(e);
+        });
+        std::string lost_state = "none";
+        try {
+            co_await f.put("unanswered", content(5000, 'u'));
+        } catch (const pg::error& e) {
+            lost_state = e.sqlstate();
+        }
+        killer.stop = true;
+        asio::steady_timer timer(ex);
+        while (!killer.finished) {
+            timer.expires_after(std::chrono::milliseconds(10));
+            co_await timer.async_wait(asio::use_awaitable);
+        }
+        REQUIRE(killer.killed);
+        CHECK(lost_state.empty());
+        CHECK(co_await f.stored_blobs() == 2);
+        // Here the hook aborted the commit: no row names the blob, and the collector takes it after the
+        // grace.
+        CHECK(co_await f.count("object_versions") == 1);
+        const auto later = std::chrono::system_clock::now() + std::chrono::seconds(1);
+        auto report = co_await registry::collect_unreachable_blobs(*f.pool, *f.faulty.store, later);
+        CHECK(report.orphans == 1);
+        CHECK(co_await f.stored_blobs() == 1);
+        CHECK(co_await f.read("kept") == content(3000, 'k'));
     });
 }
