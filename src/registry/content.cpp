@@ -342,30 +342,25 @@ asio::awaitable<void> remove_blobs(storage::blob_store& store, std::vector<std::
     }
 }
 
-bool certainly_rolled_back(const std::exception_ptr& failure) noexcept
-{
-    try {
-        std::rethrow_exception(failure);
-    } catch (const pg::error& e) {
-        return !e.sqlstate().empty();
-    } catch (...) {
-        return false;
-    }
-}
-
 asio::awaitable<void> discard_new_blobs(storage::blob_store& store, std::vector<std::string> store_ids,
                                         std::exception_ptr failure)
 {
-    if (certainly_rolled_back(failure)) {
-        co_await remove_blobs(store, std::move(store_ids));
-        co_return;
-    }
+    // Only an error PostgreSQL reported (a SQLSTATE) proves the transaction aborted. A lost connection, a
+    // timeout or a cancellation may have come after COMMIT was sent and before its answer arrived.
+    bool rolled_back = false;
     std::string what = "unknown error";
     try {
         std::rethrow_exception(failure);
+    } catch (const pg::error& e) {
+        rolled_back = !e.sqlstate().empty();
+        what = e.what();
     } catch (const std::exception& e) {
         what = e.what();
     } catch (...) {
+    }
+    if (rolled_back) {
+        co_await remove_blobs(store, std::move(store_ids));
+        co_return;
     }
     log::warn("publishing transaction failed with its outcome unknown; its new blobs are left to the blob "
               "collector",

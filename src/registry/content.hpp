@@ -129,14 +129,11 @@ asio::awaitable<void> insert_segments(pg::connection& c, std::int64_t row,
 /// the collector).
 asio::awaitable<void> remove_blobs(storage::blob_store& store, std::vector<std::string> store_ids);
 
-/// Whether a publishing transaction that threw `failure` certainly did not commit: PostgreSQL reported an
-/// error (a SQLSTATE), which aborts the transaction. A lost connection, a timeout or a cancellation may have
-/// come after COMMIT was sent and before its answer arrived: then the outcome is unknown.
-bool certainly_rolled_back(const std::exception_ptr& failure) noexcept;
-
-/// After a publishing transaction threw `failure`: removes its new blobs if it certainly rolled back.
-/// Otherwise they may be named by a committed version, so they are left to the blob collector, which
-/// removes them after the grace age only if no row names them; the log says so.
+/// After a publishing transaction threw `failure`: removes its new blobs if it certainly rolled back
+/// (PostgreSQL reported an error, a SQLSTATE, which aborts the transaction). A lost connection, a timeout or
+/// a cancellation may have come after COMMIT was sent and before its answer arrived: then the blobs may be
+/// named by a committed version, so they are left to the blob collector, which removes them after the grace
+/// age only if no row names them; the log says so.
 asio::awaitable<void> discard_new_blobs(storage::blob_store& store, std::vector<std::string> store_ids,
                                         std::exception_ptr failure);
 

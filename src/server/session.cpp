@@ -2,6 +2,7 @@
 
 #include "common/hash.hpp"
 #include "common/log.hpp"
+#include "common/transfer_whole.hpp"
 #include "s3/errors.hpp"
 #include "server/services.hpp"
 
@@ -29,19 +30,6 @@ namespace {
 using parser_t = http::request_parser<http::buffer_body>;
 using tls_stream = beast::ssl_stream<beast::tcp_stream>;
 constexpr std::size_t stream_chunk = 1 << 20;
-
-/// A completion condition for async_write that offers the socket everything left in each write_some.
-/// asio's own (transfer_all, transfer_exactly) offer at most 64 KiB, so a 1 MiB piece of an object took 16
-/// sendmsg calls, each a trip through the reactor; with the whole piece offered, one call moves as much as
-/// the socket's send buffer takes (autotuned up to net.ipv4.tcp_wmem's maximum).
-struct transfer_whole
-{
-    std::size_t size;
-    std::size_t operator()(const boost::system::error_code& ec, std::size_t done) const noexcept
-    {
-        return ec ? 0 : size - done;
-    }
-};
 /// Upper bounds of the TLS handshake and of the close_notify exchange at the end of a TLS connection.
 constexpr std::chrono::seconds handshake_timeout{30};
 constexpr std::chrono::seconds tls_shutdown_timeout{5};

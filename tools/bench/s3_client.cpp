@@ -1,6 +1,7 @@
 #include "s3_client.hpp"
 
 #include "auth/sigv4.hpp"
+#include "common/transfer_whole.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -27,17 +28,6 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t chunk_size = 256 * 1024;
 constexpr std::size_t max_captured = 16 * 1024 * 1024;
 constexpr std::size_t max_error_body = 64 * 1024;
-
-/// Offers the socket all that is left in each write_some (asio's transfer_all offers at most 64 KiB, four
-/// sendmsg calls per 256 KiB chunk).
-struct transfer_whole
-{
-    std::size_t size;
-    std::size_t operator()(const boost::system::error_code& ec, std::size_t done) const noexcept
-    {
-        return ec ? 0 : size - done;
-    }
-};
 
 [[noreturn]] void fail(const boost::system::error_code& ec, const char* what)
 {
@@ -180,21 +170,18 @@ struct connection::impl
                 take(recv_buffer.data(), got);
                 left -= got;
             }
-            if (!parser.keep_alive())
-                close();
-            resp.total = clock_type::now() - start;
-            co_return resp;
-        }
-        while (!parser.is_done()) {
-            parser.get().body().data = recv_buffer.data();
-            parser.get().body().size = recv_buffer.size();
-            stream.expires_after(opts.timeout);
-            auto [ec, n] = co_await http::async_read(stream, read_buffer, parser, use_tuple);
-            if (ec == http::error::need_buffer)
-                ec = {};
-            if (ec)
-                fail(ec, "read body");
-            take(recv_buffer.data(), recv_buffer.size() - parser.get().body().size);
+        } else {
+            while (!parser.is_done()) {
+                parser.get().body().data = recv_buffer.data();
+                parser.get().body().size = recv_buffer.size();
+                stream.expires_after(opts.timeout);
+                auto [ec, n] = co_await http::async_read(stream, read_buffer, parser, use_tuple);
+                if (ec == http::error::need_buffer)
+                    ec = {};
+                if (ec)
+                    fail(ec, "read body");
+                take(recv_buffer.data(), recv_buffer.size() - parser.get().body().size);
+            }
         }
         if (!parser.keep_alive())
             close();
