@@ -143,7 +143,10 @@ asio::awaitable<result<part_info>> multipart_service::publish_part(const multipa
             co_return no_such_upload();
         std::vector<segment> segs = segments;
         if (fresh) {
-            segs = co_await publish_blobs(c, *fresh, unreferenced, part_number);
+            auto published = co_await publish_blobs(c, *fresh, unreferenced, part_number);
+            if (!published)
+                co_return std::move(published).error();
+            segs = std::move(*published);
         } else {
             std::vector<std::int64_t> blobs;
             for (const auto& s : segs)
@@ -183,9 +186,10 @@ asio::awaitable<result<part_info>> multipart_service::publish_part(const multipa
                             .checksum = digest.checksum};
     });
     // Rolled back: only the new blobs are garbage (the replaced part is still referenced).
-    if (!published)
-        unreferenced = fresh ? fresh->store_ids() : std::vector<std::string>();
-    co_await remove_blobs(store_, std::move(unreferenced));
+    if (!published && fresh)
+        co_await discard_ingested(store_, pool_, *fresh);
+    else if (published)
+        co_await remove_blobs(store_, std::move(unreferenced));
     co_return published;
 }
 
@@ -202,7 +206,7 @@ asio::awaitable<result<part_info>> multipart_service::upload_part(const multipar
                                  ", actual checksum Type: " + std::string(to_string(*limits.checksum)));
     if (upload.algorithm)
         limits.checksum = upload.algorithm;
-    auto in = co_await ingest(store_, body, limits);
+    auto in = co_await ingest(store_, pool_, body, limits);
     if (!in)
         co_return std::move(in).error();
     part_digest digest{.size = in->size,
@@ -212,14 +216,13 @@ asio::awaitable<result<part_info>> multipart_service::upload_part(const multipar
                        .audit_extra = {}};
     if (in->blobs.empty())
         co_return co_await publish_part(upload, part_number, std::move(digest), {}, std::nullopt);
-    const auto store_ids = in->store_ids();
     std::exception_ptr crash;
     try {
-        co_return co_await publish_part(upload, part_number, std::move(digest), {}, std::move(*in));
+        co_return co_await publish_part(upload, part_number, std::move(digest), {}, *in);
     } catch (...) {
         crash = std::current_exception();
     }
-    co_await discard_new_blobs(store_, store_ids, crash);
+    co_await discard_new_blobs(store_, pool_, *in, crash);
     std::rethrow_exception(crash);
 }
 

@@ -14,6 +14,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <cstring>
 #include <doctest/doctest.h>
+#include <functional>
 
 using namespace depot;
 namespace asio = boost::asio;
@@ -539,5 +540,187 @@ TEST_CASE(
         CHECK(report.orphans == 1);
         CHECK(co_await f.stored_blobs() == 1);
         CHECK(co_await f.read("kept") == content(3000, 'k'));
+    });
+}
+
+namespace {
+
+/// Hands out `data` like string_source, but stops once `at` bytes are out and runs `pause` before the rest:
+/// a client that pauses in the middle of its body while the cleanup runs.
+class pausing_source final : public registry::byte_source
+{
+public:
+    pausing_source(std::string data, std::size_t at, std::function<asio::awaitable<void>()> pause)
+        : data_(std::move(data)), at_(at), pause_(std::move(pause))
+    {}
+    asio::awaitable<result<std::size_t>> read_some(std::span<std::byte> buf) override
+    {
+        if (pos_ == at_ && !paused_) {
+            paused_ = true;
+            co_await pause_();
+        }
+        const std::size_t end = pos_ < at_ ? at_ : data_.size();
+        auto n = std::min({buf.size(), std::size_t{100000}, end - pos_});
+        std::memcpy(buf.data(), data_.data() + pos_, n);
+        pos_ += n;
+        co_return n;
+    }
+
+private:
+    std::string data_;
+    std::size_t at_;
+    std::function<asio::awaitable<void>()> pause_;
+    std::size_t pos_ = 0;
+    bool paused_ = false;
+};
+
+asio::awaitable<result<registry::object_version>> put_from(fixture& f, std::string key,
+                                                           registry::byte_source& body, std::uint64_t size)
+{
+    registry::put_object_request request{.target = &f.bucket,
+                                         .key = std::move(key),
+                                         .owner_id = "alice",
+                                         .content_length = size,
+                                         .body = &body};
+    co_return co_await f.objects->put_object(std::move(request));
+}
+
+/// A cleanup pass for which every blob is past the grace age.
+asio::awaitable<registry::collection_report> collect_everything_old(fixture& f)
+{
+    co_return co_await registry::collect_unreachable_blobs(
+        *f.pool, *f.faulty.store, std::chrono::system_clock::now() + std::chrono::hours(1));
+}
+
+} // namespace
+
+TEST_CASE("issue 22 item 1: the collector never takes a piece of a body still arriving, however old")
+{
+    with_fixture([](fixture& f) -> asio::awaitable<void> {
+        constexpr std::size_t seg = registry::dedup_segment_size;
+        const auto data = content(2 * seg + 10, 'p');
+        std::size_t seen_during_pause = 0;
+        // Past the first 8 MiB (committed by then), the client pauses for longer than the grace age.
+        pausing_source body(data, seg + 100000, [&]() -> asio::awaitable<void> {
+            seen_during_pause = co_await f.stored_blobs();
+            auto report = co_await collect_everything_old(f);
+            CHECK(report.orphans == 0);
+        });
+        auto put = co_await put_from(f, "slow", body, data.size());
+        REQUIRE(put);
+        CHECK(seen_during_pause == 1);
+        CHECK(co_await f.read("slow") == data);
+        CHECK(co_await f.stored_blobs() == 3);
+        CHECK(co_await f.count("blobs") == 3);
+        // Published: the intents gave way to the blob rows.
+        CHECK(co_await f.count("blob_intents") == 0);
+        auto again = co_await collect_everything_old(f);
+        CHECK(again.orphans == 0);
+        CHECK(co_await f.read("slow") == data);
+    });
+}
+
+TEST_CASE("issue 22 item 1: the same holds for a part, and a failed body leaves no intent behind")
+{
+    with_fixture([](fixture& f) -> asio::awaitable<void> {
+        constexpr std::size_t seg = registry::dedup_segment_size;
+        registry::object_headers headers;
+        auto upload = co_await f.multipart->create(f.bucket, "mp", "alice", headers);
+        REQUIRE(upload);
+        const auto data = content(seg + 200000, 'q');
+        pausing_source body(data, seg + 100000,
+                            [&]() -> asio::awaitable<void> { co_await collect_everything_old(f); });
+        registry::ingest_limits limits{.content_length = data.size()};
+        auto part = co_await f.multipart->upload_part(*upload, 1, body, limits);
+        REQUIRE(part);
+        std::vector<registry::completed_part_ref> listed{{1, part->etag, ""}};
+        REQUIRE(co_await f.multipart->complete(f.bucket.id, "mp", upload->upload_id, listed));
+        CHECK(co_await f.read("mp") == data);
+        CHECK(co_await f.count("blob_intents") == 0);
+
+        // A body refused after its first piece had an intent: pieces and intents go.
+        auto bad = co_await f.put("bad", content(2 * seg, 'b'), md5("not the body"));
+        REQUIRE_FALSE(bad);
+        CHECK(bad.error().code == errc::bad_digest);
+        CHECK(co_await f.count("blob_intents") == 0);
+        CHECK(co_await f.stored_blobs() == 2);
+    });
+}
+
+TEST_CASE("issue 22 item 1: a body whose intents lapsed meanwhile is refused and leaves no version")
+{
+    with_fixture([](fixture& f) -> asio::awaitable<void> {
+        constexpr std::size_t seg = registry::dedup_segment_size;
+        const auto data = content(2 * seg + 10, 'l');
+        // While the body pauses, its lease runs out (as if its depotd had lost the database for a minute)
+        // and the cleanup takes the first piece.
+        pausing_source body(data, seg + 100000, [&]() -> asio::awaitable<void> {
+            {
+                auto c = co_await f.pool->acquire();
+                co_await registry::sql(*c,
+                                       "UPDATE blob_intents SET expires_at = now() - interval '1 second'");
+            }
+            auto report = co_await collect_everything_old(f);
+            CHECK(report.lapsed_intents == 1);
+            CHECK(report.orphans == 1);
+        });
+        auto put = co_await put_from(f, "lapsed", body, data.size());
+        REQUIRE_FALSE(put);
+        CHECK(put.error().code == errc::internal);
+        CHECK(co_await f.count("object_versions") == 0);
+        CHECK(co_await f.count("blobs") == 0);
+        CHECK(co_await f.count("blob_intents") == 0);
+        CHECK(co_await f.stored_blobs() == 0);
+
+        // Lapsing after the last piece, before the publish, is caught by the publish itself.
+        const auto small = content(2 * seg, 'm');
+        pausing_source late(small, small.size(), [&]() -> asio::awaitable<void> {
+            auto c = co_await f.pool->acquire();
+            co_await registry::sql(*c, "DELETE FROM blob_intents");
+        });
+        auto refused = co_await put_from(f, "late", late, small.size());
+        REQUIRE_FALSE(refused);
+        CHECK(refused.error().code == errc::internal);
+        CHECK(co_await f.count("object_versions") == 0);
+        CHECK(co_await f.count("blobs") == 0);
+        CHECK(co_await f.stored_blobs() == 0);
+    });
+}
+
+TEST_CASE("issue 22 item 1: intents of a crashed process lapse, live ones are renewed, and the collector "
+          "acts on the lease only")
+{
+    with_fixture([](fixture& f) -> asio::awaitable<void> {
+        const auto bytes = content(700, 'c');
+        std::vector<std::string> ids;
+        for (int i = 0; i < 3; ++i) {
+            auto w = co_await f.faulty.store->create();
+            REQUIRE(w);
+            REQUIRE(co_await (*w)->write(std::as_bytes(std::span(bytes))));
+            REQUIRE(co_await (*w)->commit());
+            ids.push_back((*w)->id());
+        }
+        {
+            auto c = co_await f.pool->acquire();
+            // Ours, lapsed but renewed before the pass; a crashed process's, lapsed; a live one's.
+            co_await registry::sql(*c,
+                                   "INSERT INTO blob_intents (store_id, owner, upload, expires_at) VALUES "
+                                   "($1, $4, 'u1', now() - interval '1 second'), "
+                                   "($2, 'crashed', 'u2', now() - interval '1 second'), "
+                                   "($3, 'alive', 'u3', now() + interval '1 minute')",
+                                   ids[0], ids[1], ids[2], registry::intent_owner());
+        }
+        co_await registry::renew_intents(*f.pool);
+        auto dry = co_await registry::collect_unreachable_blobs(
+            *f.pool, *f.faulty.store, std::chrono::system_clock::now() + std::chrono::hours(1), true);
+        CHECK(dry.orphans == 1);
+        CHECK(co_await f.count("blob_intents") == 3);
+        auto report = co_await collect_everything_old(f);
+        CHECK(report.lapsed_intents == 1);
+        CHECK(report.orphans == 1);
+        CHECK(co_await f.faulty.store->stat(ids[0]));
+        CHECK_FALSE(co_await f.faulty.store->stat(ids[1]));
+        CHECK(co_await f.faulty.store->stat(ids[2]));
+        CHECK(co_await f.count("blob_intents") == 2);
     });
 }
