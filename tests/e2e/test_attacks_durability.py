@@ -1,4 +1,4 @@
-"""Attacks on durability (issue 22): acknowledged writes that lose their bytes.
+"""Attacks on durability (issue 22): acknowledged writes that lose their bytes, and copies that race a delete.
 
 Item 1: with deduplication on, a body longer than 8 MiB is stored as 8 MiB blobs, each committed as soon as
 it is full, while the rows naming them are written at the publish, when the body has ended. A client that
@@ -6,16 +6,21 @@ sends slowly (or pauses) for longer than --blob-grace used to lose the early pie
 upload was still answered 200, every GET then failing. Each test runs its own depotd with a one-second
 grace and cleanup interval, sends the first pieces, waits through several cleanup passes, sends the rest,
 and reads the object back.
+
+Item 10: UploadPartCopy did not lock its source version as CopyObject does: a DeleteObject of the source
+racing it made it fail with 500 (or copy from a version already deleted).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import http.client
 import os
 import time
 import urllib.parse
 
 import pytest
+from botocore.exceptions import ClientError
 
 from depot_harness import unique_bucket_name
 from test_metrics import scrape
@@ -96,3 +101,45 @@ def test_a_slow_part_keeps_its_early_pieces(eager_cleanup):
         MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": parts[0]["ETag"]}]})
     assert client.get_object(Bucket=bucket, Key="shard.bin")["Body"].read() == part
     assert int(server.db.scalar("SELECT count(*) FROM blob_intents")) == 0
+
+
+def test_upload_part_copy_racing_a_delete_of_its_source_is_never_a_500(depot):
+    """issue 22 item 10: UploadPartCopy locks its source version as CopyObject does: a concurrent DeleteObject
+    of the source makes it answer 200 (the part holds the bytes) or 404 NoSuchKey, never 500, and a part it
+    stored reads back whole."""
+    client = depot.client("alice")
+    bucket = unique_bucket_name("copy-race")
+    client.create_bucket(Bucket=bucket)
+    outcomes: dict[str, int] = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        for round_ in range(12):
+            source = os.urandom(3 * MIB + round_)  # unique content: deleting it removes its blob
+            key = f"source-{round_}"
+            client.put_object(Bucket=bucket, Key=key, Body=source)
+            upload = client.create_multipart_upload(Bucket=bucket, Key=f"target-{round_}")["UploadId"]
+
+            def copy():
+                try:
+                    return client.upload_part_copy(Bucket=bucket, Key=f"target-{round_}", UploadId=upload,
+                                                   PartNumber=1, CopySource={"Bucket": bucket, "Key": key})
+                except ClientError as e:
+                    return e.response
+
+            copying = pool.submit(copy)
+            time.sleep(0.002 * (round_ % 6))
+            client.delete_object(Bucket=bucket, Key=key)
+            answer = copying.result()
+            status = answer["ResponseMetadata"]["HTTPStatusCode"]
+            if status == 200:
+                outcomes["copied"] = outcomes.get("copied", 0) + 1
+                client.complete_multipart_upload(
+                    Bucket=bucket, Key=f"target-{round_}", UploadId=upload,
+                    MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": answer["CopyPartResult"]["ETag"]}]})
+                assert client.get_object(Bucket=bucket, Key=f"target-{round_}")["Body"].read() == source
+            else:
+                assert (status, answer["Error"]["Code"]) == (404, "NoSuchKey"), answer
+                outcomes["refused"] = outcomes.get("refused", 0) + 1
+                assert client.list_parts(Bucket=bucket, Key=f"target-{round_}",
+                                         UploadId=upload).get("Parts", []) == []
+                client.abort_multipart_upload(Bucket=bucket, Key=f"target-{round_}", UploadId=upload)
+    assert sum(outcomes.values()) == 12

@@ -724,3 +724,68 @@ TEST_CASE("issue 22 item 1: intents of a crashed process lapse, live ones are re
         CHECK(co_await f.count("blob_intents") == 2);
     });
 }
+
+TEST_CASE("issue 22 item 10: UploadPartCopy from a version deleted since it was opened is NoSuchKey and "
+          "stores no part")
+{
+    with_fixture([](fixture& f) -> asio::awaitable<void> {
+        registry::object_headers headers;
+        auto upload = co_await f.multipart->create(f.bucket, "target", "alice", headers);
+        REQUIRE(upload);
+        // Shared content: the source's blob outlives the source (another key holds it), so the bytes
+        // still read and only the lock on the source's version can tell that it is gone.
+        const auto shared = content(6000, 's');
+        REQUIRE(co_await f.put("source", shared));
+        REQUIRE(co_await f.put("other", shared));
+        auto opened = co_await f.objects->open_object(f.bucket.id, "source");
+        REQUIRE(opened);
+        REQUIRE(co_await f.objects->delete_object(f.bucket.id, "source"));
+        auto part = co_await f.multipart->copy_part(*upload, 1, *opened, 0, shared.size());
+        REQUIRE_FALSE(part);
+        CHECK(part.error().code == errc::no_such_key);
+
+        // Unique content: the delete removed the blob too, so the read fails; still NoSuchKey.
+        const auto unique = content(7000, 'v');
+        REQUIRE(co_await f.put("alone", unique));
+        auto alone = co_await f.objects->open_object(f.bucket.id, "alone");
+        REQUIRE(alone);
+        REQUIRE(co_await f.objects->delete_object(f.bucket.id, "alone"));
+        auto gone = co_await f.multipart->copy_part(*upload, 2, *alone, 0, unique.size());
+        REQUIRE_FALSE(gone);
+        CHECK(gone.error().code == errc::no_such_key);
+        CHECK(co_await f.count("multipart_parts") == 0);
+
+        // A source still there copies, and the part keeps its bytes after the source goes.
+        auto kept = co_await f.objects->open_object(f.bucket.id, "other");
+        REQUIRE(kept);
+        auto copied = co_await f.multipart->copy_part(*upload, 1, *kept, 0, shared.size());
+        REQUIRE(copied);
+        REQUIRE(co_await f.objects->delete_object(f.bucket.id, "other"));
+        std::vector<registry::completed_part_ref> listed{{1, copied->etag, ""}};
+        REQUIRE(co_await f.multipart->complete(f.bucket.id, "target", upload->upload_id, listed));
+        CHECK(co_await f.read("target") == shared);
+    });
+}
+
+TEST_CASE("issue 22 item 10: UploadPartCopy refuses to copy more than 5 GiB")
+{
+    with_fixture([](fixture& f) -> asio::awaitable<void> {
+        registry::object_headers headers;
+        auto upload = co_await f.multipart->create(f.bucket, "target", "alice", headers);
+        REQUIRE(upload);
+        REQUIRE(co_await f.put("source", content(6000, 's')));
+        auto opened = co_await f.objects->open_object(f.bucket.id, "source");
+        REQUIRE(opened);
+        // The cap is on the bytes copied, checked before any is read: a handle that claims more will do.
+        auto big = *opened;
+        const std::uint64_t cap = 5ull << 30;
+        big.version.size = cap + 1;
+        big.segments[0].length = cap + 1;
+        auto part = co_await f.multipart->copy_part(*upload, 1, big, 0, cap + 1);
+        REQUIRE_FALSE(part);
+        CHECK(part.error().code == errc::invalid_request);
+        CHECK(part.error().message == "The specified copy source is larger than the maximum allowable size "
+                                      "for a copy source: 5368709120");
+        CHECK(co_await f.count("multipart_parts") == 0);
+    });
+}
