@@ -55,7 +55,8 @@ struct consistency_report
     std::size_t registry_blobs = 0; ///< rows of `blobs`
     /// Rows whose blob is not in the store: data loss, reported for an operator (never repaired).
     std::vector<std::string> missing;
-    /// Committed blobs no row names (store id, size), whatever their age.
+    /// Committed blobs no row names (store id, size), whatever their age; pieces of bodies in flight (named
+    /// by an intent, see content.hpp) are not orphans.
     std::vector<std::pair<std::string, std::uint64_t>> orphans;
     /// Rows whose size differs from the stored blob's.
     std::vector<std::string> size_mismatches;

@@ -605,6 +605,9 @@ TEST_CASE("issue 22 item 1: the collector never takes a piece of a body still ar
             seen_during_pause = co_await f.stored_blobs();
             auto report = co_await collect_everything_old(f);
             CHECK(report.orphans == 0);
+            // Nor does fsck count it as an orphan.
+            auto checked = co_await registry::check_consistency(*f.pool, *f.faulty.store);
+            CHECK(checked.orphans.empty());
         });
         auto put = co_await put_from(f, "slow", body, data.size());
         REQUIRE(put);
