@@ -38,6 +38,17 @@ asio::awaitable<collection_report> collect_unreachable_blobs(pg::pool& pool, sto
 {
     collection_report report;
     if (!dry_run) {
+        // Committed on its own before the scan: a publish that comes later finds its intents gone and fails,
+        // and one that deleted them first has committed its `blobs` rows, which the scan then sees.
+        auto conn = co_await pool.acquire();
+        auto lapsed =
+            co_await sql(*conn, "DELETE FROM blob_intents WHERE expires_at < now() RETURNING store_id");
+        report.lapsed_intents = lapsed.size();
+        if (!lapsed.empty())
+            log::warn("collector: intents whose lease ran out were deleted; their pieces are reclaimed",
+                      {{"intents", lapsed.size()}});
+    }
+    if (!dry_run) {
         auto incomplete = co_await store.remove_incomplete(older_than);
         if (incomplete)
             report.incomplete = *incomplete;
@@ -62,7 +73,13 @@ asio::awaitable<collection_report> collect_unreachable_blobs(pg::pool& pool, sto
         {
             auto conn = co_await pool.acquire();
             const auto ids = id_array(*page);
-            auto rs = co_await sql(*conn, "SELECT store_id FROM blobs WHERE store_id = ANY($1::text[])", ids);
+            // One statement, one snapshot: a publish moves a piece from its intent to its `blobs` row in one
+            // transaction, so the piece is seen under one or the other.
+            auto rs = co_await sql(*conn,
+                                   "SELECT store_id FROM blobs WHERE store_id = ANY($1::text[]) UNION ALL "
+                                   "SELECT store_id FROM blob_intents WHERE store_id = ANY($1::text[]) "
+                                   "AND (NOT $2 OR expires_at >= now())",
+                                   ids, dry_run);
             for (auto r : rs)
                 known.emplace(r.text(0));
         }
@@ -157,6 +174,18 @@ asio::awaitable<consistency_report> check_consistency(pg::pool& pool, storage::b
     }
 
     auto conn = co_await pool.acquire();
+    if (!report.orphans.empty()) {
+        // Read after the listing: a piece whose intent was written before the piece was listed is seen.
+        std::vector<storage::blob_listing_entry> listed;
+        for (const auto& [id, size] : report.orphans)
+            listed.push_back({.id = id, .info = {}});
+        auto held = co_await sql(*conn, "SELECT store_id FROM blob_intents WHERE store_id = ANY($1::text[])",
+                                 id_array(listed));
+        std::unordered_set<std::string> in_flight;
+        for (auto r : held)
+            in_flight.emplace(r.text(0));
+        std::erase_if(report.orphans, [&](const auto& orphan) { return in_flight.contains(orphan.first); });
+    }
     auto rs = co_await sql(*conn, std::string("SELECT id, refcount, actual FROM (SELECT b.id, b.refcount, ") +
                                       actual_references +
                                       " AS actual FROM blobs b) x WHERE refcount <> actual "

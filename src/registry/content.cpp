@@ -31,7 +31,63 @@ asio::awaitable<result<std::size_t>> read_full(byte_source& body, std::span<std:
     co_return filled;
 }
 
+/// Seconds of `intent_lease`, as the statements take them.
+std::int64_t lease_seconds()
+{
+    return static_cast<std::int64_t>(intent_lease.count());
+}
+
+error intent_lost()
+{
+    return make_error(errc::internal,
+                      "A piece of the body was reclaimed before the body was published; send it again.");
+}
+
+/// Names `store_id`, about to be committed, as piece number `held` (from 0) of the body `upload`. False when
+/// one of the body's earlier intents is gone: its lease ran out and the collector deleted it, so its piece
+/// may be gone too, and the body cannot be published.
+asio::awaitable<bool> record_intent(pg::pool& pool, const std::string& upload, const std::string& store_id,
+                                    std::size_t held)
+{
+    auto conn = co_await pool.acquire();
+    // The subquery sees the rows as they were before this insert.
+    auto rs = co_await sql(*conn,
+                           "INSERT INTO blob_intents (store_id, owner, upload, expires_at) "
+                           "VALUES ($1, $2, $3, now() + $4 * interval '1 second') "
+                           "RETURNING (SELECT count(*) FROM blob_intents WHERE upload = $3)",
+                           store_id, intent_owner(), upload, lease_seconds());
+    co_return rs[0].i64(0) == static_cast<std::int64_t>(held);
+}
+
+/// Deletes the intents of a body that will not be published (best effort: they lapse with the lease).
+asio::awaitable<void> delete_intents(pg::pool& pool, const std::string& upload)
+{
+    if (upload.empty())
+        co_return;
+    try {
+        auto conn = co_await pool.acquire();
+        co_await sql(*conn, "DELETE FROM blob_intents WHERE upload = $1", upload);
+    } catch (const std::exception& e) {
+        log::warn("deleting the intents of a failed write failed; they lapse with their lease",
+                  {{"error", e.what()}});
+    }
+}
+
 } // namespace
+
+const std::string& intent_owner()
+{
+    static const std::string owner = to_hex(random_bytes(16));
+    return owner;
+}
+
+asio::awaitable<void> renew_intents(pg::pool& pool)
+{
+    auto conn = co_await pool.acquire();
+    co_await sql(*conn,
+                 "UPDATE blob_intents SET expires_at = now() + $2 * interval '1 second' WHERE owner = $1",
+                 intent_owner(), lease_seconds());
+}
 
 std::vector<std::string> ingested::store_ids() const
 {
@@ -42,7 +98,7 @@ std::vector<std::string> ingested::store_ids() const
     return ids;
 }
 
-asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source& body,
+asio::awaitable<result<ingested>> ingest(storage::blob_store& store, pg::pool& pool, byte_source& body,
                                          const ingest_limits& limits)
 {
     hasher md5(digest_kind::md5);
@@ -60,6 +116,7 @@ asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source
     std::vector<stored_blob> pieces;       // committed
     std::unique_ptr<storage::blob_writer> writer;
     std::uint64_t piece_size = 0;
+    std::string upload; // names the intents, once a piece needed one
     std::uint64_t total = 0;
     std::optional<error> failure;
     std::exception_ptr crash;
@@ -127,7 +184,19 @@ asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source
                 at += take;
                 data = data.subspan(take);
                 if (piece_size == piece_limit) {
-                    // A full segment: committed now, removed again if the body fails a check later.
+                    // A full segment: committed now, removed again if the body fails a check later. Unless it
+                    // is the whole body, the body goes on arriving for as long as the client takes, while no
+                    // `blobs` row names the piece: an intent does, from before the commit until the publish.
+                    const bool whole_body =
+                        pieces.empty() && limits.content_length && at == *limits.content_length;
+                    if (!upload.empty() || !whole_body) {
+                        if (upload.empty())
+                            upload = to_hex(random_bytes(16));
+                        if (!co_await record_intent(pool, upload, writer->id(), pieces.size())) {
+                            failure = intent_lost();
+                            break;
+                        }
+                    }
                     auto committed = co_await writer->commit();
                     if (!committed) {
                         failure = std::move(committed).error();
@@ -179,6 +248,16 @@ asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source
             }
         }
     }
+    if (!failure && !crash && writer && !upload.empty()) {
+        // The last piece of a body whose earlier pieces have intents has one too, so that the publish checks
+        // every piece alike.
+        try {
+            if (!co_await record_intent(pool, upload, writer->id(), pieces.size()))
+                failure = intent_lost();
+        } catch (...) {
+            crash = std::current_exception();
+        }
+    }
     if (!failure && !crash && writer) {
         auto committed = co_await writer->commit();
         if (!committed)
@@ -198,6 +277,7 @@ asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source
         for (const auto& p : pieces)
             committed.push_back(p.store_id);
         co_await remove_blobs(store, std::move(committed));
+        co_await delete_intents(pool, upload);
         if (crash)
             std::rethrow_exception(crash);
         co_return std::move(*failure);
@@ -208,7 +288,14 @@ asio::awaitable<result<ingested>> ingest(storage::blob_store& store, byte_source
         pieces[0].md5 = out.md5;
     }
     out.blobs = std::move(pieces);
+    out.intent = std::move(upload);
     co_return out;
+}
+
+asio::awaitable<void> discard_ingested(storage::blob_store& store, pg::pool& pool, const ingested& in)
+{
+    co_await remove_blobs(store, in.store_ids());
+    co_await delete_intents(pool, in.intent);
 }
 
 namespace {
@@ -243,12 +330,24 @@ std::vector<pg::statement> publish_statements(const ingested& in)
         const auto& b = in.blobs[i];
         out.push_back(statement_of(text, b.store_id, b.size, pg::bytes(b.sha256), pg::bytes(b.md5)));
     }
+    // Last, after the content rows: the intents give way to them. Row locks make this and the collector's
+    // deletion of lapsed intents take turns: whichever comes second finds nothing.
+    if (!in.intent.empty())
+        out.push_back(
+            statement_of("DELETE FROM blob_intents WHERE upload = $1 RETURNING store_id", in.intent));
     return out;
 }
 
-std::vector<segment> published_segments(const ingested& in, std::span<const pg::result_set> results,
-                                        std::vector<std::string>& unreferenced, int part_number)
+result<std::vector<segment>> published_segments(const ingested& in, std::span<const pg::result_set> results,
+                                                std::vector<std::string>& unreferenced, int part_number)
 {
+    // Every piece must still have had its intent: one the collector deleted (its lease ran out) means the
+    // piece may have been removed, and a version naming it would be an acknowledged object without bytes.
+    if (!in.intent.empty() && static_cast<std::size_t>(results.back().size()) != in.blobs.size()) {
+        log::error("a body's intents were gone at publish; the write fails",
+                   {{"pieces", in.blobs.size()}, {"intents", results.back().size()}});
+        return intent_lost();
+    }
     std::vector<segment> segments(in.blobs.size());
     std::size_t next = 0;
     for (const auto i : content_order(in)) {
@@ -266,8 +365,8 @@ std::vector<segment> published_segments(const ingested& in, std::span<const pg::
     return segments;
 }
 
-asio::awaitable<std::vector<segment>> publish_blobs(pg::connection& c, const ingested& in,
-                                                    std::vector<std::string>& unreferenced, int part_number)
+asio::awaitable<result<std::vector<segment>>>
+publish_blobs(pg::connection& c, const ingested& in, std::vector<std::string>& unreferenced, int part_number)
 {
     // Every piece in one round trip.
     auto results = co_await c.query_all(publish_statements(in));
@@ -342,7 +441,7 @@ asio::awaitable<void> remove_blobs(storage::blob_store& store, std::vector<std::
     }
 }
 
-asio::awaitable<void> discard_new_blobs(storage::blob_store& store, std::vector<std::string> store_ids,
+asio::awaitable<void> discard_new_blobs(storage::blob_store& store, pg::pool& pool, const ingested& in,
                                         std::exception_ptr failure)
 {
     // Only an error PostgreSQL reported (a SQLSTATE) proves the transaction aborted. A lost connection, a
@@ -359,12 +458,12 @@ asio::awaitable<void> discard_new_blobs(storage::blob_store& store, std::vector<
     } catch (...) {
     }
     if (rolled_back) {
-        co_await remove_blobs(store, std::move(store_ids));
+        co_await discard_ingested(store, pool, in);
         co_return;
     }
     log::warn("publishing transaction failed with its outcome unknown; its new blobs are left to the blob "
               "collector",
-              {{"blobs", std::to_string(store_ids.size())}, {"error", what}});
+              {{"blobs", std::to_string(in.blobs.size())}, {"error", what}});
 }
 
 } // namespace depot::registry

@@ -63,6 +63,22 @@ asio::awaitable<std::optional<std::int64_t>> lock_upload(pg::connection& c, std:
     co_return rs[0].i64(0);
 }
 
+/// Locks version `row` FOR SHARE if it can still be copied, by CopyObject's rule (copy_version_in): not a
+/// delete marker, and current unless `pinned`. False when it cannot.
+asio::awaitable<bool> lock_copy_source(pg::connection& c, std::int64_t row, bool pinned)
+{
+    auto rs = co_await sql(c,
+                           "SELECT 1 FROM object_versions WHERE id = $1 AND ($2 OR superseded_seq IS NULL) "
+                           "AND NOT is_delete_marker FOR SHARE",
+                           row, pinned);
+    co_return !rs.empty();
+}
+
+error copy_source_gone()
+{
+    return make_error(errc::no_such_key, "The specified key does not exist.");
+}
+
 /// Deletes one part (its segments cascade) and drops their references.
 asio::awaitable<void> release_part(pg::connection& c, std::int64_t upload_row, int part_number,
                                    std::vector<std::string>& unreferenced)
@@ -134,7 +150,8 @@ multipart_service::find(std::int64_t bucket_id, std::string_view key, std::strin
 asio::awaitable<result<part_info>> multipart_service::publish_part(const multipart_upload& upload,
                                                                    int part_number, part_digest digest,
                                                                    std::vector<segment> segments,
-                                                                   std::optional<ingested> fresh)
+                                                                   std::optional<ingested> fresh,
+                                                                   std::optional<copy_source> source)
 {
     std::vector<std::string> unreferenced;
     auto published = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<part_info>> {
@@ -143,8 +160,15 @@ asio::awaitable<result<part_info>> multipart_service::publish_part(const multipa
             co_return no_such_upload();
         std::vector<segment> segs = segments;
         if (fresh) {
-            segs = co_await publish_blobs(c, *fresh, unreferenced, part_number);
+            auto published = co_await publish_blobs(c, *fresh, unreferenced, part_number);
+            if (!published)
+                co_return std::move(published).error();
+            segs = std::move(*published);
         } else {
+            // The source's segments are its blobs only while its version row is there: held until the commit
+            // (a delete waits), or gone (a delete came first and may have dropped the blobs).
+            if (source && !co_await lock_copy_source(c, source->row, source->pinned))
+                co_return copy_source_gone();
             std::vector<std::int64_t> blobs;
             for (const auto& s : segs)
                 blobs.push_back(s.blob_row);
@@ -183,9 +207,10 @@ asio::awaitable<result<part_info>> multipart_service::publish_part(const multipa
                             .checksum = digest.checksum};
     });
     // Rolled back: only the new blobs are garbage (the replaced part is still referenced).
-    if (!published)
-        unreferenced = fresh ? fresh->store_ids() : std::vector<std::string>();
-    co_await remove_blobs(store_, std::move(unreferenced));
+    if (!published && fresh)
+        co_await discard_ingested(store_, pool_, *fresh);
+    else if (published)
+        co_await remove_blobs(store_, std::move(unreferenced));
     co_return published;
 }
 
@@ -202,7 +227,7 @@ asio::awaitable<result<part_info>> multipart_service::upload_part(const multipar
                                  ", actual checksum Type: " + std::string(to_string(*limits.checksum)));
     if (upload.algorithm)
         limits.checksum = upload.algorithm;
-    auto in = co_await ingest(store_, body, limits);
+    auto in = co_await ingest(store_, pool_, body, limits);
     if (!in)
         co_return std::move(in).error();
     part_digest digest{.size = in->size,
@@ -212,21 +237,26 @@ asio::awaitable<result<part_info>> multipart_service::upload_part(const multipar
                        .audit_extra = {}};
     if (in->blobs.empty())
         co_return co_await publish_part(upload, part_number, std::move(digest), {}, std::nullopt);
-    const auto store_ids = in->store_ids();
     std::exception_ptr crash;
     try {
-        co_return co_await publish_part(upload, part_number, std::move(digest), {}, std::move(*in));
+        co_return co_await publish_part(upload, part_number, std::move(digest), {}, *in);
     } catch (...) {
         crash = std::current_exception();
     }
-    co_await discard_new_blobs(store_, store_ids, crash);
+    co_await discard_new_blobs(store_, pool_, *in, crash);
     std::rethrow_exception(crash);
 }
 
 asio::awaitable<result<part_info>> multipart_service::copy_part(const multipart_upload& upload,
                                                                 int part_number, const object_handle& source,
-                                                                std::uint64_t first, std::uint64_t length)
+                                                                std::uint64_t first, std::uint64_t length,
+                                                                bool source_pinned)
 {
+    if (length > max_copy_source_size)
+        co_return make_error(errc::invalid_request,
+                             "The specified copy source is larger than the maximum allowable size for a copy "
+                             "source: " +
+                                 std::to_string(max_copy_source_size));
     // The part references the source's blobs over the range: no byte is written. Its digests (ETag,
     // checksums) need the bytes, which are read once.
     std::vector<segment> segs;
@@ -253,8 +283,13 @@ asio::awaitable<result<part_info>> multipart_service::copy_part(const multipart_
     std::vector<std::byte> buf(1 << 20);
     for (;;) {
         auto n = co_await src->read_some(buf);
-        if (!n)
+        if (!n) {
+            // A delete of the source that committed meanwhile may have removed its blobs.
+            auto conn = co_await pool_.acquire();
+            if (!co_await lock_copy_source(*conn, source.version.row_id, source_pinned))
+                co_return copy_source_gone();
             co_return std::move(n).error();
+        }
         if (*n == 0)
             break;
         std::span<const std::byte> data(buf.data(), *n);
@@ -277,7 +312,8 @@ asio::awaitable<result<part_info>> multipart_service::copy_part(const multipart_
                        .checksum = declared ? encode_checksum(declared->finish()) : std::string(),
                        .crc64nvme = crc64.finish(),
                        .audit_extra = std::move(audit_extra)};
-    co_return co_await publish_part(upload, part_number, std::move(digest), std::move(segs), std::nullopt);
+    co_return co_await publish_part(upload, part_number, std::move(digest), std::move(segs), std::nullopt,
+                                    copy_source{.row = source.version.row_id, .pinned = source_pinned});
 }
 
 asio::awaitable<result<parts_page>> multipart_service::list_parts(const multipart_upload& upload, int marker,

@@ -88,6 +88,9 @@ struct write_preconditions
     std::optional<std::string> checksum;
 };
 
+/// The most bytes one UploadPartCopy may copy (S3's limit on a copy source).
+inline constexpr std::uint64_t max_copy_source_size = 5ull << 30;
+
 struct multipart_limits
 {
     /// Every part but the last must have at least this many bytes (S3: 5 MiB).
@@ -117,10 +120,14 @@ public:
     asio::awaitable<result<part_info>> upload_part(const multipart_upload& upload, int part_number,
                                                    byte_source& body, ingest_limits limits);
 
-    /// Stores a part that references `[first, first + length)` of an existing object (UploadPartCopy).
+    /// Stores a part that references `[first, first + length)` of an existing object (UploadPartCopy). As
+    /// CopyObject does, the part takes its references with the source version locked (FOR SHARE), so a
+    /// concurrent delete of the source either waits for the part or makes it fail cleanly. Errors:
+    /// invalid_request (more than max_copy_source_size bytes), no_such_key (the source version is gone, or
+    /// is no longer current when not `source_pinned`, i.e. not named by version id), no_such_upload.
     asio::awaitable<result<part_info>> copy_part(const multipart_upload& upload, int part_number,
                                                  const object_handle& source, std::uint64_t first,
-                                                 std::uint64_t length);
+                                                 std::uint64_t length, bool source_pinned = false);
 
     asio::awaitable<result<parts_page>> list_parts(const multipart_upload& upload, int marker, int max_parts);
 
@@ -168,9 +175,16 @@ private:
         /// Members added to the part's audit row: the source of an UploadPartCopy (`,"copy_source":...`).
         std::string audit_extra;
     };
+    /// The version an UploadPartCopy copies from (see copy_part).
+    struct copy_source
+    {
+        std::int64_t row = 0;
+        bool pinned = false;
+    };
     asio::awaitable<result<part_info>> publish_part(const multipart_upload& upload, int part_number,
                                                     part_digest digest, std::vector<segment> segments,
-                                                    std::optional<ingested> fresh);
+                                                    std::optional<ingested> fresh,
+                                                    std::optional<copy_source> source = std::nullopt);
 
     pg::pool& pool_;
     storage::blob_store& store_;

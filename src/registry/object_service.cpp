@@ -80,7 +80,7 @@ asio::awaitable<result<object_version>> object_service::put_object(put_object_re
                          .checksum_value = req.checksum_value,
                          .trailer_checksum = req.trailer_checksum,
                          .dedup = req.target->dedup};
-    auto in = co_await ingest(store_, *req.body, limits);
+    auto in = co_await ingest(store_, pool_, *req.body, limits);
     if (!in)
         co_return std::move(in).error();
 
@@ -118,6 +118,8 @@ asio::awaitable<result<object_version>> object_service::put_object(put_object_re
                 auto segments = published_segments(
                     *in, std::span<const pg::result_set>(results).subspan(1, results.size() - 2),
                     unreferenced);
+                if (!segments)
+                    co_return std::move(segments).error();
                 std::optional<current_version> current;
                 if (auto found = locked_current(results.back()))
                     current = std::move(*found);
@@ -133,7 +135,7 @@ asio::awaitable<result<object_version>> object_service::put_object(put_object_re
                 object_version out = v;
                 if (locked_object_events(results.front())) {
                     auto [row, modified] = co_await insert_version(c, v, slot.seq); // emits the event
-                    co_await insert_segments(c, row, segments);
+                    co_await insert_segments(c, row, *segments);
                     co_await append_object_audit(c, "object.put", v.bucket_id, v.key, audit);
                     out.row_id = row;
                     out.last_modified = from_millis(modified);
@@ -142,7 +144,7 @@ asio::awaitable<result<object_version>> object_service::put_object(put_object_re
                 // No event to emit: the version, its manifest, the audit row and COMMIT in one round trip.
                 co_await append_object_audit(c, "object.put", v.bucket_id, v.key, audit);
                 std::vector<pg::statement> finish;
-                finish.push_back(insert_version_statement(v, slot.seq, segments));
+                finish.push_back(insert_version_statement(v, slot.seq, *segments));
                 finish.push_back(pg::statement{"COMMIT", {}});
                 auto done = co_await c.query_all(std::move(finish));
                 out.row_id = done[0][0].i64(0);
@@ -151,14 +153,15 @@ asio::awaitable<result<object_version>> object_service::put_object(put_object_re
             });
         // Rolled back: only the new blobs are garbage (what the attempt released is still referenced).
         if (!published)
-            unreferenced = in->store_ids();
-        co_await remove_blobs(store_, std::move(unreferenced));
+            co_await discard_ingested(store_, pool_, *in);
+        else
+            co_await remove_blobs(store_, std::move(unreferenced));
         co_return published;
     } catch (...) {
         crash = std::current_exception();
     }
     // Rolled back, or (a lost connection while COMMIT was on its way) perhaps committed after all.
-    co_await discard_new_blobs(store_, in->store_ids(), crash);
+    co_await discard_new_blobs(store_, pool_, *in, crash);
     std::rethrow_exception(crash);
 }
 

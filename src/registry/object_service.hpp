@@ -6,8 +6,9 @@
 /// computed; the declared digests and length are checked; then one SQL transaction publishes the object
 /// (content row with dedup on (sha256, size), version row, segments, release of the version it replaces).
 /// A failure before the commit aborts the blob writer, so a rejected request leaves no blob and no row; a
-/// crash leaves at most an uncommitted or unreferenced blob for the collector. Blobs whose last reference
-/// is dropped are removed after the commit.
+/// crash leaves at most an uncommitted or unreferenced blob for the collector. Pieces of a body committed
+/// while it still arrives are named by intents until the publish, so the collector never takes them (see
+/// content.hpp). Blobs whose last reference is dropped are removed after the commit.
 
 #include "common/checksum.hpp"
 #include "common/result.hpp"

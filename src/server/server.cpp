@@ -7,6 +7,7 @@
 #include "registry/audit.hpp"
 #include "registry/audit_archive.hpp"
 #include "registry/blob_collector.hpp"
+#include "registry/content.hpp"
 #include "registry/pg/listener.hpp"
 #include "registry/pg/migrations.hpp"
 #include "registry/warmup_repository.hpp"
@@ -299,6 +300,24 @@ asio::awaitable<void> cleanup_loop(services& svc, asio::steady_timer& timer,
     }
 }
 
+/// Renews the lease of this process's intents (registry/content.hpp) every intent_renewal, until the
+/// timer is cancelled: after the last connection closed, since uploads still draining need their intents.
+asio::awaitable<void> intent_loop(services& svc, asio::steady_timer& timer)
+{
+    for (;;) {
+        timer.expires_after(registry::intent_renewal);
+        boost::system::error_code ec;
+        co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        if (ec)
+            co_return;
+        try {
+            co_await registry::renew_intents(*svc.db);
+        } catch (const std::exception& e) {
+            log::warn("renewing the lease of uploads in flight failed; will retry", {{"error", e.what()}});
+        }
+    }
+}
+
 /// Links committed audit rows into the hash chain (registry::seal_audit) every --audit-seal-interval after
 /// this process appended rows, and every 50 intervals regardless (rows of depotctl or of a process that
 /// stopped before sealing its own).
@@ -425,6 +444,7 @@ void run(const options& opts)
     asio::steady_timer drain_timer(ioc);
     asio::steady_timer cleanup_timer(ioc);
     asio::steady_timer seal_timer(ioc);
+    asio::steady_timer intent_timer(ioc);
     std::exception_ptr startup_failure;
 
     auto startup = [&]() -> asio::awaitable<void> {
@@ -455,6 +475,7 @@ void run(const options& opts)
                                 {"threads", threads}});
         asio::co_spawn(ioc, cleanup_loop(svc, cleanup_timer, registry), asio::detached);
         asio::co_spawn(ioc, seal_loop(svc, seal_timer, registry), asio::detached);
+        asio::co_spawn(ioc, intent_loop(svc, intent_timer), asio::detached);
         dispatcher.start();
         warmup_worker.start();
         co_await accept_loop(acceptor, svc, registry, tls.get());
@@ -519,6 +540,7 @@ void run(const options& opts)
                         co_await drain_timer.async_wait(asio::use_awaitable);
                     }
                 }
+                intent_timer.cancel();
                 // With the acceptor and every connection closed, run() returns once the last handler is
                 // done, so every coroutine unwinds normally before the services are destroyed.
                 if (registry.size() != 0) {

@@ -14,6 +14,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <cstring>
 #include <doctest/doctest.h>
+#include <functional>
 
 using namespace depot;
 namespace asio = boost::asio;
@@ -539,5 +540,255 @@ TEST_CASE(
         CHECK(report.orphans == 1);
         CHECK(co_await f.stored_blobs() == 1);
         CHECK(co_await f.read("kept") == content(3000, 'k'));
+    });
+}
+
+namespace {
+
+/// Hands out `data` like string_source, but stops once `at` bytes are out and runs `pause` before the rest:
+/// a client that pauses in the middle of its body while the cleanup runs.
+class pausing_source final : public registry::byte_source
+{
+public:
+    pausing_source(std::string data, std::size_t at, std::function<asio::awaitable<void>()> pause)
+        : data_(std::move(data)), at_(at), pause_(std::move(pause))
+    {}
+    asio::awaitable<result<std::size_t>> read_some(std::span<std::byte> buf) override
+    {
+        if (pos_ == at_ && !paused_) {
+            paused_ = true;
+            co_await pause_();
+        }
+        const std::size_t end = pos_ < at_ ? at_ : data_.size();
+        auto n = std::min({buf.size(), std::size_t{100000}, end - pos_});
+        std::memcpy(buf.data(), data_.data() + pos_, n);
+        pos_ += n;
+        co_return n;
+    }
+
+private:
+    std::string data_;
+    std::size_t at_;
+    std::function<asio::awaitable<void>()> pause_;
+    std::size_t pos_ = 0;
+    bool paused_ = false;
+};
+
+asio::awaitable<result<registry::object_version>> put_from(fixture& f, std::string key,
+                                                           registry::byte_source& body, std::uint64_t size)
+{
+    registry::put_object_request request{.target = &f.bucket,
+                                         .key = std::move(key),
+                                         .owner_id = "alice",
+                                         .content_length = size,
+                                         .body = &body};
+    co_return co_await f.objects->put_object(std::move(request));
+}
+
+/// A cleanup pass for which every blob is past the grace age.
+asio::awaitable<registry::collection_report> collect_everything_old(fixture& f)
+{
+    co_return co_await registry::collect_unreachable_blobs(
+        *f.pool, *f.faulty.store, std::chrono::system_clock::now() + std::chrono::hours(1));
+}
+
+} // namespace
+
+TEST_CASE("issue 22 item 1: the collector never takes a piece of a body still arriving, however old")
+{
+    with_fixture([](fixture& f) -> asio::awaitable<void> {
+        constexpr std::size_t seg = registry::dedup_segment_size;
+        const auto data = content(2 * seg + 10, 'p');
+        std::size_t seen_during_pause = 0;
+        // Past the first 8 MiB (committed by then), the client pauses for longer than the grace age.
+        pausing_source body(data, seg + 100000, [&]() -> asio::awaitable<void> {
+            seen_during_pause = co_await f.stored_blobs();
+            auto report = co_await collect_everything_old(f);
+            CHECK(report.orphans == 0);
+            // Nor does fsck count it as an orphan.
+            auto checked = co_await registry::check_consistency(*f.pool, *f.faulty.store);
+            CHECK(checked.orphans.empty());
+        });
+        auto put = co_await put_from(f, "slow", body, data.size());
+        REQUIRE(put);
+        CHECK(seen_during_pause == 1);
+        CHECK(co_await f.read("slow") == data);
+        CHECK(co_await f.stored_blobs() == 3);
+        CHECK(co_await f.count("blobs") == 3);
+        // Published: the intents gave way to the blob rows.
+        CHECK(co_await f.count("blob_intents") == 0);
+        auto again = co_await collect_everything_old(f);
+        CHECK(again.orphans == 0);
+        CHECK(co_await f.read("slow") == data);
+    });
+}
+
+TEST_CASE("issue 22 item 1: the same holds for a part, and a failed body leaves no intent behind")
+{
+    with_fixture([](fixture& f) -> asio::awaitable<void> {
+        constexpr std::size_t seg = registry::dedup_segment_size;
+        registry::object_headers headers;
+        auto upload = co_await f.multipart->create(f.bucket, "mp", "alice", headers);
+        REQUIRE(upload);
+        const auto data = content(seg + 200000, 'q');
+        pausing_source body(data, seg + 100000,
+                            [&]() -> asio::awaitable<void> { co_await collect_everything_old(f); });
+        registry::ingest_limits limits{.content_length = data.size()};
+        auto part = co_await f.multipart->upload_part(*upload, 1, body, limits);
+        REQUIRE(part);
+        std::vector<registry::completed_part_ref> listed{{1, part->etag, ""}};
+        REQUIRE(co_await f.multipart->complete(f.bucket.id, "mp", upload->upload_id, listed));
+        CHECK(co_await f.read("mp") == data);
+        CHECK(co_await f.count("blob_intents") == 0);
+
+        // A body refused after its first piece had an intent: pieces and intents go.
+        auto bad = co_await f.put("bad", content(2 * seg, 'b'), md5("not the body"));
+        REQUIRE_FALSE(bad);
+        CHECK(bad.error().code == errc::bad_digest);
+        CHECK(co_await f.count("blob_intents") == 0);
+        CHECK(co_await f.stored_blobs() == 2);
+    });
+}
+
+TEST_CASE("issue 22 item 1: a body whose intents lapsed meanwhile is refused and leaves no version")
+{
+    with_fixture([](fixture& f) -> asio::awaitable<void> {
+        constexpr std::size_t seg = registry::dedup_segment_size;
+        const auto data = content(2 * seg + 10, 'l');
+        // While the body pauses, its lease runs out (as if its depotd had lost the database for a minute)
+        // and the cleanup takes the first piece.
+        pausing_source body(data, seg + 100000, [&]() -> asio::awaitable<void> {
+            {
+                auto c = co_await f.pool->acquire();
+                co_await registry::sql(*c,
+                                       "UPDATE blob_intents SET expires_at = now() - interval '1 second'");
+            }
+            auto report = co_await collect_everything_old(f);
+            CHECK(report.lapsed_intents == 1);
+            CHECK(report.orphans == 1);
+        });
+        auto put = co_await put_from(f, "lapsed", body, data.size());
+        REQUIRE_FALSE(put);
+        CHECK(put.error().code == errc::internal);
+        CHECK(co_await f.count("object_versions") == 0);
+        CHECK(co_await f.count("blobs") == 0);
+        CHECK(co_await f.count("blob_intents") == 0);
+        CHECK(co_await f.stored_blobs() == 0);
+
+        // Lapsing after the last piece, before the publish, is caught by the publish itself.
+        const auto small = content(2 * seg, 'm');
+        pausing_source late(small, small.size(), [&]() -> asio::awaitable<void> {
+            auto c = co_await f.pool->acquire();
+            co_await registry::sql(*c, "DELETE FROM blob_intents");
+        });
+        auto refused = co_await put_from(f, "late", late, small.size());
+        REQUIRE_FALSE(refused);
+        CHECK(refused.error().code == errc::internal);
+        CHECK(co_await f.count("object_versions") == 0);
+        CHECK(co_await f.count("blobs") == 0);
+        CHECK(co_await f.stored_blobs() == 0);
+    });
+}
+
+TEST_CASE("issue 22 item 1: intents of a crashed process lapse, live ones are renewed, and the collector "
+          "acts on the lease only")
+{
+    with_fixture([](fixture& f) -> asio::awaitable<void> {
+        const auto bytes = content(700, 'c');
+        std::vector<std::string> ids;
+        for (int i = 0; i < 3; ++i) {
+            auto w = co_await f.faulty.store->create();
+            REQUIRE(w);
+            REQUIRE(co_await (*w)->write(std::as_bytes(std::span(bytes))));
+            REQUIRE(co_await (*w)->commit());
+            ids.push_back((*w)->id());
+        }
+        {
+            auto c = co_await f.pool->acquire();
+            // Ours, lapsed but renewed before the pass; a crashed process's, lapsed; a live one's.
+            co_await registry::sql(*c,
+                                   "INSERT INTO blob_intents (store_id, owner, upload, expires_at) VALUES "
+                                   "($1, $4, 'u1', now() - interval '1 second'), "
+                                   "($2, 'crashed', 'u2', now() - interval '1 second'), "
+                                   "($3, 'alive', 'u3', now() + interval '1 minute')",
+                                   ids[0], ids[1], ids[2], registry::intent_owner());
+        }
+        co_await registry::renew_intents(*f.pool);
+        auto dry = co_await registry::collect_unreachable_blobs(
+            *f.pool, *f.faulty.store, std::chrono::system_clock::now() + std::chrono::hours(1), true);
+        CHECK(dry.orphans == 1);
+        CHECK(co_await f.count("blob_intents") == 3);
+        auto report = co_await collect_everything_old(f);
+        CHECK(report.lapsed_intents == 1);
+        CHECK(report.orphans == 1);
+        CHECK(co_await f.faulty.store->stat(ids[0]));
+        CHECK_FALSE(co_await f.faulty.store->stat(ids[1]));
+        CHECK(co_await f.faulty.store->stat(ids[2]));
+        CHECK(co_await f.count("blob_intents") == 2);
+    });
+}
+
+TEST_CASE("issue 22 item 10: UploadPartCopy from a version deleted since it was opened is NoSuchKey and "
+          "stores no part")
+{
+    with_fixture([](fixture& f) -> asio::awaitable<void> {
+        registry::object_headers headers;
+        auto upload = co_await f.multipart->create(f.bucket, "target", "alice", headers);
+        REQUIRE(upload);
+        // Shared content: the source's blob outlives the source (another key holds it), so the bytes
+        // still read and only the lock on the source's version can tell that it is gone.
+        const auto shared = content(6000, 's');
+        REQUIRE(co_await f.put("source", shared));
+        REQUIRE(co_await f.put("other", shared));
+        auto opened = co_await f.objects->open_object(f.bucket.id, "source");
+        REQUIRE(opened);
+        REQUIRE(co_await f.objects->delete_object(f.bucket.id, "source"));
+        auto part = co_await f.multipart->copy_part(*upload, 1, *opened, 0, shared.size());
+        REQUIRE_FALSE(part);
+        CHECK(part.error().code == errc::no_such_key);
+
+        // Unique content: the delete removed the blob too, so the read fails; still NoSuchKey.
+        const auto unique = content(7000, 'v');
+        REQUIRE(co_await f.put("alone", unique));
+        auto alone = co_await f.objects->open_object(f.bucket.id, "alone");
+        REQUIRE(alone);
+        REQUIRE(co_await f.objects->delete_object(f.bucket.id, "alone"));
+        auto gone = co_await f.multipart->copy_part(*upload, 2, *alone, 0, unique.size());
+        REQUIRE_FALSE(gone);
+        CHECK(gone.error().code == errc::no_such_key);
+        CHECK(co_await f.count("multipart_parts") == 0);
+
+        // A source still there copies, and the part keeps its bytes after the source goes.
+        auto kept = co_await f.objects->open_object(f.bucket.id, "other");
+        REQUIRE(kept);
+        auto copied = co_await f.multipart->copy_part(*upload, 1, *kept, 0, shared.size());
+        REQUIRE(copied);
+        REQUIRE(co_await f.objects->delete_object(f.bucket.id, "other"));
+        std::vector<registry::completed_part_ref> listed{{1, copied->etag, ""}};
+        REQUIRE(co_await f.multipart->complete(f.bucket.id, "target", upload->upload_id, listed));
+        CHECK(co_await f.read("target") == shared);
+    });
+}
+
+TEST_CASE("issue 22 item 10: UploadPartCopy refuses to copy more than 5 GiB")
+{
+    with_fixture([](fixture& f) -> asio::awaitable<void> {
+        registry::object_headers headers;
+        auto upload = co_await f.multipart->create(f.bucket, "target", "alice", headers);
+        REQUIRE(upload);
+        REQUIRE(co_await f.put("source", content(6000, 's')));
+        auto opened = co_await f.objects->open_object(f.bucket.id, "source");
+        REQUIRE(opened);
+        // The cap is on the bytes copied, checked before any is read: a handle that claims more will do.
+        auto big = *opened;
+        const std::uint64_t cap = 5ull << 30;
+        big.version.size = cap + 1;
+        big.segments[0].length = cap + 1;
+        auto part = co_await f.multipart->copy_part(*upload, 1, big, 0, cap + 1);
+        REQUIRE_FALSE(part);
+        CHECK(part.error().code == errc::invalid_request);
+        CHECK(part.error().message == "The specified copy source is larger than the maximum allowable size "
+                                      "for a copy source: 5368709120");
+        CHECK(co_await f.count("multipart_parts") == 0);
     });
 }

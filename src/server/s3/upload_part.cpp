@@ -105,8 +105,10 @@ asio::awaitable<result<response>> upload_part_copy(request_context& ctx)
         first = range->first;
         length = range->length();
     }
-    auto part =
-        co_await ctx.svc->multipart.copy_part(target->upload, target->part_number, *opened, first, length);
+    // A snapshot's version need not be current (or even listed), as in CopyObject.
+    const bool pinned = source->version_id.has_value() || registry::is_snapshot_key(source->key);
+    auto part = co_await ctx.svc->multipart.copy_part(target->upload, target->part_number, *opened, first,
+                                                      length, pinned);
     if (!part)
         co_return std::move(part).error();
     auto res =
