@@ -165,6 +165,11 @@ asio::awaitable<checks> current_checks(services& svc)
 
 } // namespace
 
+void register_readiness_metrics()
+{
+    (void)probes_metric();
+}
+
 asio::awaitable<response> readiness_response(services& svc)
 {
     static std::atomic<int> last_state{-1}; // -1 unknown, 0 unready, 1 ready; for logging changes only

@@ -20,6 +20,9 @@
 
 namespace depot::server {
 
+/// Registers depot_readiness_probes_total (at zero), so that it is exported before the first /readyz.
+void register_readiness_metrics();
+
 /// The /readyz response. Never throws.
 boost::asio::awaitable<response> readiness_response(services& svc);
 
