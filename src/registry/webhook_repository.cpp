@@ -183,9 +183,8 @@ webhook_repository::create(std::int64_t team_id, webhook_spec spec, std::string_
     auto rs = co_await sql(
         *conn,
         "INSERT INTO webhook_subscriptions (id, team_id, url, description, event_types, model_id, bucket_id, "
-        "secret_sealed, secret_bound, created_by) OVERRIDING SYSTEM VALUE VALUES ($1, $2, $3, $4, "
-        "$5::text[], "
-        "$6, $7, $8, true, $9) RETURNING id",
+        "secret_sealed, secret_bound, created_by) OVERRIDING SYSTEM VALUE "
+        "VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8, true, $9) RETURNING id",
         id, team_id, spec.url, spec.description, types_literal(spec.event_types), spec.model_id,
         spec.bucket_id, sealed, actor);
     co_await audit_webhook(*conn, "webhook.create", team_id, rs[0].i64(0),
@@ -420,10 +419,9 @@ asio::awaitable<std::vector<claimed_delivery>> webhook_repository::claim(std::si
         *conn,
         "SELECT d.id, d.attempts, s.id, s.team_id, s.url, s.secret_sealed, CASE WHEN s.previous_expires_at > "
         "now() THEN s.previous_sealed END, e.id, e.type, e.payload::text, " DEPOT_MS(
-            "e.created_at") ", e.version_id, t.name, s.secret_bound FROM webhook_deliveries d JOIN "
-                            "webhook_subscriptions s "
-                            "ON "
-                            "s.id = d.subscription_id JOIN events e ON e.id = d.event_id JOIN teams t ON "
+            "e.created_at") ", e.version_id, t.name, s.secret_bound FROM webhook_deliveries d "
+                            "JOIN webhook_subscriptions s ON s.id = d.subscription_id JOIN events e ON e.id "
+                            "= d.event_id JOIN teams t ON "
                             "t.id = s.team_id WHERE d.id = ANY ($1::bigint[]) ORDER BY d.seq",
         bigint_array(ids));
     for (auto r : details) {
