@@ -123,6 +123,9 @@ asio::awaitable<result<access_key>> identity_repository::create_key(std::string_
                 "{\"user\":" + audit_quote(user_id) + ",\"scope\":" + scope_text + "}";
             co_await append_audit(*conn, "key.create", access_key_id, "", details);
             co_await conn->execute("COMMIT");
+            // This process may remember the id as missing; the trigger's notice reaches the others.
+            if (cache_)
+                cache_->forget_key(access_key_id);
             co_return access_key{.access_key_id = access_key_id,
                                  .user_id = std::string(user_id),
                                  .secret = secret,
@@ -165,6 +168,8 @@ asio::awaitable<result<access_key>> identity_repository::find_active_key(std::st
     if (cache_) {
         if (auto hit = cache_->find_key(access_key_id))
             co_return std::move(*hit);
+        if (cache_->key_known_missing(access_key_id))
+            co_return make_error(errc::not_found, "no such access key");
         ticket = cache_->ticket();
     }
     auto conn = co_await pool_.acquire();
@@ -176,8 +181,11 @@ asio::awaitable<result<access_key>> identity_repository::find_active_key(std::st
                             "WHERE k.access_key_id = $1 AND k.revoked_at IS NULL "
                             "AND (k.expires_at IS NULL OR k.expires_at > now())",
         access_key_id);
-    if (rs.empty())
+    if (rs.empty()) {
+        if (cache_)
+            cache_->store_missing_key(ticket, access_key_id);
         co_return make_error(errc::not_found, "no such access key");
+    }
     auto r = rs[0];
     auto secret = secret_box::open(server_key_, r.bytea(2), access_key_id);
     if (!secret)

@@ -2,6 +2,8 @@
 
 #include "common/metrics.hpp"
 
+#include <algorithm>
+
 namespace depot::registry {
 namespace {
 
@@ -9,7 +11,8 @@ metrics::family<metrics::counter>& lookups()
 {
     return metrics::default_registry().counters(
         "depot_lookup_cache_lookups_total",
-        "Access key and bucket lookups of S3 requests, by kind and whether the in-memory cache answered.",
+        "Access key and bucket lookups of S3 requests, by kind and whether the in-memory cache answered "
+        "(negative_hit: an access key id known not to exist).",
         {"kind", "result"});
 }
 
@@ -17,6 +20,7 @@ metrics::family<metrics::counter>& lookups()
 
 lookup_cache::lookup_cache(options o)
     : options_(o), key_hits_(lookups().add({"key", "hit"})), key_misses_(lookups().add({"key", "miss"})),
+      key_negative_hits_(lookups().add({"key", "negative_hit"})),
       bucket_hits_(lookups().add({"bucket", "hit"})), bucket_misses_(lookups().add({"bucket", "miss"})),
       invalidations_(metrics::default_registry().counter_metric(
           "depot_lookup_cache_invalidations_total",
@@ -74,6 +78,25 @@ void lookup_cache::store_key(std::uint64_t ticket, const access_key& key)
     store_in(keys_, ticket, key.access_key_id, key);
 }
 
+bool lookup_cache::key_known_missing(std::string_view access_key_id)
+{
+    const auto now = clock::now();
+    std::lock_guard lock(mutex_);
+    auto it = missing_keys_.find(access_key_id);
+    if (it == missing_keys_.end() || !listening_ ||
+        now - it->second.stored >= std::min(options_.negative_max_age, options_.max_age))
+        return false;
+    key_negative_hits_.inc();
+    return true;
+}
+
+void lookup_cache::store_missing_key(std::uint64_t ticket, std::string_view access_key_id)
+{
+    if (options_.negative_max_age <= clock::duration::zero())
+        return;
+    store_in(missing_keys_, ticket, std::string(access_key_id), true);
+}
+
 std::optional<bucket> lookup_cache::find_bucket(std::string_view name)
 {
     return find_in(
@@ -99,6 +122,8 @@ void lookup_cache::forget_key(std::string_view access_key_id)
     invalidate([&] {
         if (auto it = keys_.find(access_key_id); it != keys_.end())
             keys_.erase(it);
+        if (auto it = missing_keys_.find(access_key_id); it != missing_keys_.end())
+            missing_keys_.erase(it);
     });
 }
 
@@ -123,6 +148,7 @@ void lookup_cache::notified(std::string_view payload)
         return forget_bucket(payload.substr(7));
     invalidate([&] {
         keys_.clear();
+        missing_keys_.clear();
         buckets_.clear();
     });
 }
@@ -132,6 +158,7 @@ void lookup_cache::set_listening(bool on)
     std::lock_guard lock(mutex_);
     invalidate_locked();
     keys_.clear();
+    missing_keys_.clear();
     buckets_.clear();
     listening_ = on;
     live_.set(on ? 1 : 0);

@@ -10,8 +10,14 @@
 /// while that LISTEN connection is up: going up drops everything (notices sent while down are lost), going
 /// down stops all use. A change made by this process is also applied at once by the repository that made
 /// it (forget_*), so a request after the change's response never sees the old row; other processes' changes
-/// arrive with the notification, milliseconds after their commit. Only rows that were found are cached, so
-/// a new key or bucket needs no notice. Entries also expire after `max_age`, as a second line of defence.
+/// arrive with the notification, milliseconds after their commit. Entries also expire after `max_age`, as a
+/// second line of defence.
+///
+/// Access key ids that were not found are remembered too, for `negative_max_age` only: a client sending
+/// requests signed with an unknown key id, which fail before any other check, would otherwise cost one
+/// query each. Schema 0014 makes the access_keys trigger notify inserts as well, so a key created later
+/// with that id (depotctl can choose ids) is found at once by every depotd. Unknown buckets are not
+/// remembered: every bucket lookup comes after a successful authentication.
 ///
 /// The ticket closes the race between a lookup and a change: a lookup takes a ticket before it reads the
 /// database and stores its answer only if nothing was invalidated since. An answer read before a change
@@ -43,6 +49,9 @@ public:
         std::chrono::steady_clock::duration max_age = std::chrono::seconds(60);
         /// Per kind; a full map is emptied (simple, and a working set that large is not the case served).
         std::size_t max_entries = 100000;
+        /// How long an access key id that was not found is answered "not found" without a query (capped
+        /// by max_age); 0 = never.
+        std::chrono::steady_clock::duration negative_max_age = std::chrono::seconds(5);
     };
 
     explicit lookup_cache(options o);
@@ -53,6 +62,11 @@ public:
     /// An active key (secret included) whose expiry, if any, is still ahead; nullopt otherwise.
     std::optional<access_key> find_key(std::string_view access_key_id);
     void store_key(std::uint64_t ticket, const access_key& key);
+    /// Whether `access_key_id` was recently looked up and not found (no active key with that id); counts a
+    /// negative hit when so.
+    bool key_known_missing(std::string_view access_key_id);
+    /// Remembers that no active key has the id `access_key_id`, under the same ticket rule as store_key.
+    void store_missing_key(std::uint64_t ticket, std::string_view access_key_id);
     std::optional<bucket> find_bucket(std::string_view name);
     void store_bucket(std::uint64_t ticket, const bucket& b);
 
@@ -99,9 +113,11 @@ private:
     bool listening_ = false;
     std::uint64_t generation_ = 0;
     map_of<access_key> keys_;
+    map_of<bool> missing_keys_;
     map_of<bucket> buckets_;
     metrics::counter& key_hits_;
     metrics::counter& key_misses_;
+    metrics::counter& key_negative_hits_;
     metrics::counter& bucket_hits_;
     metrics::counter& bucket_misses_;
     metrics::counter& invalidations_;

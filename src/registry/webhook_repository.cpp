@@ -15,7 +15,25 @@
 namespace depot::registry {
 namespace {
 
-constexpr std::string_view secret_ad = "depot-webhook-secret";
+/// Associated data of sealed secrets before schema 0014: the same for every row.
+constexpr std::string_view legacy_secret_ad = "depot-webhook-secret";
+
+/// Associated data of a subscription's sealed secrets: its id, so that a sealed secret copied onto another
+/// subscription's row does not open there (as access key secrets are bound to their key id).
+std::string secret_ad(std::int64_t subscription_id)
+{
+    return "depot-webhook-secret:" + std::to_string(subscription_id);
+}
+
+/// Opens a secret of subscription `id`; one of a row not yet re-sealed (`bound` false: written before
+/// schema 0014, or by an older depotd during a rolling upgrade) may still carry the legacy associated data.
+result<std::string> open_secret(std::string_view key, std::string_view sealed, std::int64_t id, bool bound)
+{
+    auto opened = secret_box::open(key, sealed, secret_ad(id));
+    if (opened || bound)
+        return opened;
+    return secret_box::open(key, sealed, legacy_secret_ad);
+}
 
 constexpr const char* subscription_select =
     "SELECT s.id, s.team_id, s.url, s.description, s.event_types::text, m.name, "
@@ -156,16 +174,19 @@ asio::awaitable<std::pair<webhook_subscription, std::string>>
 webhook_repository::create(std::int64_t team_id, webhook_spec spec, std::string_view actor)
 {
     std::string secret = new_webhook_secret();
-    const pg::bytes sealed(secret_box::seal(server_key_, secret, secret_ad));
     auto conn = co_await pool_.acquire();
+    // The id first: the sealed secret is bound to it.
+    auto next = co_await sql(*conn, "SELECT nextval(pg_get_serial_sequence('webhook_subscriptions', 'id'))");
+    const std::int64_t id = next[0].i64(0);
+    const pg::bytes sealed(secret_box::seal(server_key_, secret, secret_ad(id)));
     co_await conn->execute("BEGIN");
-    auto rs =
-        co_await sql(*conn,
-                     "INSERT INTO webhook_subscriptions (team_id, url, description, event_types, model_id, "
-                     "bucket_id, secret_sealed, created_by) VALUES ($1, $2, $3, $4::text[], $5, $6, $7, $8) "
-                     "RETURNING id",
-                     team_id, spec.url, spec.description, types_literal(spec.event_types), spec.model_id,
-                     spec.bucket_id, sealed, actor);
+    auto rs = co_await sql(
+        *conn,
+        "INSERT INTO webhook_subscriptions (id, team_id, url, description, event_types, model_id, bucket_id, "
+        "secret_sealed, secret_bound, created_by) OVERRIDING SYSTEM VALUE "
+        "VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8, true, $9) RETURNING id",
+        id, team_id, spec.url, spec.description, types_literal(spec.event_types), spec.model_id,
+        spec.bucket_id, sealed, actor);
     co_await audit_webhook(*conn, "webhook.create", team_id, rs[0].i64(0),
                            "{\"url\":" + audit_quote(spec.url) + "}");
     co_await conn->execute("COMMIT");
@@ -208,9 +229,9 @@ asio::awaitable<result<webhook_subscription>> webhook_repository::update(std::in
             "UPDATE webhook_subscriptions SET url = coalesce($3, url), description = coalesce($4, "
             "description), event_types = coalesce($5::text[], event_types), enabled = coalesce($6, enabled), "
             "disabled_reason = CASE WHEN $6 THEN NULL ELSE disabled_reason END, consecutive_failures = CASE "
-            "WHEN $6 THEN 0 ELSE consecutive_failures END, updated_at = now() WHERE team_id = $1 AND id = $2 "
-            "RETURNING id",
-            team_id, id, u.url, u.description, types, u.enabled);
+            "WHEN $6 THEN 0 ELSE consecutive_failures END, bucket_id = coalesce($7, bucket_id), updated_at = "
+            "now() WHERE team_id = $1 AND id = $2 RETURNING id",
+            team_id, id, u.url, u.description, types, u.enabled, u.bucket_id);
         if (rs.empty())
             co_return make_error(errc::not_found, "The team has no webhook " + std::to_string(id));
         // Deliveries that waited while it was disabled go out now.
@@ -221,6 +242,8 @@ asio::awaitable<result<webhook_subscription>> webhook_repository::update(std::in
             details += "\"url\":" + audit_quote(*u.url) + ",";
         if (u.enabled)
             details += std::string("\"enabled\":") + (*u.enabled ? "true" : "false") + ",";
+        if (u.bucket_id)
+            details += "\"bucket_id\":" + std::to_string(*u.bucket_id) + ",";
         if (details.size() > 1)
             details.pop_back();
         details += "}";
@@ -247,7 +270,7 @@ asio::awaitable<result<std::pair<webhook_subscription, std::string>>>
 webhook_repository::rotate(std::int64_t team_id, std::int64_t id, std::chrono::seconds overlap)
 {
     std::string secret = new_webhook_secret();
-    const pg::bytes sealed(secret_box::seal(server_key_, secret, secret_ad));
+    const pg::bytes sealed(secret_box::seal(server_key_, secret, secret_ad(id)));
     auto conn = co_await pool_.acquire();
     co_await conn->execute("BEGIN");
     auto rs = co_await sql(*conn,
@@ -396,9 +419,9 @@ asio::awaitable<std::vector<claimed_delivery>> webhook_repository::claim(std::si
         *conn,
         "SELECT d.id, d.attempts, s.id, s.team_id, s.url, s.secret_sealed, CASE WHEN s.previous_expires_at > "
         "now() THEN s.previous_sealed END, e.id, e.type, e.payload::text, " DEPOT_MS(
-            "e.created_at") ", e.version_id, t.name FROM webhook_deliveries d JOIN webhook_subscriptions s "
-                            "ON "
-                            "s.id = d.subscription_id JOIN events e ON e.id = d.event_id JOIN teams t ON "
+            "e.created_at") ", e.version_id, t.name, s.secret_bound FROM webhook_deliveries d "
+                            "JOIN webhook_subscriptions s ON s.id = d.subscription_id JOIN events e ON e.id "
+                            "= d.event_id JOIN teams t ON "
                             "t.id = s.team_id WHERE d.id = ANY ($1::bigint[]) ORDER BY d.seq",
         bigint_array(ids));
     for (auto r : details) {
@@ -418,7 +441,7 @@ asio::awaitable<std::vector<claimed_delivery>> webhook_repository::claim(std::si
         for (int col : secret_columns) {
             if (r.is_null(col))
                 continue;
-            auto opened = secret_box::open(server_key_, r.bytea(col), secret_ad);
+            auto opened = open_secret(server_key_, r.bytea(col), d.subscription_id, r.boolean(13));
             if (opened)
                 d.secrets.push_back(std::move(*opened));
         }
@@ -515,6 +538,45 @@ asio::awaitable<std::optional<version_ref>> webhook_repository::version_of(std::
         co_return std::nullopt;
     co_return version_ref{
         .team = rs[0].str(0), .model = rs[0].str(1), .number = static_cast<int>(rs[0].i64(2))};
+}
+
+asio::awaitable<std::size_t> webhook_repository::bind_legacy_secrets()
+{
+    auto conn = co_await pool_.acquire();
+    auto rs =
+        co_await sql(*conn, "SELECT id, secret_sealed, previous_sealed FROM webhook_subscriptions WHERE "
+                            "NOT secret_bound ORDER BY id");
+    std::size_t bound = 0;
+    for (auto r : rs) {
+        const std::int64_t id = r.i64(0);
+        auto reseal = [&](const std::string& sealed) -> std::optional<std::string> {
+            auto opened = open_secret(server_key_, sealed, id, false);
+            if (!opened)
+                return std::nullopt;
+            return secret_box::seal(server_key_, *opened, secret_ad(id));
+        };
+        const std::string current = r.bytea(1);
+        auto resealed = reseal(current);
+        if (!resealed)
+            throw std::runtime_error("cannot unseal the secret of webhook subscription " +
+                                     std::to_string(id) + ": wrong server key?");
+        std::optional<std::string> previous = r.is_null(2) ? std::nullopt : std::optional(r.bytea(2));
+        std::optional<pg::bytes> previous_resealed;
+        // A previous secret that does not open only costs its second signature; it expires anyway.
+        if (previous)
+            if (auto p = reseal(*previous))
+                previous_resealed = pg::bytes(std::move(*p));
+        const std::optional<pg::bytes> previous_read =
+            previous ? std::optional(pg::bytes(*previous)) : std::nullopt;
+        auto changed = co_await sql(
+            *conn,
+            "UPDATE webhook_subscriptions SET secret_sealed = $2, previous_sealed = $3, "
+            "secret_bound = true WHERE id = $1 AND NOT secret_bound AND secret_sealed = "
+            "$4 AND previous_sealed IS NOT DISTINCT FROM $5 RETURNING id",
+            id, pg::bytes(std::move(*resealed)), previous_resealed, pg::bytes(current), previous_read);
+        bound += changed.size();
+    }
+    co_return bound;
 }
 
 } // namespace depot::registry

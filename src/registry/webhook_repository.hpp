@@ -54,6 +54,8 @@ struct webhook_update
     std::optional<std::string> description;
     std::optional<std::vector<std::string>> event_types;
     std::optional<bool> enabled;
+    /// A new bucket filter; the caller checks that it may see that bucket.
+    std::optional<std::int64_t> bucket_id;
 };
 
 struct webhook_attempt
@@ -180,6 +182,12 @@ public:
                                  std::string_view instance);
     /// The manifest of a version, by path, at most `limit` entries.
     asio::awaitable<std::vector<manifest_entry>> manifest(std::int64_t version_id, std::size_t limit);
+
+    /// Re-seals, bound to their rows, the secrets of subscriptions sealed before schema 0014 (with one
+    /// constant associated data, so that a sealed secret copied onto another row opened there), and marks
+    /// them bound. Run by depotd at its start; safe with several processes (each row changes only if it
+    /// still holds what was read). Returns the rows re-sealed.
+    asio::awaitable<std::size_t> bind_legacy_secrets();
     asio::awaitable<std::optional<version_ref>> version_of(std::int64_t version_id);
 
 private:

@@ -5,13 +5,16 @@
 #include "auth/sigv4.hpp"
 #include "common/hash.hpp"
 #include "server/chunked_body.hpp"
+#include "server/rate_limit.hpp"
 #include "server/services.hpp"
 
 #include <chrono>
 
 namespace depot::server {
 
-asio::awaitable<result<std::optional<auth::parsed_auth>>> authenticate(request_context& ctx)
+namespace {
+
+asio::awaitable<result<std::optional<auth::parsed_auth>>> check_signature(request_context& ctx)
 {
     std::vector<auth::header_view> headers;
     headers.reserve(16);
@@ -64,6 +67,35 @@ asio::awaitable<result<std::optional<auth::parsed_auth>>> authenticate(request_c
         ctx.body = ctx.body_decoder.get();
     }
     co_return std::move(*parsed);
+}
+
+} // namespace
+
+asio::awaitable<result<std::optional<auth::parsed_auth>>> authenticate(request_context& ctx)
+{
+    auto r = co_await check_signature(ctx);
+    if (!r)
+        record_auth_failure(ctx);
+    co_return r;
+}
+
+std::optional<std::chrono::seconds> auth_cooldown(const request_context& ctx)
+{
+    auto& limiter = ctx.svc->auth_failures;
+    if (!limiter.enabled())
+        return std::nullopt;
+    auto wait = limiter.refused(address_key(ctx.remote));
+    if (!wait)
+        return std::nullopt;
+    // Rounded up: a client told "0 seconds" would retry at once and be refused again.
+    return std::chrono::ceil<std::chrono::seconds>(*wait);
+}
+
+void record_auth_failure(const request_context& ctx)
+{
+    auto& limiter = ctx.svc->auth_failures;
+    if (limiter.enabled())
+        limiter.failed(address_key(ctx.remote));
 }
 
 } // namespace depot::server

@@ -3,6 +3,8 @@
 #include "server/context.hpp"
 
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <optional>
 
 namespace depot::server {
 
@@ -11,7 +13,17 @@ namespace asio = boost::asio;
 /// Verifies the request's SigV4 signature (header or presigned) and fills `ctx.who` and `ctx.payload`.
 /// Returns nullopt for an anonymous request (no credentials at all), the parsed signature otherwise.
 /// Errors: invalid_access_key_id, signature_does_not_match, request_time_too_skewed,
-/// expired_presigned_request, authorization_header_malformed, ...
+/// expired_presigned_request, authorization_header_malformed, ... Every error counts as a failed
+/// authentication of the client's address (record_auth_failure).
 asio::awaitable<result<std::optional<auth::parsed_auth>>> authenticate(request_context& ctx);
+
+/// Whether the client's address is cooling down after too many failed authentications
+/// (--auth-failure-limit): how long it still has to wait, or nullopt. Checked before authenticating, so a
+/// refused request costs no signature check and no database query.
+std::optional<std::chrono::seconds> auth_cooldown(const request_context& ctx);
+
+/// Counts a failed authentication (a bad signature, an unknown key or token, ...) against the client's
+/// address.
+void record_auth_failure(const request_context& ctx);
 
 } // namespace depot::server

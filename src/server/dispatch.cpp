@@ -201,6 +201,11 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
     const route* r = find_route(ctx, where, unimplemented);
     operation = r ? static_cast<std::size_t>(r - routes.data()) : unknown_operation;
 
+    // An address that failed to authenticate too often is refused before its signature costs anything.
+    if (auto wait = auth_cooldown(ctx))
+        co_return make_error(errc::rate_limited,
+                             "Too many failed authentications from your address; retry in " +
+                                 std::to_string(wait->count()) + " s.");
     // Authenticate before anything else, including before the body is read.
     auto authed = co_await authenticate(ctx);
     if (!authed)

@@ -325,6 +325,20 @@ const std::vector<setting>& settings()
          [](options& o, const std::string& v) {
              return parse_number(v, o.max_connections) && o.max_connections > 0;
          }},
+        {"--max-connections-per-address", "DEPOT_MAX_CONNECTIONS_PER_ADDRESS",
+         "open connections from one client address (IPv6: one /64) at most; more are closed at once "
+         "(default 256, 0 = no limit; behind a proxy all clients share its address)",
+         [](options& o, const std::string& v) { return parse_number(v, o.max_connections_per_address); }},
+        {"--auth-failure-limit", "DEPOT_AUTH_FAILURE_LIMIT",
+         "failed authentications from one client address within --auth-failure-window after which its "
+         "requests answer 503 SlowDown (REST: 429) for --auth-failure-cooldown (default 20, 0 = no limit)",
+         [](options& o, const std::string& v) { return parse_number(v, o.auth_failure_limit); }},
+        {"--auth-failure-window", "DEPOT_AUTH_FAILURE_WINDOW",
+         "seconds over which --auth-failure-limit counts failures (default 60)",
+         [](options& o, const std::string& v) { return parse_seconds(v, o.auth_failure_window, 1); }},
+        {"--auth-failure-cooldown", "DEPOT_AUTH_FAILURE_COOLDOWN",
+         "seconds an address that reached --auth-failure-limit is refused (default 60)",
+         [](options& o, const std::string& v) { return parse_seconds(v, o.auth_failure_cooldown, 1); }},
         {"--max-header-bytes", "DEPOT_MAX_HEADER_BYTES",
          "largest request line plus headers, in bytes (default 16384, at least 1024)",
          [](options& o, const std::string& v) {

@@ -44,6 +44,15 @@ struct options
     std::string tls_key_file;
     /// Open connections beyond this are accepted and closed at once (clients retry a closed connection).
     std::size_t max_connections = 4096;
+    /// Open connections from one client address (IPv6: one /64) at most, so one client cannot take every
+    /// --max-connections slot; more are closed at once like those beyond max_connections. 0 = no limit.
+    std::size_t max_connections_per_address = 256;
+    /// Failed authentications from one client address (IPv6: one /64) within auth_failure_window after
+    /// which its requests are refused for auth_failure_cooldown (503 SlowDown / 429), before any signature
+    /// check or database query. 0 = no limit. Loopback is not exempt.
+    unsigned auth_failure_limit = 20;
+    std::chrono::seconds auth_failure_window{60};
+    std::chrono::seconds auth_failure_cooldown{60};
     /// Request line plus header fields; larger ones answer 400 RequestHeaderSectionTooLarge and close.
     std::uint64_t max_header_bytes = 16 * 1024;
     /// XML request bodies (DeleteObjects, CompleteMultipartUpload, CreateBucket); larger ones answer 400

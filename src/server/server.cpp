@@ -13,7 +13,9 @@
 #include "registry/warmup_repository.hpp"
 #include "registry/webhook_repository.hpp"
 #include "server/blob_store_factory.hpp"
+#include "server/health.hpp"
 #include "server/log_control.hpp"
+#include "server/rate_limit.hpp"
 #include "server/services.hpp"
 #include "server/session.hpp"
 #include "server/tls.hpp"
@@ -72,17 +74,26 @@ tcp::endpoint parse_listen(const std::string& listen)
     return {address, static_cast<unsigned short>(port)};
 }
 
-/// Accepts connections until the acceptor closes. Connections beyond --max-connections are closed at once:
-/// that costs nothing (no TLS handshake, no parsing), and S3 clients retry a connection closed before an
-/// answer, so the limit sheds load without tying up resources on the refusals. With `tls`, every new
-/// connection takes the context current at its accept and keeps it.
+/// Accepts connections until the acceptor closes. Connections beyond --max-connections, or beyond
+/// --max-connections-per-address from one client address, are closed at once: that costs nothing (no TLS
+/// handshake, no parsing), and S3 clients retry a connection closed before an answer, so the limit sheds
+/// load without tying up resources on the refusals. The per-address limit keeps one client from holding
+/// every slot. With `tls`, every new connection takes the context current at its accept and keeps it.
 asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, services& svc, connection_registry& registry,
                                   const tls_context_store* tls)
 {
     auto& ioc = static_cast<asio::io_context&>(acceptor.get_executor().context());
     asio::steady_timer backoff(ioc);
     std::chrono::steady_clock::time_point last_refusal_log{};
+    std::chrono::steady_clock::time_point last_per_address_log{};
     std::uint64_t refused = 0;
+    auto& refusals = metrics::default_registry().counters(
+        "depot_connections_refused_total",
+        "Connections closed right after their accept, by reason: max_connections (--max-connections "
+        "reached), per_address (--max-connections-per-address reached by the client's address).",
+        {"reason"});
+    auto& refused_total = refusals.add({"max_connections"});
+    auto& refused_per_address = refusals.add({"per_address"});
     for (;;) {
         boost::system::error_code ec;
         tcp::socket socket(asio::make_strand(ioc));
@@ -96,8 +107,11 @@ asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, services& svc, connec
             co_await backoff.async_wait(asio::redirect_error(asio::use_awaitable, ec));
             continue;
         }
+        const auto peer = socket.remote_endpoint(ec);
+        const std::string address = ec ? std::string() : address_key(peer.address().to_string());
         if (!registry.try_open(svc.opts.max_connections)) {
             socket.close(ec);
+            refused_total.inc();
             ++refused;
             auto now = std::chrono::steady_clock::now();
             if (now - last_refusal_log >= std::chrono::seconds(10)) {
@@ -108,9 +122,23 @@ asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, services& svc, connec
             }
             continue;
         }
+        if (!svc.connections_per_address.try_add(address, svc.opts.max_connections_per_address)) {
+            registry.closed();
+            socket.close(ec);
+            refused_per_address.inc();
+            auto now = std::chrono::steady_clock::now();
+            if (now - last_per_address_log >= std::chrono::seconds(10)) {
+                log::warn("connection limit per address reached; closing its new connections",
+                          {{"address", address},
+                           {"max_connections_per_address", svc.opts.max_connections_per_address}});
+                last_per_address_log = now;
+            }
+            continue;
+        }
         socket.set_option(tcp::no_delay(true), ec);
         auto ex = socket.get_executor();
-        auto done = [&registry](std::exception_ptr e) {
+        auto done = [&registry, &svc, address](std::exception_ptr e) {
+            svc.connections_per_address.remove(address);
             registry.closed();
             if (!e)
                 return;
@@ -428,6 +456,7 @@ void run(const options& opts)
     } else {
         storage::register_cache_metrics();
     }
+    register_readiness_metrics();
     auto webhook_repo = std::make_shared<registry::webhook_repository>(*pool, server_key);
     services svc(opts, pool, store, std::move(server_key));
     svc.webhooks = webhook_repo;
@@ -462,6 +491,10 @@ void run(const options& opts)
                                              ": run `depotctl migrate` or start with --migrate true");
             }
         }
+        // Before any delivery: secrets sealed before schema 0014 are bound to their rows (and keep working).
+        const std::size_t rebound = co_await webhook_repo->bind_legacy_secrets();
+        if (rebound)
+            log::info("webhook secrets re-sealed bound to their subscriptions", {{"subscriptions", rebound}});
         lookup_listener.start(); // after the migrations: the notices come from schema 0012's triggers
         auto endpoint = parse_listen(opts.listen);
         acceptor.open(endpoint.protocol());

@@ -38,7 +38,10 @@ struct services
           identities(*db, std::move(server_key), cached()), buckets(*db, cached()),
           objects(*db, *blobs, cached()), models(*db, *blobs, objects, cached()), multipart(*db, *blobs),
           snapshots(*db, *blobs, objects), tokens(*db), catalog(*db),
-          limiter(o.rate_limit, o.rate_burst > 0 ? o.rate_burst : o.rate_limit)
+          limiter(o.rate_limit, o.rate_burst > 0 ? o.rate_burst : o.rate_limit),
+          auth_failures({.limit = o.auth_failure_limit,
+                         .window = o.auth_failure_window,
+                         .cooldown = o.auth_failure_cooldown})
     {}
 
     const options& opts;
@@ -55,6 +58,10 @@ struct services
     registry::token_repository tokens;
     registry::content_catalog catalog;
     rate_limiter limiter;
+    /// Failed authentications per client address (rate_limit.hpp); checked before authenticating.
+    auth_failure_limiter auth_failures;
+    /// Open connections per client address, kept by the accept loop.
+    address_counter connections_per_address;
     /// Webhook subscriptions and deliveries (registry/webhook_repository.hpp); set by `run` before serving.
     std::shared_ptr<registry::webhook_repository> webhooks;
     /// The read cache (null when off) and the warm-up jobs; set by `run` before serving.

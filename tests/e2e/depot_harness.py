@@ -355,6 +355,10 @@ class Depot:
             "--domain", "localhost",
             "--log-level", "info",
             *(["--tls-cert", str(self.tls_cert), "--tls-key", str(self.tls_key)] if self.tls_cert else []),
+            # Every client of the suite is on loopback, and many tests fail authentication on purpose or
+            # open many connections: the per-address limits are off unless a test sets them
+            # (test_attacks_dos.py does; extra_args come later and win).
+            "--auth-failure-limit", "0", "--max-connections-per-address", "0",
             *self.extra_args,
         ]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log_file, stderr=self._log_file,

@@ -195,3 +195,49 @@ TEST_CASE("lookup cache: while its LISTEN connection is gone nothing is served f
         pool.reset();
     });
 }
+
+// Issue 22 item 8: unknown access key ids are answered from memory for a while (a client sending them costs
+// one query per id, not per request), and a key created later with that id, by another process, is found
+// at once: schema 0014's trigger notifies inserts.
+TEST_CASE("lookup cache: an unknown key id is remembered until a key with that id is created elsewhere")
+{
+    test::test_database db({.migrate = true});
+    // Remembered far longer than the test waits: only the insert's notice can make the key visible.
+    registry::lookup_cache cache({.negative_max_age = std::chrono::minutes(10)});
+    std::atomic<bool> stopping{false};
+    std::thread listener([&] {
+        pg::listen_until(db.url(), "depot_cache", "depot-test-cache", "test cache", stopping,
+                         {.connected = [&] { cache.listening(); },
+                          .notified =
+                              [&](const std::vector<std::string>& payloads) {
+                                  for (const auto& p : payloads)
+                                      cache.notified(p);
+                              },
+                          .disconnected = [&] { cache.not_listening(); }});
+    });
+    test::run([&]() -> asio::awaitable<void> {
+        auto ex = co_await asio::this_coro::executor;
+        auto pool = pg::make_pool(ex, {.conninfo = db.url()});
+        REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return cache.is_listening(); }));
+        registry::identity_repository cached_ids(*pool, server_key, &cache);
+        registry::identity_repository other_ids(*pool, server_key); // depotctl key create --access-key
+        const registry::user alice{.id = "alice", .display_name = "Alice"}; // (not in co_await: GCC 12)
+        REQUIRE(co_await other_ids.create_user(alice));
+
+        const std::string id = "DKCHOSENBYTHEOPERATOR";
+        auto missing = co_await cached_ids.find_active_key(id);
+        REQUIRE_FALSE(missing);
+        CHECK(missing.error().code == errc::not_found);
+        CHECK(cache.key_known_missing(id));
+        auto created = co_await other_ids.create_key("alice", id, "secret-of-the-chosen-key");
+        REQUIRE(created);
+        CHECK(co_await eventually([&]() -> asio::awaitable<bool> {
+            auto k = co_await cached_ids.find_active_key(id);
+            co_return k && k->secret == "secret-of-the-chosen-key";
+        }));
+        CHECK_FALSE(cache.key_known_missing(id));
+        pool.reset();
+    });
+    stopping = true;
+    listener.join();
+}

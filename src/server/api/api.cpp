@@ -144,8 +144,10 @@ asio::awaitable<result<bool>> authenticate_api(request_context& ctx)
 {
     if (auto header = ctx.get("authorization"); header && header->starts_with("Bearer ")) {
         auto token = co_await ctx.svc->tokens.authenticate(header->substr(7));
-        if (!token)
+        if (!token) {
+            record_auth_failure(ctx);
             co_return false;
+        }
         ctx.who = caller{.user_id = token->user_id,
                          .display_name = token->user_display_name,
                          .access_key_id = "token:" + token->id,
@@ -171,6 +173,24 @@ response unauthenticated(std::string_view instance, std::string_view request_id)
     auto res = json_response(body, http::status::unauthorized);
     res.headers.set(http::field::content_type, "application/problem+json");
     res.headers.set(http::field::www_authenticate, "Bearer realm=\"depot\"");
+    return res;
+}
+
+/// The answer while the client's address cools down after too many failed authentications: 429 (the
+/// REST convention for "slow down"), with Retry-After.
+response too_many_auth_failures(std::string_view instance, std::string_view request_id,
+                                std::chrono::seconds wait)
+{
+    json::object body{{"type", "urn:depot:problem:too-many-auth-failures"},
+                      {"title", "TooManyAuthenticationFailures"},
+                      {"status", 429},
+                      {"detail", "Too many failed authentications from your address; retry in " +
+                                     std::to_string(wait.count()) + " s."},
+                      {"instance", instance},
+                      {"request_id", request_id}};
+    auto res = json_response(body, http::status::too_many_requests);
+    res.headers.set(http::field::content_type, "application/problem+json");
+    res.headers.set(http::field::retry_after, std::to_string(wait.count()));
     return res;
 }
 
@@ -263,8 +283,13 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
         } else {
             operation = found->name;
             route_index = static_cast<std::size_t>(found - routes.data());
-            auto authed = co_await authenticate_api(ctx);
-            if (!authed) {
+            const std::optional<std::chrono::seconds> cooldown = auth_cooldown(ctx);
+            result<bool> authed = false;
+            if (!cooldown)
+                authed = co_await authenticate_api(ctx);
+            if (cooldown) {
+                res = too_many_auth_failures(path, ctx.request_id, *cooldown);
+            } else if (!authed) {
                 failure = std::move(authed).error();
             } else if (!*authed) {
                 res = unauthenticated(path, ctx.request_id);

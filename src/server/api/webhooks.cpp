@@ -287,9 +287,31 @@ asio::awaitable<result<response>> update_webhook(request_context& ctx, const pat
     auto body = co_await read_json_object(ctx);
     if (!body)
         co_return std::move(body).error();
-    if (auto only = only_fields(*body, {"url", "description", "event_types", "enabled"}); !only)
+    if (auto only = only_fields(*body, {"url", "description", "event_types", "enabled", "bucket"}); !only)
         co_return std::move(only).error();
     registry::webhook_update u;
+    // A bucket filter makes the subscription carry that bucket's object events (keys, sizes, presigned
+    // links): only someone who may see the bucket may point those events somewhere else or widen them, and
+    // a new filter must name a bucket of the caller's, as at creation. Disabling, enabling or describing
+    // the subscription is left to any admin of the team.
+    const bool redirects = body->contains("url") || body->contains("event_types") || body->contains("bucket");
+    if (redirects && a->webhook.bucket)
+        if (auto mine = co_await caller_bucket(ctx, *a->webhook.bucket); !mine)
+            co_return make_error(errc::access_denied,
+                                 "This webhook's bucket filter names bucket " + *a->webhook.bucket +
+                                     ", which is not yours: only its owner may change where its events go");
+    bool has_bucket = a->webhook.bucket.has_value();
+    if (body->contains("bucket")) {
+        auto bucket = string_field(*body, "bucket");
+        if (!bucket)
+            co_return std::move(bucket).error();
+        auto b = co_await caller_bucket(ctx, *bucket);
+        if (!b)
+            co_return make_error(errc::invalid_argument,
+                                 "The field 'bucket' names no bucket of yours: '" + *bucket + "'", "bucket");
+        u.bucket_id = b->id;
+        has_bucket = true;
+    }
     if (body->contains("url")) {
         auto url = string_field(*body, "url");
         if (!url)
@@ -311,7 +333,7 @@ asio::awaitable<result<response>> update_webhook(request_context& ctx, const pat
             co_return std::move(types).error();
         for (const auto& type : *types)
             if ((type == "object.created" || type == "object.deleted" || type == "snapshot.created") &&
-                !a->webhook.bucket)
+                !has_bucket)
                 co_return make_error(errc::invalid_argument,
                                      "The event type '" + type +
                                          "' is about a bucket and this webhook has no bucket filter",

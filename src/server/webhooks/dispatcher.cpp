@@ -375,6 +375,10 @@ asio::awaitable<void> dispatcher::deliver(registry::claimed_delivery d)
         auto target = parse_target(d.url);
         if (!target) {
             o.error = target.error().message;
+        } else if (d.secrets.empty()) {
+            // Never an unsigned delivery: receivers would have to accept one to accept any.
+            o.error = "the subscription's signing secret does not open (another server key, or a sealed "
+                      "value that belongs to another subscription)";
         } else {
             auto endpoints = co_await resolve_target(*target, svc_.opts.webhook_allow_private);
             if (!endpoints) {

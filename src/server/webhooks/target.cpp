@@ -1,5 +1,6 @@
 #include "server/webhooks/target.hpp"
 
+#include <algorithm>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -85,17 +86,40 @@ bool is_public_address(const asio::ip::address& a)
     if (a.is_v4())
         return public_v4(a.to_v4());
     const auto v6 = a.to_v6();
-    if (v6.is_v4_mapped())
-        return public_v4(asio::ip::make_address_v4(asio::ip::v4_mapped, v6));
     if (v6.is_loopback() || v6.is_unspecified() || v6.is_link_local() || v6.is_site_local() ||
         v6.is_multicast())
         return false;
     const auto b = v6.to_bytes();
+    // Forms that carry an IPv4 address lead to that IPv4 host, through a dual stack, a NAT64 gateway or a
+    // 6to4 or Teredo relay: they are exactly as public as the address they embed.
+    const auto v4_at = [&b](std::size_t at, std::uint32_t flip = 0) {
+        const std::uint32_t v = (std::uint32_t(b[at]) << 24 | std::uint32_t(b[at + 1]) << 16 |
+                                 std::uint32_t(b[at + 2]) << 8 | std::uint32_t(b[at + 3])) ^
+                                flip;
+        return public_v4(asio::ip::address_v4(v));
+    };
+    const auto zero = [&b](std::size_t from, std::size_t to) {
+        return std::all_of(b.begin() + from, b.begin() + to, [](unsigned char c) { return c == 0; });
+    };
+    if (zero(0, 10) && b[10] == 0xFF && b[11] == 0xFF) // ::ffff:0:0/96 IPv4-mapped
+        return v4_at(12);
+    if (zero(0, 12)) // ::/96 IPv4-compatible (deprecated, still routed by some stacks)
+        return v4_at(12);
+    if (b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xFF && b[3] == 0x9B) {
+        // NAT64: the well-known prefix 64:ff9b::/96 and the local-use 64:ff9b:1::/48 (RFC 8215) put the
+        // IPv4 address in the last 32 bits; the rest of 64:ff9b::/32 is reserved.
+        if (zero(4, 12) || (b[4] == 0x00 && b[5] == 0x01))
+            return v4_at(12);
+        return false;
+    }
+    if (b[0] == 0x20 && b[1] == 0x02) // 2002::/16 6to4: the relay's IPv4 address in bits 16..47
+        return v4_at(2);
+    if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x00 && b[3] == 0x00) // 2001::/32 Teredo
+        // The Teredo server in bits 32..63, the client (inverted) in the last 32 bits.
+        return v4_at(4) && v4_at(12, 0xFFFFFFFF);
     if ((b[0] & 0xFE) == 0xFC) // fc00::/7 unique local
         return false;
     if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0D && b[3] == 0xB8) // 2001:db8::/32 documentation
-        return false;
-    if (b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xFF && b[3] == 0x9B) // 64:ff9b::/96 NAT64 of anything
         return false;
     return true;
 }

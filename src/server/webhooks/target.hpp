@@ -33,7 +33,10 @@ struct webhook_target
 /// Parses and checks the form of a target URL. invalid_argument (field "url") saying what is wrong.
 result<webhook_target> parse_target(std::string_view url);
 
-/// False for loopback, private, link-local, CGNAT, multicast, unspecified and reserved addresses.
+/// False for loopback, private, link-local, CGNAT, multicast, unspecified and reserved addresses. An IPv6
+/// address that embeds an IPv4 address (IPv4-mapped and -compatible, NAT64 64:ff9b::/96 and 64:ff9b:1::/48,
+/// 6to4 2002::/16, Teredo 2001::/32 with its server and its inverted client address) is public only when
+/// every IPv4 address it embeds is.
 bool is_public_address(const asio::ip::address& a);
 
 /// Resolves the target's host; invalid_argument (field "url") when it does not resolve or, unless

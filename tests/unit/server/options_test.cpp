@@ -162,3 +162,26 @@ TEST_CASE("audit retention is off by default and needs both a retention and a bu
     CHECK_FALSE(parse_options({"--audit-retention", "60", "--audit-archive-bucket", "Not_A_Bucket"}, help));
     ::unsetenv("DEPOT_DATABASE_URL");
 }
+
+TEST_CASE("the per-address limits are on by default and can be set or turned off")
+{
+    ::setenv("DEPOT_DATABASE_URL", "postgresql://env/db", 1);
+    bool help = false;
+    auto d = parse_options({}, help);
+    REQUIRE(d);
+    CHECK(d->max_connections_per_address == 256);
+    CHECK(d->auth_failure_limit == 20);
+    CHECK(d->auth_failure_window == std::chrono::seconds(60));
+    CHECK(d->auth_failure_cooldown == std::chrono::seconds(60));
+    auto o = parse_options({"--max-connections-per-address", "0", "--auth-failure-limit", "5",
+                            "--auth-failure-window", "10", "--auth-failure-cooldown", "3"},
+                           help);
+    REQUIRE(o);
+    CHECK(o->max_connections_per_address == 0);
+    CHECK(o->auth_failure_limit == 5);
+    CHECK(o->auth_failure_window == std::chrono::seconds(10));
+    CHECK(o->auth_failure_cooldown == std::chrono::seconds(3));
+    CHECK_FALSE(parse_options({"--auth-failure-limit", "-1"}, help));
+    CHECK_FALSE(parse_options({"--auth-failure-cooldown", "0"}, help));
+    ::unsetenv("DEPOT_DATABASE_URL");
+}

@@ -66,3 +66,54 @@ TEST_CASE("private, loopback, link-local and reserved addresses are not public")
         CHECK(is_public_address(asio::ip::make_address(a)));
     }
 }
+
+// Issue 22 item 11: IPv6 forms that carry an IPv4 address reach that IPv4 host (through a NAT64 gateway, a
+// 6to4 or Teredo relay, or a dual stack), so they are as public as the address they embed.
+TEST_CASE("an IPv6 address that embeds an IPv4 address is public only when the embedded address is")
+{
+    struct sample
+    {
+        const char* address;
+        bool is_public;
+    };
+    const sample samples[] = {
+        // NAT64, well-known prefix 64:ff9b::/96: the last 32 bits.
+        {"64:ff9b::8.8.8.8", true},
+        {"64:ff9b::127.0.0.1", false},
+        {"64:ff9b::10.1.2.3", false},
+        {"64:ff9b::169.254.169.254", false},
+        {"64:ff9b::192.168.0.1", false},
+        {"64:ff9b::100.64.0.1", false},
+        {"64:ff9b::240.0.0.1", false},
+        // NAT64, local-use prefix 64:ff9b:1::/48 (RFC 8215): the last 32 bits.
+        {"64:ff9b:1::8.8.8.8", true},
+        {"64:ff9b:1::a9fe:a9fe", false}, // 169.254.169.254
+        {"64:ff9b:1:2:3:4:7f00:1", false},
+        // The rest of 64:ff9b::/32 is reserved.
+        {"64:ff9b:2::8.8.8.8", false},
+        // 6to4, 2002::/16: bits 16..47.
+        {"2002:0808:0808::1", true},
+        {"2002:7f00:0001::1", false},
+        {"2002:0a00:0001::1", false},
+        {"2002:a9fe:a9fe::1", false},
+        {"2002:c0a8:0001::1", false},
+        // Teredo, 2001::/32: the client address, inverted, in the last 32 bits (server in bits 32..63).
+        {"2001:0:0808:0808::f7f7:f7f7", true},  // client 8.8.8.8
+        {"2001:0:0808:0808::80ff:fffe", false}, // client 127.0.0.1
+        {"2001:0:0808:0808::f5ff:fffe", false}, // client 10.0.0.1
+        {"2001:0:0808:0808::5601:5601", false}, // client 169.254.169.254
+        {"2001:0:0a00:0001::f7f7:f7f7", false}, // server 10.0.0.1
+        // IPv4-compatible, ::/96: the last 32 bits.
+        {"::8.8.8.8", true},
+        {"::127.0.0.1", false},
+        {"::10.0.0.1", false},
+        {"::169.254.169.254", false},
+        // IPv4-mapped, ::ffff:0:0/96: the last 32 bits.
+        {"::ffff:8.8.8.8", true},
+        {"::ffff:169.254.169.254", false},
+    };
+    for (const auto& s : samples) {
+        CAPTURE(s.address);
+        CHECK(is_public_address(asio::ip::make_address(s.address)) == s.is_public);
+    }
+}
