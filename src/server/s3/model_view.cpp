@@ -161,11 +161,11 @@ bool model_view_allows(std::string_view operation)
            allowed_operations.end();
 }
 
-asio::awaitable<result<response>> read_model_file(request_context& ctx, bool head)
+asio::awaitable<result<response>> read_model_file(request_context& ctx, std::string_view view_key, bool head)
 {
     if (ctx.param("versionId"))
         co_return make_error(errc::invalid_argument, "The model view has no object versions", "versionId");
-    auto where = co_await resolve(ctx, ctx.key);
+    auto where = co_await resolve(ctx, view_key);
     if (!where)
         co_return std::move(where).error();
     auto opened = co_await ctx.svc->models.open_file(where->version, where->path);
