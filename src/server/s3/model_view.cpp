@@ -13,6 +13,8 @@
 
 #include <algorithm>
 #include <array>
+#include <tuple>
+#include <utility>
 
 namespace depot::server::s3op {
 namespace {
