@@ -261,3 +261,67 @@ def test_an_installation_admin_sees_every_team_in_the_models_view(depot, foreign
     assert view_keys(bob, f"{foreign_team}/") == []
     assert all(not k.startswith(f"{foreign_team}/") for k in view_keys(bob))
     expect_error("NoSuchKey", 404, bob.get_object, Bucket="models", Key=f"{foreign_team}/m/1/w.bin")
+
+
+def test_the_models_view_lists_in_pages_read_page_by_page(depot):
+    """Issue 22 item 12 (a guard for the fix, which main passes too): the view listing loaded every model of
+    a team and up to 100,000 versions per model on every request; it now reads each level from the database
+    in pages of the listing's own size. Paging with a small max-keys must still give exactly the full listing
+    in byte order, where refs sort by their key segment ("prod-old/" before "prod/", "10/" before "2/")."""
+    name = "view-pages-" + secrets.token_hex(3)
+    depot.add_user(name, name)
+    tok = token_for(depot, name)["token"]
+    admin = token_for(depot, "alice")["token"]
+    team = "atk-pages-" + secrets.token_hex(3)
+    assert call(depot, "POST", "/api/v1/teams", token=admin, body={"name": team}).status_code == 201
+    assert call(depot, "PUT", f"/api/v1/teams/{team}/members/{name}", token=admin,
+                body={"role": "admin"}).status_code == 200
+    s3 = depot.client(name)
+    bucket = unique_bucket_name("atk-pages")
+    s3.create_bucket(Bucket=bucket)
+    for model in ("m", "m-x"):
+        s3.put_object(Bucket=bucket, Key=f"{model}/a.bin", Body=b"a")
+        s3.put_object(Bucket=bucket, Key=f"{model}/b.bin", Body=b"b")
+        assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=tok,
+                    body={"name": model, "bucket": bucket, "prefix": f"{model}/"}).status_code == 201
+    refs = {"m": [], "m-x": []}
+    for n in range(1, 12):
+        body = {"label": "v1.0"} if n == 10 else {}
+        assert call(depot, "POST", f"/api/v1/teams/{team}/models/m/versions", token=tok,
+                    body=body).status_code == 201
+        refs["m"].append(str(n))
+    refs["m"].append("v1.0")
+    for alias, version in (("prod", 11), ("prod-old", 3)):
+        assert call(depot, "PUT", f"/api/v1/teams/{team}/models/m/aliases/{alias}", token=tok,
+                    body={"version": version}).status_code == 200
+        refs["m"].append(alias)
+    assert call(depot, "POST", f"/api/v1/teams/{team}/models/m-x/versions", token=tok, body={}).status_code == 201
+    refs["m-x"].append("1")
+    want = sorted((f"{team}/{model}/{ref}/{f}" for model, names in refs.items() for ref in names
+                   for f in ("a.bin", "b.bin")), key=lambda k: k.encode())
+    for max_keys in (1, 3, 1000):
+        keys, token = [], None
+        while True:
+            extra = {"ContinuationToken": token} if token else {}
+            page = s3.list_objects_v2(Bucket="models", Prefix=f"{team}/", MaxKeys=max_keys, **extra)
+            keys += [o["Key"] for o in page.get("Contents", [])]
+            if not page["IsTruncated"]:
+                break
+            token = page["NextContinuationToken"]
+        assert keys == want, max_keys
+    # Refs as common prefixes, a few at a time, in segment order.
+    prefixes, token = [], None
+    while True:
+        extra = {"ContinuationToken": token} if token else {}
+        page = s3.list_objects_v2(Bucket="models", Prefix=f"{team}/m/", Delimiter="/", MaxKeys=4, **extra)
+        prefixes += [p["Prefix"] for p in page.get("CommonPrefixes", [])]
+        if not page["IsTruncated"]:
+            break
+        token = page["NextContinuationToken"]
+    assert prefixes == sorted((f"{team}/m/{r}/" for r in refs["m"]), key=lambda k: k.encode())
+    # Models as common prefixes: "m-x/" sorts before "m/".
+    page = s3.list_objects_v2(Bucket="models", Prefix=f"{team}/", Delimiter="/")
+    assert [p["Prefix"] for p in page["CommonPrefixes"]] == [f"{team}/m-x/", f"{team}/m/"]
+    # A marker inside a ref, and a start-after between models.
+    page = s3.list_objects_v2(Bucket="models", Prefix=f"{team}/", StartAfter=f"{team}/m/10/a.bin", MaxKeys=2)
+    assert [o["Key"] for o in page["Contents"]] == want[want.index(f"{team}/m/10/a.bin") + 1:][:2]
