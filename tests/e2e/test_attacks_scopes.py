@@ -131,6 +131,7 @@ def test_list_buckets_under_a_scoped_key_lists_only_what_the_scope_reaches(depot
     assert call(depot, "POST", "/api/v1/teams", token=admin, body={"name": team}).status_code == 201
     assert call(depot, "PUT", f"/api/v1/teams/{team}/members/{owner['user']}", token=admin,
                 body={"role": "admin"}).status_code == 200
+    owner["s3"].put_object(Bucket=other, Key="m/w.bin", Body=b"model file")
     assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=owner["token"],
                 body={"name": "m", "bucket": other, "prefix": "m/"}).status_code == 201
     assert call(depot, "POST", f"/api/v1/teams/{team}/models/m/versions", token=owner["token"],
