@@ -83,6 +83,7 @@ def world(depot):
     outside = unique_bucket_name("pm-outside")
     clients[users["admin"]].create_bucket(Bucket=outside)
     clients[users["admin"]].put_object(Bucket=outside, Key="p/elsewhere", Body=b"only outside the scope")
+    clients[users["admin"]].put_object(Bucket=outside, Key="p/digest-only", Body=b"a digest only outside")
     clients[users["admin"]].put_object(Bucket=buckets[users["admin"]], Key="q/obj", Body=b"beside the prefix")
     tokens = {user: token_for(depot, user)["token"] for user in users.values()}
     # A model per team, in its admin's bucket under p/, with version 1 and alias "serving".
@@ -355,6 +356,8 @@ def test_copy_sources_outside_the_scope(depot, world, op):
                 mismatches.append(f"{p.name:10} from {source}: expected {want}, got {got}")
             elif got == DENIED and (changed := changes(depot, before)):
                 mismatches.append(f"{p.name:10} from {source}: denied, but changed: {changed}")
+            if op == "CopyObject" and got == ALLOWED:
+                world["clients"][owner].delete_object(Bucket=bucket, Key="p/copy")
     assert not mismatches, f"{op}:\n" + "\n".join(mismatches)
 
 
@@ -395,7 +398,7 @@ def test_list_buckets_lists_what_the_scope_reaches(depot, world):
 
 # Content by where it is stored: the digest a client sends.
 DIGEST_SOURCES = {"same prefix": b"matrix", "beside the prefix": b"beside the prefix",
-                  "another bucket": b"only outside the scope"}
+                  "another bucket": b"a digest only outside"}
 
 
 def digest_expected(scope: str | None, source: str) -> str:
