@@ -7,6 +7,7 @@
 /// Visibility is the caller's: only objects in buckets the caller can read count, so a digest never
 /// reveals or grants content another owner stored.
 
+#include "registry/credential_scope.hpp"
 #include "registry/pg/pg.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -52,9 +53,12 @@ public:
     /// `owner_id` owns, with the sizes found.
     asio::awaitable<std::vector<content_match>> lookup(std::string_view owner_id,
                                                        const std::vector<std::string>& digests);
-    /// An object version in a bucket `owner_id` owns with exactly this content, if any.
+    /// An object version in a bucket `owner_id` owns with exactly this content, if any; with `within`, only
+    /// one inside that area (a scoped credential's: content outside it is as absent as content nobody
+    /// stores).
     asio::awaitable<std::optional<content_source>> find_source(std::string_view owner_id,
-                                                               std::string_view sha256, std::uint64_t size);
+                                                               std::string_view sha256, std::uint64_t size,
+                                                               const scope_area* within = nullptr);
     asio::awaitable<usage> bucket_usage(std::int64_t bucket_id);
     /// Over every bucket `owner_id` owns; blobs shared between them count once.
     asio::awaitable<usage> owner_usage(std::string_view owner_id);

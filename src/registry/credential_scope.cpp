@@ -75,6 +75,28 @@ std::string scope_json(const credential_scope& s)
     return j.dump();
 }
 
+std::optional<scope_area> area_of(const credential_scope& s, const model_location* model)
+{
+    if (!s.model.empty()) {
+        if (!model)
+            return scope_area{};
+        return scope_area{.bucket = model->bucket, .prefix = model->prefix};
+    }
+    if (!s.bucket.empty())
+        return scope_area{.bucket = s.bucket, .prefix = s.prefix};
+    return std::nullopt;
+}
+
+bool area_reaches(const scope_area& area, std::string_view bucket, std::string_view key_prefix)
+{
+    return !area.bucket.empty() && bucket == area.bucket && key_prefix.starts_with(area.prefix);
+}
+
+bool alias_reads_frozen_file(std::string_view operation, bool version_id_given)
+{
+    return !version_id_given && (operation == "GetObject" || operation == "HeadObject");
+}
+
 asio::awaitable<std::optional<model_location>> locate_model(pg::pool& pool, std::string_view team,
                                                             std::string_view model)
 {

@@ -50,6 +50,29 @@ struct model_location
     std::string prefix;
 };
 
+/// The part of the bucket namespace a scope confines data access to: keys under `prefix` in `bucket`.
+/// `bucket` empty: nothing at all (a model scope whose model no longer exists).
+struct scope_area
+{
+    std::string bucket;
+    std::string prefix;
+};
+
+/// The area of a scope; nullopt when the scope confines to no bucket (unrestricted, or read_only alone).
+/// `model` is where the scope's model lives (locate_model), null when it does not exist; unused by scopes
+/// without a model. An alias scope's area is its model's, but inside it an alias reads only frozen files
+/// (alias_reads_frozen_file). Pure: the one place this rule lives (both S3 and REST ask it).
+std::optional<scope_area> area_of(const credential_scope& s, const model_location* model);
+
+/// Whether every key that starts with `key_prefix` in `bucket` is inside the area (for one key: the key
+/// itself). Pure.
+bool area_reaches(const scope_area& area, std::string_view bucket, std::string_view key_prefix);
+
+/// Whether an alias-scoped credential may perform S3 `operation` at a path of the model's bucket: only
+/// GetObject and HeadObject, of no particular object version, which then serve the frozen file of the
+/// aliased version (never the live object). Pure.
+bool alias_reads_frozen_file(std::string_view operation, bool version_id_given);
+
 /// The model `team/model`, if it exists.
 asio::awaitable<std::optional<model_location>> locate_model(pg::pool& pool, std::string_view team,
                                                             std::string_view model);

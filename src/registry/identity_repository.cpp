@@ -176,8 +176,8 @@ asio::awaitable<result<access_key>> identity_repository::find_active_key(std::st
     auto rs = co_await sql(
         *conn,
         "SELECT k.user_id, u.display_name, k.secret_sealed, " DEPOT_MS("k.created_at") ", " DEPOT_MS(
-            "k.expires_at") ", coalesce(k.scope::text, '') FROM access_keys k JOIN users u ON u.id = "
-                            "k.user_id "
+            "k.expires_at") ", coalesce(k.scope::text, ''), u.is_admin "
+                            "FROM access_keys k JOIN users u ON u.id = k.user_id "
                             "WHERE k.access_key_id = $1 AND k.revoked_at IS NULL "
                             "AND (k.expires_at IS NULL OR k.expires_at > now())",
         access_key_id);
@@ -196,7 +196,8 @@ asio::awaitable<result<access_key>> identity_repository::find_active_key(std::st
                    .secret = std::move(*secret),
                    .created_at = from_millis(r.i64(3)),
                    .expires_at = opt_time(r, 4),
-                   .scope = r.str(5)};
+                   .scope = r.str(5),
+                   .user_is_admin = r.boolean(6)};
     if (cache_)
         cache_->store_key(ticket, key);
     co_return key;

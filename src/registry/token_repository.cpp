@@ -26,7 +26,7 @@ std::string random_text(std::string_view alphabet, std::size_t n)
 
 constexpr const char* token_columns =
     "t.id, t.user_id, u.display_name, t.name, " DEPOT_MS("t.created_at") ", " DEPOT_MS(
-        "t.expires_at") ", " DEPOT_MS("t.revoked_at") ", coalesce(t.scope::text, '')";
+        "t.expires_at") ", " DEPOT_MS("t.revoked_at") ", coalesce(t.scope::text, ''), u.is_admin";
 
 api_token token_from(const pg::row& r)
 {
@@ -37,7 +37,8 @@ api_token token_from(const pg::row& r)
                      .created_at = from_millis(r.i64(4)),
                      .expires_at = opt_time(r, 5),
                      .revoked_at = opt_time(r, 6),
-                     .scope = r.str(7)};
+                     .scope = r.str(7),
+                     .user_is_admin = r.boolean(8)};
 }
 
 bool is_alnum(std::string_view s)
@@ -103,7 +104,7 @@ asio::awaitable<result<api_token>> token_repository::authenticate(std::string_vi
                                "WHERE t.id = $1 AND t.revoked_at IS NULL "
                                "AND (t.expires_at IS NULL OR t.expires_at > now())",
                            id);
-    if (rs.empty() || !constant_time_equal(rs[0].bytea(8), sha256(secret)))
+    if (rs.empty() || !constant_time_equal(rs[0].bytea(9), sha256(secret)))
         co_return unknown();
     co_return token_from(rs[0]);
 }

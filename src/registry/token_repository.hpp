@@ -28,6 +28,8 @@ struct api_token
     std::optional<time_point> revoked_at;
     /// The token's scope as a JSON object; empty = not narrowed.
     std::string scope;
+    /// Whether the token's user is an installation admin.
+    bool user_is_admin = false;
     /// The whole token; set only by create().
     std::string token;
 };

@@ -33,6 +33,8 @@ struct access_key
     std::optional<time_point> revoked_at;
     /// The key's scope (schema/0008_audit.sql) as a JSON object; empty = not narrowed.
     std::string scope;
+    /// Whether the key's user is an installation admin (set by find_active_key only).
+    bool user_is_admin = false;
 };
 
 struct bucket

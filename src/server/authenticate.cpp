@@ -45,7 +45,7 @@ asio::awaitable<result<std::optional<auth::parsed_auth>>> check_signature(reques
     ctx.who = caller{.user_id = key->user_id,
                      .display_name = key->user_display_name,
                      .access_key_id = key->access_key_id,
-                     .is_admin = false,
+                     .is_admin = key->user_is_admin,
                      .scope = key->scope};
     if (a.mode == auth::payload_mode::signed_hash) {
         ctx.payload.sha256 = from_hex(a.payload_hash).value_or(std::string());

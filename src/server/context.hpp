@@ -64,6 +64,9 @@ struct request_context
     /// Set by a GET that looked its bucket up: whether any model lives there (else the download needs no
     /// model-download audit row, and no query to find that out).
     std::optional<bool> bucket_has_models;
+    /// Set by the scope check when an alias-scoped credential reads a path of its model's bucket: the
+    /// models-view key (team/model/alias/path) whose frozen bytes the read serves instead of the live object.
+    std::string frozen_view_key;
 
     /// The value of a query parameter, if present.
     std::optional<std::string_view> param(std::string_view name) const

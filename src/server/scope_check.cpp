@@ -34,15 +34,14 @@ bool one_of(const std::array<std::string_view, N>& names, std::string_view name)
 }
 
 /// Whether an operation on `bucket` at `path` (an object key, or a listing's prefix when `listing`; empty
-/// for other bucket-level operations) stays inside the scope.
+/// for other bucket-level operations) stays inside the scope. For an alias scope at a path of the model's
+/// bucket, `frozen` (when given) receives the models-view key of the frozen file the read must serve.
 asio::awaitable<result<void>> check_target(request_context& ctx, const credential_scope& s,
                                            std::string_view operation, std::string_view bucket,
-                                           std::string_view path, bool object, bool listing)
+                                           std::string_view path, bool object, bool listing,
+                                           std::string* frozen = nullptr)
 {
-    // The bucket and key prefix the scope allows: its own, or its model's.
-    std::string allowed_bucket = s.bucket;
-    std::string allowed_prefix = s.prefix;
-    std::int64_t model_id = 0;
+    std::optional<registry::model_location> where;
     if (!s.model.empty()) {
         const auto& view = ctx.svc->opts.models_bucket;
         if (bucket == view) {
@@ -56,31 +55,38 @@ asio::awaitable<result<void>> check_target(request_context& ctx, const credentia
                 co_return ok();
             co_return denied("the credential is limited to " + within);
         }
-        auto where = co_await registry::locate_model(*ctx.svc->db, s.team, s.model);
+        where = co_await registry::locate_model(*ctx.svc->db, s.team, s.model);
         if (!where)
             co_return denied("the credential's model no longer exists");
-        allowed_bucket = where->bucket;
-        allowed_prefix = where->prefix;
-        model_id = where->model_id;
     }
-    if (bucket != allowed_bucket)
+    const auto area = registry::area_of(s, where ? &*where : nullptr);
+    if (!area)
+        co_return ok(); // confined to no bucket (read_only alone)
+    if (bucket != area->bucket)
         co_return denied("the credential is limited to another bucket");
     if (!s.alias.empty()) {
-        // Only the files of the version the alias points to now.
-        if (!object || !path.starts_with(allowed_prefix))
-            co_return denied("the credential is limited to the files of alias " + s.alias);
-        if (!co_await registry::alias_has_file(*ctx.svc->db, model_id, s.alias,
-                                               path.substr(allowed_prefix.size())))
-            co_return denied("the credential is limited to the files of alias " + s.alias);
+        // Only the files of the version the alias points to now, and only as frozen: the live object at the
+        // same path (overwritten since, or an older version of it) is not what the alias released.
+        const auto refused = [&] {
+            return denied("the credential is limited to the files of alias " + s.alias);
+        };
+        if (!object || !registry::alias_reads_frozen_file(operation, ctx.has_param("versionId")) ||
+            !registry::area_reaches(*area, bucket, path))
+            co_return refused();
+        const auto relative = path.substr(area->prefix.size());
+        if (!co_await registry::alias_has_file(*ctx.svc->db, where->model_id, s.alias, relative))
+            co_return refused();
+        if (frozen)
+            *frozen = s.team + "/" + s.model + "/" + s.alias + "/" + std::string(relative);
         co_return ok();
     }
-    if (allowed_prefix.empty())
+    if (area->prefix.empty())
         co_return ok();
-    if ((object || listing) && path.starts_with(allowed_prefix))
+    if ((object || listing) && registry::area_reaches(*area, bucket, path))
         co_return ok();
     if (!object && !listing && one_of(bucket_reads, operation))
         co_return ok();
-    co_return denied("the credential is limited to keys under " + allowed_prefix);
+    co_return denied("the credential is limited to keys under " + area->prefix);
 }
 
 } // namespace
@@ -96,7 +102,7 @@ asio::awaitable<result<void>> check_s3_scope(request_context& ctx, std::string_v
         co_return ok();
     if (s->read_only && !is_read(ctx.header->method()))
         co_return denied("the credential is read-only");
-    if (ctx.bucket.empty()) // ListBuckets: the user's own buckets, as without a scope
+    if (ctx.bucket.empty()) // ListBuckets: it lists only what the scope reaches (scope_area_of)
         co_return ok();
     if (s->bucket.empty() && s->model.empty()) // read-only and nothing else
         co_return ok();
@@ -108,7 +114,9 @@ asio::awaitable<result<void>> check_s3_scope(request_context& ctx, std::string_v
     if (!object && !listing && (operation == "CreateBucket" || operation == "DeleteBucket") &&
         s->bucket.empty())
         co_return denied("the credential cannot create or delete buckets");
-    if (auto inside = co_await check_target(ctx, *s, operation, ctx.bucket, path, object, listing); !inside)
+    if (auto inside = co_await check_target(ctx, *s, operation, ctx.bucket, path, object, listing,
+                                            &ctx.frozen_view_key);
+        !inside)
         co_return inside;
     // A copy reads its source: it must be inside the scope too.
     if (auto source = ctx.get("x-amz-copy-source"); source && object) {
@@ -121,6 +129,35 @@ asio::awaitable<result<void>> check_s3_scope(request_context& ctx, std::string_v
             co_return inside;
     }
     co_return ok();
+}
+
+asio::awaitable<std::optional<registry::scope_area>> scope_area_of(request_context& ctx)
+{
+    if (ctx.who.scope.empty())
+        co_return std::nullopt;
+    auto s = registry::parse_scope(ctx.who.scope);
+    if (!s)
+        co_return registry::scope_area{}; // unreadable: reaches nothing
+    std::optional<registry::model_location> where;
+    if (!s->model.empty())
+        where = co_await registry::locate_model(*ctx.svc->db, s->team, s->model);
+    co_return registry::area_of(*s, where ? &*where : nullptr);
+}
+
+asio::awaitable<result<void>> check_scope_reaches(request_context& ctx, std::string_view bucket,
+                                                  std::string_view key_prefix)
+{
+    if (ctx.who.scope.empty())
+        co_return ok();
+    auto s = registry::parse_scope(ctx.who.scope);
+    if (!s)
+        co_return denied("the credential's scope is unreadable");
+    if (!s->alias.empty())
+        co_return denied("the credential reads only the files of alias " + s->alias);
+    auto area = co_await scope_area_of(ctx);
+    if (!area || registry::area_reaches(*area, bucket, key_prefix))
+        co_return ok();
+    co_return denied("the credential is limited to keys under " + area->bucket + "/" + area->prefix);
 }
 
 asio::awaitable<result<void>> check_api_scope(request_context& ctx, std::string_view operation,

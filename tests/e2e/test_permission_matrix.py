@@ -10,7 +10,12 @@ Outcomes: "denied" = 403; "hidden" = 404 saying the bucket or team does not exis
 other teams are indistinguishable from absent ones, as the code does today); "allowed" = anything else (the
 call got past authorization: 2xx, or a 4xx about the request itself such as 400, 404 for a missing child, 409).
 Buckets belong to users, so for S3 "own" is a bucket the caller owns and "other" another team member's bucket;
-S3 has no installation-admin override (it is a REST notion).
+an installation admin reaches every bucket (S3 and REST), as SECURITY.md says.
+
+Every cell that answers "denied" must also have changed nothing (data_state: rows of the data tables, no new
+blob). Beyond one call per operation, the scope kinds are driven against what reaches past the path: copy
+sources (CopyObject, UploadPartCopy) outside the scope, versionId reads, digest sources and restore targets
+outside the scope, ListBuckets, and the models view.
 """
 
 from __future__ import annotations
@@ -65,13 +70,21 @@ def world(depot):
     assert call(depot, "PUT", f"/api/v1/teams/{teams['other']}/members/{users['other']}", token=admin_tok,
                 body={"role": "admin"}).status_code == 200
     # Every user's own bucket, with p/obj in it.
-    buckets, clients = {}, {}
+    # The scoped credentials' owner (the own team's admin) also has a second bucket, outside every scope but
+    # read_only, holding content of its own (p/elsewhere), and q/obj beside the prefix p/ in the first.
+    buckets, clients, versions = {}, {}, {}
     for role, user in users.items():
         u = depot.user(user)
         clients[user] = depot.client(access_key=u.access_key, secret=u.secret)
         buckets[user] = unique_bucket_name(f"pm-{role[:6]}")
         clients[user].create_bucket(Bucket=buckets[user])
-        clients[user].put_object(Bucket=buckets[user], Key="p/obj", Body=b"matrix")
+        versions[user] = clients[user].put_object(Bucket=buckets[user], Key="p/obj", Body=b"matrix").get(
+            "VersionId", "null")
+    outside = unique_bucket_name("pm-outside")
+    clients[users["admin"]].create_bucket(Bucket=outside)
+    clients[users["admin"]].put_object(Bucket=outside, Key="p/elsewhere", Body=b"only outside the scope")
+    clients[users["admin"]].put_object(Bucket=outside, Key="p/digest-only", Body=b"a digest only outside")
+    clients[users["admin"]].put_object(Bucket=buckets[users["admin"]], Key="q/obj", Body=b"beside the prefix")
     tokens = {user: token_for(depot, user)["token"] for user in users.values()}
     # A model per team, in its admin's bucket under p/, with version 1 and alias "serving".
     webhooks = {}
@@ -99,8 +112,10 @@ def world(depot):
         key = call(depot, "POST", "/api/v1/keys", token=tokens[admin], body={"scope": body}).json()
         tok = call(depot, "POST", "/api/v1/tokens", token=tokens[admin], body={"scope": body}).json()["token"]
         principals[scope] = Principal(scope, admin, key, tok, scope=scope)
+    assert call(depot, "POST", f"/api/v1/buckets/{buckets[admin]}/snapshots", token=tokens[admin],
+                body={"name": "mx"}).status_code == 201
     yield {"users": users, "teams": teams, "buckets": buckets, "clients": clients, "tokens": tokens,
-           "principals": principals, "webhooks": webhooks}
+           "principals": principals, "webhooks": webhooks, "outside": outside, "versions": versions}
     # The subscriptions point at an address nothing answers: deleted, their deliveries stop retrying in
     # the background of later tests on this depotd.
     for side, owner in (("own", users["admin"]), ("other", users["other"])):
@@ -130,45 +145,47 @@ def upload(world, bucket, owner):
     return up, etag
 
 
-def complete(c, b, world, owner):
-    up, etag = upload(world, b, owner)
-    return c.complete_multipart_upload(Bucket=b, Key="p/mp", UploadId=up,
-                                       MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": etag}]})
+# Operations on an upload in progress: the owner starts it (prepare) before the state a denial must leave
+# unchanged is taken.
+ON_UPLOAD = {"UploadPart", "UploadPartCopy", "CompleteMultipartUpload", "AbortMultipartUpload", "ListParts"}
 
 
-# name -> call(client, bucket, world, owner). Every call stays under p/ and leaves the bucket usable.
+def prepare(op, world, bucket, owner):
+    return upload(world, bucket, owner) if op in ON_UPLOAD else None
+
+
+# name -> call(client, bucket, world, owner, upload). Every call stays under p/ and leaves the bucket usable.
 S3_OPERATIONS = {
-    "ListBuckets": lambda c, b, w, o: c.list_buckets(),
-    "CreateBucket": lambda c, b, w, o: c.create_bucket(Bucket=b),
-    "HeadBucket": lambda c, b, w, o: c.head_bucket(Bucket=b),
-    "DeleteBucket": lambda c, b, w, o: c.delete_bucket(Bucket=b),  # not empty: 409 once past authorization
-    "GetBucketLocation": lambda c, b, w, o: c.get_bucket_location(Bucket=b),
-    "GetBucketVersioning": lambda c, b, w, o: c.get_bucket_versioning(Bucket=b),
-    "PutBucketVersioning": lambda c, b, w, o: c.put_bucket_versioning(
+    "ListBuckets": lambda c, b, w, o, u: c.list_buckets(),
+    "CreateBucket": lambda c, b, w, o, u: c.create_bucket(Bucket=b),
+    "HeadBucket": lambda c, b, w, o, u: c.head_bucket(Bucket=b),
+    "DeleteBucket": lambda c, b, w, o, u: c.delete_bucket(Bucket=b),  # not empty: 409 once past authorization
+    "GetBucketLocation": lambda c, b, w, o, u: c.get_bucket_location(Bucket=b),
+    "GetBucketVersioning": lambda c, b, w, o, u: c.get_bucket_versioning(Bucket=b),
+    "PutBucketVersioning": lambda c, b, w, o, u: c.put_bucket_versioning(
         Bucket=b, VersioningConfiguration={"Status": "Suspended"}),
-    "GetBucketAcl": lambda c, b, w, o: c.get_bucket_acl(Bucket=b),
-    "ListObjectsV2": lambda c, b, w, o: c.list_objects_v2(Bucket=b, Prefix="p/"),
-    "ListObjects": lambda c, b, w, o: c.list_objects(Bucket=b, Prefix="p/"),
-    "ListObjectVersions": lambda c, b, w, o: c.list_object_versions(Bucket=b, Prefix="p/"),
-    "ListMultipartUploads": lambda c, b, w, o: c.list_multipart_uploads(Bucket=b, Prefix="p/"),
-    "DeleteObjects": lambda c, b, w, o: c.delete_objects(Bucket=b, Delete={"Objects": [{"Key": "p/gone"}]}),
-    "PutObject": lambda c, b, w, o: c.put_object(Bucket=b, Key="p/new", Body=b"n"),
-    "CopyObject": lambda c, b, w, o: c.copy_object(Bucket=b, Key="p/copy", CopySource={"Bucket": b, "Key": "p/obj"}),
-    "GetObject": lambda c, b, w, o: c.get_object(Bucket=b, Key="p/obj")["Body"].read(),
-    "HeadObject": lambda c, b, w, o: c.head_object(Bucket=b, Key="p/obj"),
-    "DeleteObject": lambda c, b, w, o: c.delete_object(Bucket=b, Key="p/gone"),
-    "GetObjectAcl": lambda c, b, w, o: c.get_object_acl(Bucket=b, Key="p/obj"),
-    "GetObjectAttributes": lambda c, b, w, o: c.get_object_attributes(Bucket=b, Key="p/obj",
+    "GetBucketAcl": lambda c, b, w, o, u: c.get_bucket_acl(Bucket=b),
+    "ListObjectsV2": lambda c, b, w, o, u: c.list_objects_v2(Bucket=b, Prefix="p/"),
+    "ListObjects": lambda c, b, w, o, u: c.list_objects(Bucket=b, Prefix="p/"),
+    "ListObjectVersions": lambda c, b, w, o, u: c.list_object_versions(Bucket=b, Prefix="p/"),
+    "ListMultipartUploads": lambda c, b, w, o, u: c.list_multipart_uploads(Bucket=b, Prefix="p/"),
+    "DeleteObjects": lambda c, b, w, o, u: c.delete_objects(Bucket=b, Delete={"Objects": [{"Key": "p/gone"}]}),
+    "PutObject": lambda c, b, w, o, u: c.put_object(Bucket=b, Key="p/new", Body=b"n"),
+    "CopyObject": lambda c, b, w, o, u: c.copy_object(Bucket=b, Key="p/copy", CopySource={"Bucket": b, "Key": "p/obj"}),
+    "GetObject": lambda c, b, w, o, u: c.get_object(Bucket=b, Key="p/obj")["Body"].read(),
+    "HeadObject": lambda c, b, w, o, u: c.head_object(Bucket=b, Key="p/obj"),
+    "DeleteObject": lambda c, b, w, o, u: c.delete_object(Bucket=b, Key="p/gone"),
+    "GetObjectAcl": lambda c, b, w, o, u: c.get_object_acl(Bucket=b, Key="p/obj"),
+    "GetObjectAttributes": lambda c, b, w, o, u: c.get_object_attributes(Bucket=b, Key="p/obj",
                                                                       ObjectAttributes=["ETag"]),
-    "CreateMultipartUpload": lambda c, b, w, o: c.create_multipart_upload(Bucket=b, Key="p/mp"),
-    "UploadPart": lambda c, b, w, o: c.upload_part(Bucket=b, Key="p/mp", UploadId=upload(w, b, o)[0],
-                                                   PartNumber=2, Body=b"x"),
-    "UploadPartCopy": lambda c, b, w, o: c.upload_part_copy(Bucket=b, Key="p/mp", UploadId=upload(w, b, o)[0],
-                                                            PartNumber=2, CopySource={"Bucket": b, "Key": "p/obj"}),
-    "CompleteMultipartUpload": lambda c, b, w, o: complete(c, b, w, o),
-    "AbortMultipartUpload": lambda c, b, w, o: c.abort_multipart_upload(Bucket=b, Key="p/mp",
-                                                                        UploadId=upload(w, b, o)[0]),
-    "ListParts": lambda c, b, w, o: c.list_parts(Bucket=b, Key="p/mp", UploadId=upload(w, b, o)[0]),
+    "CreateMultipartUpload": lambda c, b, w, o, u: c.create_multipart_upload(Bucket=b, Key="p/mp"),
+    "UploadPart": lambda c, b, w, o, u: c.upload_part(Bucket=b, Key="p/mp", UploadId=u[0], PartNumber=2, Body=b"x"),
+    "UploadPartCopy": lambda c, b, w, o, u: c.upload_part_copy(Bucket=b, Key="p/mp", UploadId=u[0], PartNumber=2,
+                                                               CopySource={"Bucket": b, "Key": "p/obj"}),
+    "CompleteMultipartUpload": lambda c, b, w, o, u: c.complete_multipart_upload(
+        Bucket=b, Key="p/mp", UploadId=u[0], MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": u[1]}]}),
+    "AbortMultipartUpload": lambda c, b, w, o, u: c.abort_multipart_upload(Bucket=b, Key="p/mp", UploadId=u[0]),
+    "ListParts": lambda c, b, w, o, u: c.list_parts(Bucket=b, Key="p/mp", UploadId=u[0]),
 }
 
 
@@ -178,17 +195,18 @@ def s3_expected(op: str, p: Principal, side: str) -> str:
     write = op not in OBJECT_READS | LISTINGS | BUCKET_READS
     if p.scope == "read-only" and write:
         return DENIED
-    if side == "other":
+    if side == "other" and p.name != "installation-admin":
         if op == "CreateBucket" and p.scope is None:
             return ALLOWED  # BucketAlreadyExists: a taken name is public in S3, as in AWS
-        return DENIED  # another owner's bucket: AccessDenied (no installation-admin override on S3)
+        return DENIED  # another owner's bucket: AccessDenied
     if p.scope in (None, "read-only", "bucket"):
         return ALLOWED
     if p.scope in ("prefix", "model"):
         return ALLOWED if op in OBJECT_READS | OBJECT_WRITES | LISTINGS | BUCKET_READS - {"GetBucketAcl"} \
             else DENIED
-    # alias: only reads of the files of the version the alias points to (p/obj is one)
-    return ALLOWED if op in {"GetObject", "HeadObject", "GetObjectAcl", "GetObjectAttributes"} else DENIED
+    # alias: only GET and HEAD of the files of the version the alias points to (p/obj is one), which serve the
+    # frozen file; nothing that describes the live object (ACL, attributes, versions, listings)
+    return ALLOWED if op in {"GetObject", "HeadObject"} else DENIED
 
 
 def outcome_of_s3(fn) -> str:
@@ -214,6 +232,33 @@ def test_every_routed_s3_operation_has_a_row():
         f"rows for unknown operations: {sorted(set(S3_OPERATIONS) - routed)}")
 
 
+# ---- what a denial must leave unchanged
+
+# One row per data table: its row count and a digest of what a refused call could have changed in place
+# (versioning and settings of buckets, where aliases point).
+DATA_STATE_SQL = " UNION ALL ".join([
+    *(f"SELECT '{t}', count(*)::text FROM {t}" for t in (
+        "buckets", "object_versions", "object_segments", "multipart_uploads", "multipart_parts", "snapshots",
+        "models", "model_versions", "model_aliases", "team_members", "access_keys", "api_tokens")),
+    "SELECT 'buckets.settings', md5(coalesce(string_agg(name || versioning || dedup::text || "
+    "object_events::text, ',' ORDER BY name), '')) FROM buckets",
+    "SELECT 'model_aliases.targets', md5(coalesce(string_agg(model_id::text || name || version_id::text, ',' "
+    "ORDER BY model_id, name), '')) FROM model_aliases",
+])
+
+
+def data_state(depot):
+    return dict(depot.db.query(DATA_STATE_SQL)), depot.blob_files()
+
+
+def changes(depot, before) -> str:
+    """What changed since `before` (data_state): changed rows, new blobs; "" when nothing did."""
+    rows, blobs = data_state(depot)
+    changed = {k: (before[0].get(k), v) for k, v in rows.items() if before[0].get(k) != v}
+    added = blobs - before[1]
+    return (f"rows {changed} " if changed else "") + (f"new blobs {sorted(added)}" if added else "")
+
+
 @pytest.mark.parametrize("op", sorted(S3_OPERATIONS))
 def test_s3_operation(depot, world, op):
     mismatches = []
@@ -221,15 +266,20 @@ def test_s3_operation(depot, world, op):
         client = depot.client(access_key=p.key["access_key_id"], secret=p.key["secret_access_key"])
         for side in ("own", "other"):
             bucket, owner = target_bucket(world, p, side)
-            got = outcome_of_s3(lambda: S3_OPERATIONS[op](client, bucket, world, owner))
+            up = prepare(op, world, bucket, owner)
+            before = data_state(depot)
+            got = outcome_of_s3(lambda: S3_OPERATIONS[op](client, bucket, world, owner, up))
             want = s3_expected(op, p, side)
             if got != want:
                 mismatches.append(f"{p.name:18} {side:5} expected {want}, got {got}")
+            elif got == DENIED and (changed := changes(depot, before)):
+                mismatches.append(f"{p.name:18} {side:5} denied, but changed: {changed}")
     assert not mismatches, f"{op}:\n" + "\n".join(mismatches)
 
 
 def test_the_model_view_shows_own_team_models_only(depot, world):
-    """The read-only view s3://models/<team>/<model>/<ref>/: reader and up of the own team, nothing of others."""
+    """The read-only view s3://models/<team>/<model>/<ref>/: reader and up of the own team, nothing of others;
+    every team for an installation admin."""
     mismatches = []
     for p in world["principals"].values():
         client = depot.client(access_key=p.key["access_key_id"], secret=p.key["secret_access_key"])
@@ -243,12 +293,170 @@ def test_the_model_view_shows_own_team_models_only(depot, world):
             member = p.scope is not None or RANK[p.name] in range(1, 5)
             if p.scope in ("bucket", "prefix"):
                 want = DENIED  # the view is another bucket than theirs
+            elif p.name == "installation-admin":
+                want = ALLOWED  # every team, member or not
             elif side == "own":
                 want = ALLOWED if member else "absent"
             else:
                 want = DENIED if p.scope in ("model", "alias") else "absent"
             if got != want:
                 mismatches.append(f"{p.name} {side}: expected {want}, got {got}")
+    assert not mismatches, "\n".join(mismatches)
+
+
+# ---- scope kinds against what reaches past the path: copy sources, versionId, ListBuckets
+
+def scope_principals(world) -> list[Principal]:
+    """The scoped credentials, and their owner's unscoped one (the own team's admin) as the control."""
+    return [world["principals"]["admin"], *(world["principals"][s] for s in SCOPES)]
+
+
+def s3_client(depot, p: Principal):
+    return depot.client(access_key=p.key["access_key_id"], secret=p.key["secret_access_key"])
+
+
+# Where the source of a copy into p/ of the owner's bucket lies.
+COPY_SOURCES = {
+    "same prefix": lambda w, b: (b, "p/obj"),
+    "beside the prefix": lambda w, b: (b, "q/obj"),
+    "another bucket": lambda w, b: (w["outside"], "p/elsewhere"),
+}
+
+
+def copy_expected(scope: str | None, source: str) -> str:
+    if scope is None:
+        return ALLOWED
+    if scope in ("read-only", "alias"):
+        return DENIED  # a copy writes
+    if scope == "bucket":
+        return DENIED if source == "another bucket" else ALLOWED
+    return ALLOWED if source == "same prefix" else DENIED  # prefix and model: keys under p/ of that bucket
+
+
+@pytest.mark.parametrize("op", ["CopyObject", "UploadPartCopy"])
+def test_copy_sources_outside_the_scope(depot, world, op):
+    owner = world["users"]["admin"]
+    bucket = world["buckets"][owner]
+    mismatches = []
+    for p in scope_principals(world):
+        client = s3_client(depot, p)
+        for source, where in COPY_SOURCES.items():
+            src_bucket, src_key = where(world, bucket)
+            up = upload(world, bucket, owner) if op == "UploadPartCopy" else None
+            before = data_state(depot)
+            if op == "CopyObject":
+                got = outcome_of_s3(lambda: client.copy_object(Bucket=bucket, Key="p/copy",
+                                                               CopySource={"Bucket": src_bucket, "Key": src_key}))
+            else:
+                got = outcome_of_s3(lambda: client.upload_part_copy(
+                    Bucket=bucket, Key="p/mp", UploadId=up[0], PartNumber=2,
+                    CopySource={"Bucket": src_bucket, "Key": src_key}))
+            want = copy_expected(p.scope, source)
+            if got != want:
+                mismatches.append(f"{p.name:10} from {source}: expected {want}, got {got}")
+            elif got == DENIED and (changed := changes(depot, before)):
+                mismatches.append(f"{p.name:10} from {source}: denied, but changed: {changed}")
+            if op == "CopyObject" and got == ALLOWED:
+                world["clients"][owner].delete_object(Bucket=bucket, Key="p/copy")
+    assert not mismatches, f"{op}:\n" + "\n".join(mismatches)
+
+
+@pytest.mark.parametrize("op", ["GetObject", "HeadObject"])
+def test_version_id_reads(depot, world, op):
+    """A read of a particular object version: every scope that reaches the key may, but an alias scope, which
+    reads only the frozen files of the aliased version."""
+    owner = world["users"]["admin"]
+    bucket, version = world["buckets"][owner], world["versions"][owner]
+    mismatches = []
+    for p in scope_principals(world):
+        client = s3_client(depot, p)
+        if op == "GetObject":
+            got = outcome_of_s3(lambda: client.get_object(Bucket=bucket, Key="p/obj", VersionId=version)["Body"].read())
+        else:
+            got = outcome_of_s3(lambda: client.head_object(Bucket=bucket, Key="p/obj", VersionId=version))
+        want = DENIED if p.scope == "alias" else ALLOWED
+        if got != want:
+            mismatches.append(f"{p.name:10} expected {want}, got {got}")
+    assert not mismatches, f"{op} with versionId:\n" + "\n".join(mismatches)
+
+
+def test_list_buckets_lists_what_the_scope_reaches(depot, world):
+    """ListBuckets: every bucket of the owner unscoped or read_only; the scope's bucket for bucket and prefix
+    scopes; the model's bucket for model and alias scopes."""
+    owner = world["users"]["admin"]
+    own, outside = world["buckets"][owner], world["outside"]
+    mismatches = []
+    for p in scope_principals(world):
+        listed = {b["Name"] for b in s3_client(depot, p).list_buckets()["Buckets"]}
+        want = {own, outside} if p.scope in (None, "read-only") else {own}
+        if listed != want:
+            mismatches.append(f"{p.name:10} expected {sorted(want)}, listed {sorted(listed)}")
+    assert not mismatches, "\n".join(mismatches)
+
+
+# ---- scope kinds against digest sources and restore targets (REST)
+
+# Content by where it is stored: the digest a client sends.
+DIGEST_SOURCES = {"same prefix": b"matrix", "beside the prefix": b"beside the prefix",
+                  "another bucket": b"a digest only outside"}
+
+
+def digest_expected(scope: str | None, source: str) -> str:
+    if scope is None:
+        return "created"
+    if scope == "bucket":
+        return "absent" if source == "another bucket" else "created"  # outside: as if nobody stored it
+    return DENIED  # REST writes: refused for read-only, alias and prefix scopes; model scopes have no bucket routes
+
+
+def test_objects_from_digests_take_sources_inside_the_scope(depot, world):
+    owner = world["users"]["admin"]
+    bucket = world["buckets"][owner]
+    path = f"/api/v1/buckets/{bucket}/objects"
+    nobody = b"stored by nobody " + secrets.token_bytes(8)
+    unknown = call(depot, "POST", path, token=world["tokens"][owner],
+                   body={"key": "p/dig", "sha256": sha(nobody), "size": len(nobody)})
+    assert unknown.status_code == 404, unknown.text
+    mismatches = []
+    for p in scope_principals(world):
+        for source, content in DIGEST_SOURCES.items():
+            before = data_state(depot)
+            r = call(depot, "POST", path, token=p.token, body={"key": "p/dig", "sha256": sha(content),
+                                                               "size": len(content)})
+            got = {201: "created", 403: DENIED, 404: "absent"}.get(r.status_code, f"{r.status_code} {r.text[:120]}")
+            want = digest_expected(p.scope, source)
+            if got != want:
+                mismatches.append(f"{p.name:10} from {source}: expected {want}, got {got}")
+            elif got == "absent" and r.json()["detail"] != unknown.json()["detail"]:
+                mismatches.append(f"{p.name:10} from {source}: answered unlike an unknown digest: {r.text}")
+            elif got in (DENIED, "absent") and (changed := changes(depot, before)):
+                mismatches.append(f"{p.name:10} from {source}: refused, but changed: {changed}")
+            if got == "created":
+                world["clients"][owner].delete_object(Bucket=bucket, Key="p/dig")
+    assert not mismatches, "\n".join(mismatches)
+
+
+def test_restores_stay_inside_the_scope(depot, world):
+    owner = world["users"]["admin"]
+    bucket, outside = world["buckets"][owner], world["outside"]
+    targets = {"same bucket": ({"prefix": "p/", "target_prefix": "p/restored/"}, bucket, "p/restored/obj"),
+               "another bucket": ({"prefix": "p/", "target_bucket": outside}, outside, "p/obj")}
+    mismatches = []
+    for p in scope_principals(world):
+        for target, (body, written_bucket, written_key) in targets.items():
+            before = data_state(depot)
+            r = call(depot, "POST", f"/api/v1/buckets/{bucket}/snapshots/mx/restore", token=p.token, body=body)
+            got = {200: ALLOWED, 403: DENIED}.get(r.status_code, f"{r.status_code} {r.text[:120]}")
+            if p.scope is None or (p.scope == "bucket" and target == "same bucket"):
+                want = ALLOWED
+            else:
+                want = DENIED
+            if got != want:
+                mismatches.append(f"{p.name:10} into {target}: expected {want}, got {got}")
+            elif got == DENIED and (changed := changes(depot, before)):
+                mismatches.append(f"{p.name:10} into {target}: denied, but changed: {changed}")
+            if got == ALLOWED:
+                world["clients"][owner].delete_object(Bucket=written_bucket, Key=written_key)
     assert not mismatches, "\n".join(mismatches)
 
 
@@ -368,7 +576,7 @@ def rest_expected(route: str, p: Principal, side: str) -> str:
                 return DENIED
     rank = p.rank
     if kind == "bucket":
-        return ALLOWED if side == "own" else HIDDEN  # no installation-admin override on buckets either
+        return ALLOWED if side == "own" or p.name == "installation-admin" else HIDDEN
     if kind == "audit":
         return ALLOWED if rank >= RANK["admin"] else DENIED
     if kind == "self":
@@ -406,8 +614,11 @@ def test_rest_route(depot, world, route):
     mismatches = []
     for p in world["principals"].values():
         for side in ("own", "other"):
+            before = data_state(depot)
             r = call(depot, method, rest_path(world, route, p, side), token=p.token, body=body)
             got, want = outcome_of_rest(r), rest_expected(route, p, side)
             if got != want:
                 mismatches.append(f"{p.name:18} {side:5} expected {want}, got {got}: {r.status_code} {r.text[:160]}")
+            elif got == DENIED and (changed := changes(depot, before)):
+                mismatches.append(f"{p.name:18} {side:5} denied, but changed: {changed}")
     assert not mismatches, f"{route}:\n" + "\n".join(mismatches)

@@ -151,7 +151,7 @@ asio::awaitable<result<bool>> authenticate_api(request_context& ctx)
         ctx.who = caller{.user_id = token->user_id,
                          .display_name = token->user_display_name,
                          .access_key_id = "token:" + token->id,
-                         .is_admin = false,
+                         .is_admin = token->user_is_admin,
                          .scope = token->scope};
         co_return true;
     }

@@ -3,6 +3,7 @@
 #include "s3/header_values.hpp"
 #include "s3/names.hpp"
 #include "server/api/http_api.hpp"
+#include "server/scope_check.hpp"
 #include "server/services.hpp"
 
 #include <array>
@@ -99,6 +100,8 @@ asio::awaitable<result<response>> create_object_from_digest(request_context& ctx
     if (registry::is_snapshot_key(*key))
         co_return make_error(errc::invalid_argument, "Keys under .snapshots/ are read-only snapshot views",
                              "key");
+    if (auto inside = co_await check_scope_reaches(ctx, target->name, *key); !inside)
+        co_return std::move(inside).error();
     auto hex = string_field(*body, "sha256");
     if (!hex)
         co_return std::move(hex).error();
@@ -140,13 +143,15 @@ asio::awaitable<result<response>> create_object_from_digest(request_context& ctx
         }
     }
 
-    // Only content the caller can already read may be referenced: a digest is not a capability. The object
-    // found can be overwritten or deleted before the copy commits (a concurrent push of the same content
-    // under several keys does exactly that); then another readable object with the content is looked for.
+    // Only content the caller can already read may be referenced: a digest is not a capability. For a scoped
+    // credential that is content inside its scope; a digest found only outside it gets the same answer as one
+    // nobody stores. The object found can be overwritten or deleted before the copy commits (a concurrent
+    // push of the same content under several keys does exactly that); then another one is looked for.
+    const auto area = co_await scope_area_of(ctx);
     std::optional<registry::object_version> created;
     for (int attempt = 0; attempt < 5 && !created; ++attempt) {
-        auto source = co_await ctx.svc->catalog.find_source(ctx.who.user_id, *digest,
-                                                            static_cast<std::uint64_t>(*size));
+        auto source = co_await ctx.svc->catalog.find_source(
+            ctx.who.user_id, *digest, static_cast<std::uint64_t>(*size), area ? &*area : nullptr);
         if (!source)
             co_return make_error(errc::not_found,
                                  "No object you can read has this SHA-256 and size; upload the bytes");

@@ -3,6 +3,7 @@
 #include "registry/snapshot_service.hpp"
 #include "server/api/http_api.hpp"
 #include "server/api/paging.hpp"
+#include "server/scope_check.hpp"
 #include "server/services.hpp"
 
 namespace depot::server::api {
@@ -121,6 +122,17 @@ asio::awaitable<result<response>> restore_snapshot(request_context& ctx, const p
     auto prefix = optional_string(*body, "prefix");
     if (!prefix)
         co_return std::move(prefix).error();
+    // A scoped credential restores only from inside its scope into its scope: the path names the source
+    // bucket alone, the body the keys read and the bucket and keys written. Without a target_prefix the
+    // keys keep their names, so they land under `prefix`. Checked before the target is looked up, so that
+    // the answer tells nothing about buckets outside the scope.
+    const std::string source_prefix = prefix->value_or("");
+    if (auto inside = co_await check_scope_reaches(ctx, b->name, source_prefix); !inside)
+        co_return std::move(inside).error();
+    if (auto inside = co_await check_scope_reaches(ctx, target_name->value_or(b->name),
+                                                   target_prefix->value_or(source_prefix));
+        !inside)
+        co_return std::move(inside).error();
     auto target = *b;
     if (*target_name) {
         auto other = co_await caller_bucket(ctx, **target_name);

@@ -143,7 +143,16 @@ namespace {
 asio::awaitable<result<response>> read_object(request_context& ctx, bool head)
 {
     if (is_model_view(ctx))
-        co_return co_await read_model_file(ctx, head);
+        co_return co_await read_model_file(ctx, ctx.key, head);
+    if (!ctx.frozen_view_key.empty()) {
+        // An alias-scoped credential reads the frozen file of the aliased version at this path, exactly what
+        // the models view serves, never the live object (server/scope_check.hpp).
+        auto bucket = co_await authorized_bucket(ctx);
+        if (!bucket)
+            co_return std::move(bucket).error();
+        ctx.bucket_has_models = bucket->has_models;
+        co_return co_await read_model_file(ctx, ctx.frozen_view_key, head);
+    }
     if (registry::is_snapshot_key(ctx.key))
         co_return co_await read_snapshot_object(ctx, head);
     auto version_id = version_id_of(ctx);

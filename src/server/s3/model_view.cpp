@@ -4,6 +4,7 @@
 // teams' keys do not exist for them. An alias is resolved once per request, so a download in flight keeps
 // reading the version it started with (its blobs are referenced by the version, not by the alias).
 #include "registry/model_registry.hpp"
+#include "registry/model_view_index.hpp"
 #include "s3/listing.hpp"
 #include "s3/names.hpp"
 #include "server/s3/common.hpp"
@@ -12,7 +13,8 @@
 
 #include <algorithm>
 #include <array>
-#include <map>
+#include <tuple>
+#include <utility>
 
 namespace depot::server::s3op {
 namespace {
@@ -20,84 +22,6 @@ namespace {
 constexpr std::array<std::string_view, 7> allowed_operations = {
     "HeadBucket",  "GetBucketLocation", "GetBucketVersioning", "ListObjectsV2",
     "ListObjects", "GetObject",         "HeadObject"};
-
-constexpr std::size_t max_refs = 100000;
-
-struct ref_entry
-{
-    std::string name;
-    registry::model_version version;
-};
-
-/// Sorts by the key segment the name produces ("name/"), which is the byte order of the keys under it.
-template <class T, class Name>
-void sort_by_segment(std::vector<T>& v, Name name)
-{
-    std::sort(v.begin(), v.end(), [&](const T& a, const T& b) { return name(a) + "/" < name(b) + "/"; });
-}
-
-/// The tree of visible keys, loaded level by level as a listing walks it.
-class view_tree
-{
-public:
-    explicit view_tree(request_context& ctx) : ctx_(ctx) {}
-
-    asio::awaitable<const std::vector<registry::team>*> teams()
-    {
-        if (!teams_) {
-            teams_ = co_await ctx_.svc->models.teams_of(ctx_.who.user_id, ctx_.who.is_admin);
-            sort_by_segment(*teams_, [](const registry::team& t) { return t.name; });
-        }
-        co_return &*teams_;
-    }
-
-    asio::awaitable<const std::vector<registry::model>*> models(std::int64_t team_id)
-    {
-        auto it = models_.find(team_id);
-        if (it == models_.end()) {
-            std::vector<registry::model> all;
-            std::string after;
-            for (;;) {
-                auto page = co_await ctx_.svc->models.models(team_id, after, 1000);
-                if (page.empty())
-                    break;
-                after = page.back().name;
-                for (auto& m : page)
-                    all.push_back(std::move(m));
-            }
-            sort_by_segment(all, [](const registry::model& m) { return m.name; });
-            it = models_.emplace(team_id, std::move(all)).first;
-        }
-        co_return &it->second;
-    }
-
-    /// Version numbers, labels, and aliases of versions that are not archived.
-    asio::awaitable<const std::vector<ref_entry>*> refs(std::int64_t model_id)
-    {
-        auto it = refs_.find(model_id);
-        if (it == refs_.end()) {
-            auto versions = co_await ctx_.svc->models.versions(model_id, 0, max_refs);
-            std::vector<ref_entry> out;
-            for (const auto& v : versions) {
-                out.push_back(ref_entry{std::to_string(v.number), v});
-                if (v.label)
-                    out.push_back(ref_entry{*v.label, v});
-                if (v.state != "archived")
-                    for (const auto& a : v.aliases)
-                        out.push_back(ref_entry{a, v});
-            }
-            sort_by_segment(out, [](const ref_entry& r) { return r.name; });
-            it = refs_.emplace(model_id, std::move(out)).first;
-        }
-        co_return &it->second;
-    }
-
-private:
-    request_context& ctx_;
-    std::optional<std::vector<registry::team>> teams_;
-    std::map<std::int64_t, std::vector<registry::model>> models_;
-    std::map<std::int64_t, std::vector<ref_entry>> refs_;
-};
 
 /// Keys under `segment` can be on the page: the segment is compatible with the prefix and its keys are not
 /// all before the scan's bound.
@@ -148,6 +72,203 @@ asio::awaitable<result<resolved_path>> resolve(request_context& ctx, std::string
     co_return resolved_path{std::move(*version), std::string(key)};
 }
 
+/// One listing page of the view, walked in key order from the listing's bound. Every level (teams, models,
+/// refs, files) is read from the database in pages of the listing's own size, starting at the first segment
+/// that can hold keys at or after the bound and under the prefix; a common prefix moves the bound past
+/// itself and the walk goes on from there. So a page loads about as many rows per level as it shows keys,
+/// whatever the number of models and versions.
+class view_walk
+{
+public:
+    view_walk(request_context& ctx, const registry::list_request& req, s3::listing_page& fold,
+              registry::list_page& page, std::string bound, bool inclusive)
+        : ctx_(ctx), index_(*ctx.svc->db), req_(req), fold_(fold), page_(page), bound_(std::move(bound)),
+          inclusive_(inclusive), chunk_(std::min<std::size_t>(req.max_keys, 1000) + 1)
+    {}
+
+    asio::awaitable<void> run()
+    {
+        auto cursor = start_of("");
+        for (;;) {
+            auto teams = co_await index_.teams(ctx_.who.user_id, ctx_.who.is_admin, cursor, chunk_);
+            for (const auto& team : teams) {
+                const std::string tp = team.name + "/";
+                if (beyond_prefix(tp))
+                    co_return;
+                if (!relevant(tp, req_.prefix, bound_))
+                    continue;
+                co_await models(team, tp);
+                if (done_)
+                    co_return;
+            }
+            if (teams.size() < chunk_)
+                co_return;
+            cursor = next_page("", teams.back().name);
+        }
+    }
+
+private:
+    asio::awaitable<void> models(const registry::view_node& team, const std::string& tp)
+    {
+        auto cursor = start_of(tp);
+        for (;;) {
+            auto models = co_await index_.models(team.id, cursor, chunk_);
+            for (const auto& model : models) {
+                const std::string mp = tp + model.name + "/";
+                if (beyond_prefix(mp))
+                    co_return;
+                if (!relevant(mp, req_.prefix, bound_))
+                    continue;
+                co_await refs(model, mp);
+                if (past(tp))
+                    co_return;
+            }
+            if (models.size() < chunk_)
+                co_return;
+            cursor = next_page(tp, models.back().name);
+        }
+    }
+
+    asio::awaitable<void> refs(const registry::view_node& model, const std::string& mp)
+    {
+        auto cursor = start_of(mp);
+        for (;;) {
+            auto refs = co_await index_.refs(model.id, cursor, chunk_);
+            for (const auto& ref : refs) {
+                const std::string rp = mp + ref.name + "/";
+                if (beyond_prefix(rp))
+                    co_return;
+                if (!relevant(rp, req_.prefix, bound_))
+                    continue;
+                co_await files(ref, rp);
+                if (past(mp))
+                    co_return;
+            }
+            if (refs.size() < chunk_)
+                co_return;
+            cursor = next_page(mp, refs.back().name);
+        }
+    }
+
+    asio::awaitable<void> files(const registry::view_ref& ref, const std::string& rp)
+    {
+        auto [cursor, cursor_inclusive] = file_start(rp);
+        for (;;) {
+            auto batch = co_await ctx_.svc->models.files(ref.version_id, cursor, chunk_, cursor_inclusive);
+            bool seek = false;
+            for (const auto& f : batch) {
+                const std::string key = rp + f.path;
+                if (!std::string_view(key).starts_with(req_.prefix)) {
+                    if (key > req_.prefix)
+                        co_return;
+                    continue;
+                }
+                auto step = fold_.offer(key);
+                if (step.what == s3::listing_page::action::stop) {
+                    done_ = true;
+                    co_return;
+                }
+                if (step.what == s3::listing_page::action::common_prefix) {
+                    if (step.seek.empty()) {
+                        done_ = true;
+                        co_return;
+                    }
+                    bound_ = std::move(step.seek);
+                    inclusive_ = true;
+                    if (past(rp))
+                        co_return;
+                    seek = true;
+                    break;
+                }
+                if (step.what == s3::listing_page::action::content) {
+                    registry::listing_entry entry;
+                    entry.key = key;
+                    entry.size = f.size;
+                    entry.etag = f.etag;
+                    entry.last_modified = ref.created_at;
+                    entry.owner_id = ref.created_by;
+                    entry.owner_display_name = ref.created_by;
+                    page_.contents.push_back(std::move(entry));
+                }
+                bound_ = key;
+                inclusive_ = false;
+            }
+            if (seek) {
+                std::tie(cursor, cursor_inclusive) = file_start(rp);
+                continue;
+            }
+            if (batch.size() < chunk_)
+                co_return;
+            cursor = batch.back().path;
+            cursor_inclusive = false;
+        }
+    }
+
+    /// The first segment under `parent` that can hold keys at or after the bound and under the prefix: the
+    /// bound's and the prefix's own segment at that level, when they lie under `parent`.
+    registry::view_cursor start_of(std::string_view parent) const
+    {
+        auto segment_of = [&](std::string_view s) {
+            if (s.size() <= parent.size() || !s.starts_with(parent))
+                return std::string();
+            auto rest = s.substr(parent.size());
+            auto slash = rest.find('/');
+            return std::string(slash == std::string_view::npos ? rest : rest.substr(0, slash + 1));
+        };
+        return registry::view_cursor{.bound = std::max(segment_of(bound_), segment_of(req_.prefix)),
+                                     .inclusive = true};
+    }
+
+    /// Where the next page of a level starts: after the last row, or further when the bound has moved on.
+    registry::view_cursor next_page(std::string_view parent, std::string_view last) const
+    {
+        auto start = start_of(parent);
+        std::string after = std::string(last) + "/";
+        if (start.bound > after)
+            return start;
+        return registry::view_cursor{.bound = std::move(after), .inclusive = false};
+    }
+
+    /// Where the files of ref path `rp` start: after the bound's path in it, from the prefix's.
+    std::pair<std::string, bool> file_start(const std::string& rp) const
+    {
+        std::string after;
+        bool inclusive = true;
+        if (bound_.size() >= rp.size() && std::string_view(bound_).starts_with(rp)) {
+            after = bound_.substr(rp.size());
+            inclusive = inclusive_;
+        }
+        if (req_.prefix.size() > rp.size() && after < req_.prefix.substr(rp.size())) {
+            after = req_.prefix.substr(rp.size());
+            inclusive = true;
+        }
+        return {std::move(after), inclusive};
+    }
+
+    /// Nothing under `parent` is left for this page: it is done, or the bound has moved past the subtree.
+    bool past(std::string_view parent) const
+    {
+        return done_ || (!std::string_view(bound_).starts_with(parent) && std::string_view(bound_) > parent);
+    }
+
+    /// Segment path `segment` and every later one hold no key under the prefix.
+    bool beyond_prefix(std::string_view segment) const
+    {
+        return !segment.starts_with(req_.prefix) && !std::string_view(req_.prefix).starts_with(segment) &&
+               segment > std::string_view(req_.prefix);
+    }
+
+    request_context& ctx_;
+    registry::model_view_index index_;
+    const registry::list_request& req_;
+    s3::listing_page& fold_;
+    registry::list_page& page_;
+    std::string bound_;
+    bool inclusive_;
+    std::size_t chunk_;
+    bool done_ = false;
+};
+
 } // namespace
 
 bool is_model_view(const request_context& ctx)
@@ -161,11 +282,11 @@ bool model_view_allows(std::string_view operation)
            allowed_operations.end();
 }
 
-asio::awaitable<result<response>> read_model_file(request_context& ctx, bool head)
+asio::awaitable<result<response>> read_model_file(request_context& ctx, std::string_view view_key, bool head)
 {
     if (ctx.param("versionId"))
         co_return make_error(errc::invalid_argument, "The model view has no object versions", "versionId");
-    auto where = co_await resolve(ctx, ctx.key);
+    auto where = co_await resolve(ctx, view_key);
     if (!where)
         co_return std::move(where).error();
     auto opened = co_await ctx.svc->models.open_file(where->version, where->path);
@@ -185,105 +306,8 @@ asio::awaitable<result<registry::list_page>> list_model_view(request_context& ct
     if (req.max_keys == 0 || start.exhausted)
         co_return page;
     s3::listing_page fold(req.prefix, req.delimiter, req.max_keys);
-    std::string bound = std::move(start.key);
-    bool inclusive = start.inclusive;
-    view_tree tree(ctx);
-
-    // Walks the tree in key order from `bound`; a common prefix moves the bound past itself and the walk
-    // starts again from the top (the upper levels are cached, so a restart costs no queries).
-    bool done = false;
-    while (!done) {
-        bool restart = false;
-        const auto* teams = co_await tree.teams();
-        for (const auto& team : *teams) {
-            const std::string tp = team.name + "/";
-            if (!relevant(tp, req.prefix, bound))
-                continue;
-            const auto* models = co_await tree.models(team.id);
-            for (const auto& model : *models) {
-                const std::string mp = tp + model.name + "/";
-                if (!relevant(mp, req.prefix, bound))
-                    continue;
-                const auto* refs = co_await tree.refs(model.id);
-                for (const auto& ref : *refs) {
-                    const std::string rp = mp + ref.name + "/";
-                    if (!relevant(rp, req.prefix, bound))
-                        continue;
-                    std::string after_path;
-                    bool after_inclusive = true;
-                    if (bound.size() >= rp.size() && std::string_view(bound).starts_with(rp)) {
-                        after_path = bound.substr(rp.size());
-                        after_inclusive = inclusive;
-                    }
-                    if (req.prefix.size() > rp.size() && after_path < req.prefix.substr(rp.size())) {
-                        after_path = req.prefix.substr(rp.size());
-                        after_inclusive = true;
-                    }
-                    std::string cursor = after_path;
-                    bool cursor_inclusive = after_inclusive;
-                    bool ref_done = false;
-                    for (;;) {
-                        auto batch =
-                            co_await ctx.svc->models.files(ref.version.id, cursor, 1000, cursor_inclusive);
-                        const bool last_batch = batch.size() < 1000;
-                        if (batch.empty())
-                            break;
-                        cursor = batch.back().path;
-                        cursor_inclusive = false;
-                        for (const auto& f : batch) {
-                            const std::string key = rp + f.path;
-                            if (!std::string_view(key).starts_with(req.prefix)) {
-                                if (key > req.prefix) {
-                                    ref_done = true;
-                                    break;
-                                }
-                                continue;
-                            }
-                            auto step = fold.offer(key);
-                            if (step.what == s3::listing_page::action::stop) {
-                                done = true;
-                                break;
-                            }
-                            if (step.what == s3::listing_page::action::common_prefix) {
-                                if (step.seek.empty()) {
-                                    done = true;
-                                } else {
-                                    bound = std::move(step.seek);
-                                    inclusive = true;
-                                    restart = true;
-                                }
-                                break;
-                            }
-                            if (step.what == s3::listing_page::action::content) {
-                                registry::listing_entry entry;
-                                entry.key = key;
-                                entry.size = f.size;
-                                entry.etag = f.etag;
-                                entry.last_modified = ref.version.created_at;
-                                entry.owner_id = ref.version.created_by;
-                                entry.owner_display_name = ref.version.created_by;
-                                page.contents.push_back(std::move(entry));
-                            }
-                            bound = key;
-                            inclusive = false;
-                        }
-                        if (ref_done)
-                            break;
-                        if (done || restart || last_batch)
-                            break;
-                    }
-                    if (done || restart)
-                        break;
-                }
-                if (done || restart)
-                    break;
-            }
-            if (done || restart)
-                break;
-        }
-        if (!restart)
-            done = true;
-    }
+    view_walk walk(ctx, req, fold, page, std::move(start.key), start.inclusive);
+    co_await walk.run();
     page.common_prefixes = fold.common_prefixes();
     page.truncated = fold.truncated();
     page.last = fold.last();

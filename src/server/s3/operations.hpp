@@ -70,7 +70,9 @@ asio::awaitable<result<registry::list_page>> list_page_of(request_context& ctx, 
 bool is_model_view(const request_context& ctx);
 /// Operations the view serves (reads); the dispatcher refuses the others with AccessDenied.
 bool model_view_allows(std::string_view operation);
-asio::awaitable<result<response>> read_model_file(request_context& ctx, bool head);
+/// GET/HEAD of the view key `view_key` (team/model/ref/path): the frozen file's bytes; no_such_key for
+/// anything the caller cannot see.
+asio::awaitable<result<response>> read_model_file(request_context& ctx, std::string_view view_key, bool head);
 asio::awaitable<result<registry::list_page>> list_model_view(request_context& ctx,
                                                              registry::list_request req);
 
