@@ -376,7 +376,8 @@ asio::awaitable<void> dispatcher::deliver(registry::claimed_delivery d)
         if (!target) {
             o.error = target.error().message;
         } else {
-            auto endpoints = co_await resolve_target(*target, svc_.opts.webhook_allow_private);
+            auto endpoints = co_await resolve_target(*target, svc_.opts.webhook_allow_private,
+                                                     svc_.opts.webhook_allow_cidr);
             if (!endpoints) {
                 o.error = endpoints.error().message;
             } else {
