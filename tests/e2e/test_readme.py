@@ -96,6 +96,8 @@ def short_tmp():
     shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.mark.skipif(os.environ.get("DEPOT_E2E_STORAGE", "localfs") != "localfs",
+                    reason="the README's scripts/run uses the local blob store: one run is enough")
 def test_readme_walkthroughs_run_as_written(short_tmp):
     tmp_path = short_tmp
     bin_dir = Path(os.environ.get("DEPOT_BIN_DIR", REPO_ROOT / "build" / "asan")).resolve()
