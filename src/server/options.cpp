@@ -234,6 +234,12 @@ const std::vector<setting>& settings()
         {"--webhook-allow-private", "DEPOT_WEBHOOK_ALLOW_PRIVATE",
          "allow webhook targets on loopback, private and link-local addresses (default false)",
          [](options& o, const std::string& v) { return parse_bool(v, o.webhook_allow_private); }},
+        {"--webhook-allow-cidr", "DEPOT_WEBHOOK_ALLOW_CIDR",
+         "comma-separated networks (10.42.0.0/16,fd00::/8) webhook targets may be in although not public",
+         [](options& o, const std::string& v) {
+             auto nets = webhooks::parse_allowed_networks(v);
+             return nets && (o.webhook_allow_cidr = std::move(*nets), true);
+         }},
         {"--webhook-timeout", "DEPOT_WEBHOOK_TIMEOUT",
          "seconds one webhook delivery attempt may take (default 10)",
          [](options& o, const std::string& v) { return parse_seconds(v, o.webhook_timeout, 1); }},

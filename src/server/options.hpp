@@ -3,6 +3,7 @@
 /// depotd settings: command-line flags win over DEPOT_* environment variables, which win over defaults.
 
 #include "common/result.hpp"
+#include "server/webhooks/target.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -89,6 +90,8 @@ struct options
     /// Webhook targets on loopback, private, link-local or unique-local addresses are refused unless this
     /// is set (an installation whose receivers live on its own network, and tests).
     bool webhook_allow_private = false;
+    /// Networks (CIDR) webhook targets may resolve into although they are not public, e.g. the cluster's.
+    webhooks::allowed_networks webhook_allow_cidr;
     /// One delivery attempt: connect, send and read the answer within this.
     std::chrono::seconds webhook_timeout{10};
     /// Retries wait base * 2^(attempt-1) (at most webhook_retry_max), with +-50 % jitter; an event older

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from depot_harness import md5_etag, unique_bucket_name
+from depot_harness import AWS, assert_error_response, clean_env, md5_etag, run, unique_bucket_name
 
 MiB = 1024 * 1024
 
@@ -361,6 +361,43 @@ def test_s3api_list_with_prefix_and_delimiter(depot, paged_bucket):
     v1 = depot.aws_json("s3api", "list-objects", "--bucket", paged_bucket, "--prefix", "dir", "--delimiter", "/")
     assert [o["Key"] for o in v1["Contents"]] == ["dir-2", "dir.3"]
     assert [p["Prefix"] for p in v1["CommonPrefixes"]] == ["dir/", "dir2/"]
+
+
+def test_mb_with_no_region_configured_anywhere(depot, tmp_path):
+    """A fresh machine: an empty HOME, no config file, no AWS_REGION. aws cli v2 then signs for us-east-1
+    but sends the LocationConstraint `aws-global`, which names the server's own region."""
+    home = tmp_path / "home"
+    home.mkdir()
+    alice = depot.users["alice"]
+    env = clean_env({"HOME": str(home), "AWS_ACCESS_KEY_ID": alice.access_key,
+                     "AWS_SECRET_ACCESS_KEY": alice.secret, "AWS_EC2_METADATA_DISABLED": "true", "AWS_PAGER": ""})
+    name = unique_bucket_name("awscli-noregion")
+    made = run([AWS, "--endpoint-url", depot.endpoint, "s3", "mb", f"s3://{name}"], env=env, check=False)
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.strip() == f"make_bucket: {name}"
+    assert depot.aws_json("s3api", "get-bucket-location", "--bucket", name) == {"LocationConstraint": None}
+    depot.aws("s3", "rb", f"s3://{name}")
+
+
+@pytest.mark.parametrize("constraint", ["aws-global", "", "us-east-1"])
+def test_create_bucket_takes_constraints_that_mean_this_region(depot, constraint):
+    name = unique_bucket_name("constraint")
+    body = (f"<CreateBucketConfiguration><LocationConstraint>{constraint}</LocationConstraint>"
+            "</CreateBucketConfiguration>").encode()
+    assert depot.request("PUT", f"/{name}", body=body).status_code == 200
+    assert depot.request("HEAD", f"/{name}").status_code == 200
+    assert depot.request("DELETE", f"/{name}").status_code == 204
+
+
+@pytest.mark.parametrize("constraint", ["eu-west-1", "aws-cn-global", "AWS-GLOBAL"])
+def test_create_bucket_in_another_region_is_refused_and_creates_nothing(depot, constraint):
+    name = unique_bucket_name("constraint")
+    before = depot.snapshot()
+    body = (f"<CreateBucketConfiguration><LocationConstraint>{constraint}</LocationConstraint>"
+            "</CreateBucketConfiguration>").encode()
+    assert_error_response(depot.request("PUT", f"/{name}", body=body), "InvalidLocationConstraint", 400)
+    depot.assert_unchanged(before)
+    assert depot.request("HEAD", f"/{name}").status_code == 404
 
 
 def test_s3api_get_bucket_location_is_empty_for_us_east_1(depot, bucket):

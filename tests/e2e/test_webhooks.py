@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import requests
 
-from depot_harness import Depot, unique_bucket_name
+from depot_harness import Depot, run, unique_bucket_name
 from rest import assert_problem, call, token_for, validate
 from test_metrics import delta, scrape
 
@@ -433,6 +433,37 @@ def test_bad_subscriptions_get_precise_problems_and_change_nothing(depot):
     # Unknown ids and malformed ids are 404.
     assert_problem(team_call(depot, team, "GET", "/webhooks/999999"), 404, "not-found")
     assert_problem(team_call(depot, team, "GET", "/webhooks/abc"), 404, "not-found")
+
+
+def test_allow_cidr_admits_its_networks_only(depot, private_depot, receiver):
+    """--webhook-allow-cidr opens the listed networks (a cluster's) and nothing else: the installation's other
+    private and loopback addresses stay refused, when saving and when delivering."""
+    server = private_depot("--webhook-allow-cidr", " 10.42.0.0/16, 127.0.0.0/8 ,fd00:42::/48",
+                           *FAST[2:])
+    team = make_team(server)
+    hook = subscribe(server, team, receiver.url)  # 127.0.0.1: inside 127.0.0.0/8
+    r = team_call(server, team, "POST", f"/webhooks/{hook['id']}/ping")
+    ping = validate(r, "POST", "/api/v1/teams/{team}/webhooks/{webhook}/ping")
+    receiver.wait_for(lambda g: any(e["id"] == ping["event_id"] for e in events_of(g)), what="the ping")
+    before = int(server.db.scalar("SELECT count(*) FROM webhook_subscriptions"))
+    for url in ("http://10.43.0.1/hook", "http://192.168.1.1/hook", "http://[::1]:8080/hook",
+                "http://[fd00:43::1]/hook", "http://169.254.169.254/latest/meta-data"):
+        problem = assert_problem(team_call(server, team, "POST", "/webhooks", body={"url": url}), 400,
+                                 "invalid-argument")
+        assert "loopback, private" in problem["detail"], (url, problem)
+    assert int(server.db.scalar("SELECT count(*) FROM webhook_subscriptions")) == before
+    for url in ("http://10.42.255.254/hook", "http://[fd00:42:0:1::5]/hook"):
+        r = team_call(server, team, "POST", "/webhooks", body={"url": url})
+        assert r.status_code == 201, (url, r.text)
+
+
+@pytest.mark.parametrize("value", ["10.0.0.0", "10.0.0.1/8", "10.0.0.0/33", "fd00::/129", "nonsense/8",
+                                   "10.0.0.0/8,", "10.0.0.0/x"])
+def test_bad_allow_cidr_stops_depotd_with_the_flag_named(depot, value, tmp_path):
+    proc = run([str(depot.bin_dir / "depotd"), "--webhook-allow-cidr", value],
+               env=depot.server_env(), check=False, timeout=60)
+    assert proc.returncode == 2, (value, proc.stderr)
+    assert "--webhook-allow-cidr" in proc.stderr, proc.stderr
 
 
 def test_other_teams_cannot_see_or_manage_subscriptions(hooks_depot, receiver):

@@ -113,7 +113,8 @@ asio::awaitable<result<void>> check_url(request_context& ctx, const std::string&
     auto target = webhooks::parse_target(url);
     if (!target)
         co_return std::move(target).error();
-    auto resolved = co_await webhooks::resolve_target(*target, ctx.svc->opts.webhook_allow_private);
+    auto resolved = co_await webhooks::resolve_target(*target, ctx.svc->opts.webhook_allow_private,
+                                                      ctx.svc->opts.webhook_allow_cidr);
     if (!resolved)
         co_return std::move(resolved).error();
     co_return ok();

@@ -27,8 +27,11 @@ asio::awaitable<result<response>> create_bucket(request_context& ctx)
         co_return std::move(config).error();
     const auto& region = ctx.svc->opts.region;
     const auto& wanted = config->location_constraint;
-    // An empty constraint means us-east-1, which is also what clients send when the region is us-east-1.
-    if (!wanted.empty() && wanted != region)
+    // An empty constraint means "the endpoint's region" (S3 sends none for us-east-1; MinIO takes an empty
+    // one as its own region). aws cli v2 with no region configured anywhere signs for us-east-1 but sends
+    // `aws-global`, the pseudo-region of AWS's global endpoint (its endpoint rules map it to us-east-1):
+    // it names no region of its own, so it is this server's region too, whatever that is.
+    if (!wanted.empty() && wanted != "aws-global" && wanted != region)
         co_return make_error(errc::invalid_location_constraint,
                              "The specified location-constraint is not valid for this endpoint (region " +
                                  region + ")",

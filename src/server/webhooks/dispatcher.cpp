@@ -380,7 +380,8 @@ asio::awaitable<void> dispatcher::deliver(registry::claimed_delivery d)
             o.error = "the subscription's signing secret does not open (another server key, or a sealed "
                       "value that belongs to another subscription)";
         } else {
-            auto endpoints = co_await resolve_target(*target, svc_.opts.webhook_allow_private);
+            auto endpoints = co_await resolve_target(*target, svc_.opts.webhook_allow_private,
+                                                     svc_.opts.webhook_allow_cidr);
             if (!endpoints) {
                 o.error = endpoints.error().message;
             } else {

@@ -22,6 +22,8 @@ var allowedKinds = map[string]string{
 	"HorizontalPodAutoscaler": "autoscaling/v2",
 	"Ingress":                 "networking.k8s.io/v1",
 	"ServiceMonitor":          "monitoring.coreos.com/v1",
+	"PrometheusRule":          "monitoring.coreos.com/v1",
+	"Pod":                     "v1", // the `helm test` hook only
 }
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -237,7 +239,18 @@ func (c *checker) run(v map[string]interface{}) {
 			}
 		}
 	}
+	for _, m := range c.byKind("ServiceMonitor") {
+		want := dict(v, "metrics", "serviceMonitor", "tlsConfig")
+		for _, e := range list(m.obj, "spec", "endpoints") {
+			if got := dict(e, "tlsConfig"); fmt.Sprint(got) != fmt.Sprint(want) && !(len(got) == 0 && len(want) == 0) {
+				c.fail(m, "endpoint tlsConfig is %v, want metrics.serviceMonitor.tlsConfig %v", got, want)
+			}
+		}
+	}
 	c.checkMigrationJob(v, configMaps)
+	c.checkDepotdSettings(dep, v, configMaps)
+	c.checkPrometheusRule(v)
+	c.checkTestPod(dep, v)
 	for _, cm := range c.byKind("ConfigMap") {
 		if s, ok := dict(cm.obj, "data")["depot.json"].(string); ok {
 			c.checkDashboard(cm, s)
@@ -416,3 +429,103 @@ func (c *checker) checkDashboard(d *document, text string) {
 // The series depotd exports, from tests/helm/metrics.txt (tests/e2e/test_metrics.py checks that a live
 // depotd's /metrics has exactly those), so the dashboard cannot query a series that does not exist.
 var knownMetrics = map[string]bool{}
+
+// checkDepotdSettings: what the pods are told about the outside world.
+func (c *checker) checkDepotdSettings(dep *document, v map[string]interface{}, configMaps map[string]map[string]interface{}) {
+	data := configMaps[str(get(dep.obj, "spec", "template", "spec", "containers", "0", "envFrom", "0", "configMapRef", "name"))]
+	publicURL := fmt.Sprint(data["DEPOT_PUBLIC_URL"])
+	if ingress, _ := get(v, "ingress", "enabled").(bool); ingress {
+		// Presigned links in webhook payloads must point where clients reach the installation.
+		if !strings.HasPrefix(publicURL, "https://") && !strings.HasPrefix(publicURL, "http://") {
+			c.fail(dep, "the Ingress is on but DEPOT_PUBLIC_URL is %q", publicURL)
+		}
+	}
+	cidrs := list(v, "config", "webhookAllowCidrs")
+	var want []string
+	for _, x := range cidrs {
+		want = append(want, fmt.Sprint(x))
+	}
+	if got := data["DEPOT_WEBHOOK_ALLOW_CIDR"]; len(want) > 0 && fmt.Sprint(got) != strings.Join(want, ",") {
+		c.fail(dep, "DEPOT_WEBHOOK_ALLOW_CIDR is %v, want %q", got, strings.Join(want, ","))
+	}
+	if extra := dict(v, "config", "extraEnv"); extra["DEPOT_WEBHOOK_ALLOW_PRIVATE"] != nil && len(want) > 0 {
+		c.fail(dep, "DEPOT_WEBHOOK_ALLOW_PRIVATE in extraEnv defeats config.webhookAllowCidrs")
+	}
+}
+
+// The alerts a PrometheusRule must carry, and the series they may query (tests/helm/metrics.txt).
+var wantedAlerts = []string{"DepotBlobStoreUnavailable", "DepotWebhookQueueStuck", "DepotCollectorFailing",
+	"DepotAuditSealLag", "DepotHigh5xxRatio"}
+
+func (c *checker) checkPrometheusRule(v map[string]interface{}) {
+	rules := c.byKind("PrometheusRule")
+	enabled, _ := get(v, "metrics", "prometheusRule", "enabled").(bool)
+	if enabled != (len(rules) == 1) {
+		c.fail(nil, "metrics.prometheusRule.enabled is %v but %d PrometheusRule rendered", enabled, len(rules))
+		return
+	}
+	seen := map[string]bool{}
+	for _, r := range rules {
+		for _, g := range list(r.obj, "spec", "groups") {
+			for _, rule := range list(g, "rules") {
+				name, expr := str(rule, "alert"), str(rule, "expr")
+				seen[name] = true
+				if expr == "" || str(rule, "labels", "severity") == "" || str(rule, "for") == "" {
+					c.fail(r, "alert %s needs expr, for and labels.severity", name)
+				}
+				if str(rule, "annotations", "summary") == "" {
+					c.fail(r, "alert %s has no summary", name)
+				}
+				for _, m := range metricName.FindAllString(expr, -1) {
+					base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(m, "_bucket"), "_count"), "_sum")
+					if !knownMetrics[base] {
+						c.fail(r, "alert %s queries %s, which depotd does not export", name, m)
+					}
+				}
+				// Every selector names this release's series only.
+				if strings.Count(expr, "{") != strings.Count(expr, "job=") {
+					c.fail(r, "alert %s has a selector without the release's job: %s", name, expr)
+				}
+				if strings.Count(expr, "(") != strings.Count(expr, ")") || strings.Count(expr, "{") != strings.Count(expr, "}") {
+					c.fail(r, "alert %s: unbalanced expression %s", name, expr)
+				}
+			}
+		}
+	}
+	for _, a := range wantedAlerts {
+		if len(rules) == 1 && !seen[a] {
+			c.fail(rules[0], "alert %s missing", a)
+		}
+	}
+}
+
+// checkTestPod: the `helm test` smoke pod runs the release's image as the pods do, and only as a test hook.
+func (c *checker) checkTestPod(dep *document, v map[string]interface{}) {
+	pods := c.byKind("Pod")
+	enabled, _ := get(v, "tests", "enabled").(bool)
+	if enabled != (len(pods) == 1) {
+		c.fail(nil, "tests.enabled is %v but %d test Pods rendered", enabled, len(pods))
+		return
+	}
+	for _, p := range pods {
+		if str(p.obj, "metadata", "annotations", "helm.sh/hook") != "test" {
+			c.fail(p, "a Pod outside the Deployment must be a helm.sh/hook: test")
+		}
+		if str(p.obj, "spec", "restartPolicy") != "Never" {
+			c.fail(p, "a test Pod must not restart")
+		}
+		want := str(dep.obj, "spec", "template", "spec", "containers", "0", "image")
+		if got := str(p.obj, "spec", "containers", "0", "image"); got != want {
+			c.fail(p, "test image %q is not the Deployment's %q", got, want)
+		}
+		if nonRoot, _ := get(p.obj, "spec", "securityContext", "runAsNonRoot").(bool); !nonRoot {
+			c.fail(p, "the test Pod must run as non-root like the Deployment")
+		}
+		script := fmt.Sprint(get(p.obj, "spec", "containers", "0", "command"))
+		for _, path := range []string{"/healthz"} {
+			if !strings.Contains(script, path) {
+				c.fail(p, "the smoke test does not check %s", path)
+			}
+		}
+	}
+}
