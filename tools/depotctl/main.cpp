@@ -1,5 +1,7 @@
-// depotctl: administration of a Depot installation (schema, users, access keys). It talks to PostgreSQL
-// directly with the same server key as depotd, so it works before any depotd is running.
+// depotctl: administration of a Depot installation. The database commands (migrate, fsck, gc, audit, and
+// user/key/token when a database URL is set) talk to PostgreSQL directly with the same settings and server
+// key as depotd, so they work before any depotd is running; everything else goes through depotd's REST and
+// S3 APIs (remote.cpp). The command line is parsed from one table (command_line.cpp).
 #include "audit_commands.hpp"
 #include "cli.hpp"
 #include "command_line.hpp"
@@ -467,7 +469,9 @@ int main(int argc, char** argv)
     }
     int rc = 0;
     try {
-        const std::string key = server_key_of(depotd);
+        // Only access keys are sealed with the server key: migrate, fsck, gc, audit, user and token run
+        // without one (a fresh installation migrates before its first depotd made the key).
+        const std::string key = cmd == "key" ? server_key_of(depotd) : std::string();
         asio::io_context ioc;
         auto pool = pg::make_pool(ioc.get_executor(), {.conninfo = url, .max_connections = 2});
         std::exception_ptr error;
