@@ -113,7 +113,7 @@ def test_completion_scripts(depot, tmp_path):
              "COMP_WORDS=(depotctl team cr); COMP_CWORD=2; _depotctl; echo \"${COMPREPLY[@]}\"\n"
              "COMP_WORDS=(depotctl push ./out ml/x --lab); COMP_CWORD=4; _depotctl; echo \"${COMPREPLY[@]}\"\n")
     out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=30).stdout.splitlines()
-    assert out == ["token team", "create", "--label --labels"], out
+    assert out == ["team", "create", "--label --labels"], out
     assert bare(depot, "completion", "fish").returncode == 2
 
 
@@ -312,10 +312,10 @@ def test_depotd_reads_its_configuration_file_and_flags_win(depot, tmp_path):
     finally:
         stop(proc)
     # depotctl resolves the database and the server key from the same file.
-    out = run([str(depot.bin_dir / "depotctl"), "--config", str(conf), "user", "list", "--json"],
+    out = run([str(depot.bin_dir / "depotctl"), "--config", str(conf), "key", "list", "alice", "--json"],
               check=False, env=clean_env(), cwd=tmp_path, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert "alice" in [u["id"] for u in json.loads(out.stdout)]
+    assert depot.users["alice"].access_key in [k["access_key_id"] for k in json.loads(out.stdout)]
 
 
 def test_an_unknown_key_in_the_configuration_file_is_an_error_naming_it_and_its_line(depot, tmp_path):

@@ -650,13 +650,13 @@ std::optional<int> parse_command_line(const std::vector<std::string>& args, cli&
     // Every known flag, a switch or taking one value; the command decides below which ones apply.
     po::options_description known;
     for (const auto& f : all_flags) {
-        const std::string name(f.name.substr(2));
+        const std::string name = f.name == "--help" ? "help,h" : std::string(f.name.substr(2));
         if (f.metavar.empty())
             known.add_options()(name.c_str(), "");
         else
             known.add_options()(name.c_str(), po::value<std::string>(), "");
     }
-    known.add_options()("h", "")("version", "")("args", po::value<std::vector<std::string>>(), "");
+    known.add_options()("version", "")("args", po::value<std::vector<std::string>>(), "");
     po::positional_options_description positional;
     positional.add("args", -1);
     // No abbreviations (--lab is not --label) and no short options but -h.
@@ -683,7 +683,7 @@ std::optional<int> parse_command_line(const std::vector<std::string>& args, cli&
             out.positional.insert(out.positional.end(), o.value.begin(), o.value.end());
         } else if (o.unregistered) {
             unknown.push_back(o.original_tokens.empty() ? o.string_key : o.original_tokens.front());
-        } else if (o.string_key == "h" || o.string_key == "help") {
+        } else if (o.string_key == "help") {
             help = true;
         } else if (o.string_key == "version") {
             version = true;

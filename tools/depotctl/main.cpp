@@ -441,17 +441,7 @@ int main(int argc, char** argv)
         std::fputs(script.c_str(), stdout);
         return 0;
     }
-    server::options depotd;
-    try {
-        depotd = depotd_options(c);
-    } catch (const failure& f) {
-        std::fprintf(stderr, "depotctl: %s\n", f.what());
-        return f.code;
-    }
-    const std::string url = depotd.database_url;
-    // user, key and token go through the REST API when there is no database to write (or with --remote).
-    const bool either = cmd == "user" || cmd == "key" || cmd == "token";
-    if (ctl::is_remote_command(c) || (either && (url.empty() || c.has("--remote")))) {
+    auto remote = [&] {
         try {
             return ctl::run_remote(c);
         } catch (const failure& f) {
@@ -461,7 +451,20 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "depotctl: %s\n", e.what());
             return 1;
         }
+    };
+    if (ctl::is_remote_command(c))
+        return remote();
+    server::options depotd;
+    try {
+        depotd = depotd_options(c);
+    } catch (const failure& f) {
+        std::fprintf(stderr, "depotctl: %s\n", f.what());
+        return f.code;
     }
+    const std::string url = depotd.database_url;
+    // user, key and token go through the REST API when there is no database to write (or with --remote).
+    if ((cmd == "user" || cmd == "key" || cmd == "token") && (url.empty() || c.has("--remote")))
+        return remote();
     if (url.empty()) {
         std::fprintf(stderr, "depotctl: %s needs the database: set --database-url or DEPOT_DATABASE_URL\n",
                      cmd.c_str());
