@@ -361,12 +361,13 @@ const std::vector<setting>& settings()
 /// '#', as conninfo passwords do). Boost.Program_options' config parser would do this but names neither
 /// the line of a bad key nor keeps a value's '#', so this reads it. Unknown keys are an error naming the
 /// file, line and key: a misspelt setting must not be silently ignored.
-result<std::map<std::string, std::string>> read_config_file(const std::string& path)
+/// Returns flag -> (value, "FILE:LINE").
+result<std::map<std::string, std::pair<std::string, std::string>>> read_config_file(const std::string& path)
 {
     std::ifstream in(path);
     if (!in)
         return make_error(errc::invalid_argument, "cannot read the configuration file " + path);
-    std::map<std::string, std::string> values;
+    std::map<std::string, std::pair<std::string, std::string>> values;
     auto trim = [](std::string t) {
         const char* space = " \t\r";
         t.erase(0, t.find_first_not_of(space));
@@ -379,7 +380,8 @@ result<std::map<std::string, std::string>> read_config_file(const std::string& p
         line = trim(line);
         if (line.empty() || line[0] == '#' || line[0] == ';')
             continue;
-        const std::string where = path + ":" + std::to_string(number) + ": ";
+        const std::string line_name = path + ":" + std::to_string(number);
+        const std::string where = line_name + ": ";
         auto eq = line.find('=');
         if (eq == std::string::npos)
             return make_error(errc::invalid_argument, where + "expected key = value, got '" + line + "'");
@@ -394,7 +396,7 @@ result<std::map<std::string, std::string>> read_config_file(const std::string& p
             return make_error(errc::invalid_argument, where + "unknown key '" + key +
                                                           "' (keys are depotd's flags "
                                                           "without the dashes)");
-        values["--" + key] = trim(line.substr(eq + 1));
+        values["--" + key] = {trim(line.substr(eq + 1)), line_name};
     }
     return values;
 }
@@ -446,7 +448,7 @@ result<options> parse_options(const std::vector<std::string>& args, bool& help, 
             return make_error(errc::invalid_argument, "option " + flag + " needs a value");
         }
     }
-    std::map<std::string, std::string> from_file;
+    std::map<std::string, std::pair<std::string, std::string>> from_file;
     std::string config = given.count("--config") ? given["--config"] : "";
     if (const char* env = std::getenv("DEPOT_CONFIG"); config.empty() && env && *env)
         config = env;
@@ -466,8 +468,8 @@ result<options> parse_options(const std::vector<std::string>& args, bool& help, 
             value = env;
             source = s.env;
         } else if (auto f = from_file.find(s.flag); f != from_file.end()) {
-            value = f->second;
-            source = config + ": " + s.flag.substr(2);
+            value = f->second.first;
+            source = f->second.second + ": " + s.flag.substr(2);
         } else {
             continue;
         }
