@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from depot_harness import clean_env, free_port, run, unique_bucket_name
+from depot_harness import clean_env, database_url_with_name, free_port, run, unique_bucket_name
 from rest import call, token_for
 
 
@@ -277,25 +277,35 @@ def stop(proc: subprocess.Popen) -> None:
     assert proc.wait(timeout=60) == 0
 
 
-def test_depotd_reads_its_configuration_file_and_flags_win(depot, tmp_path):
+@pytest.fixture
+def scratch_db(depot):
+    """An empty database of its own: the depotd processes started here run their background work (cleanup,
+    warm-up liveness, webhooks) away from the suite's depotd."""
+    name = "depot_e2e_conf_" + secrets.token_hex(4)
+    depot.admin_db.execute(f'CREATE DATABASE "{name}"')
+    yield database_url_with_name(depot.admin_db.url, name)
+    depot.admin_db.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+def test_depotd_reads_its_configuration_file_and_flags_win(depot, scratch_db, tmp_path):
     file_port, flag_port = free_port(), free_port()
+    key_file = tmp_path / "state" / "server.key"
     conf = tmp_path / "depotd.conf"
     conf.write_text(
-        "# a replica of the test depotd\n"
+        "# depotd on a scratch database\n"
         f"listen = 127.0.0.1:{file_port}\n"
-        f"database-url = {depot.db.url}\n"
+        f"database-url = {scratch_db}\n"
         "\n"
-        f"blob-dir = {depot.blob_dir}\n"
-        f"server-key-file = {depot.key_file}\n"
-        f"region = {depot.region}\n"
-        "migrate = false\n")
-    if depot.storage != "localfs":
-        pytest.skip("the replica shares the localfs blob directory")
+        "storage = localfs\n"
+        f"blob-dir = {tmp_path / 'blobs'}\n"
+        f"server-key-file = {key_file}\n"
+        "; the rest as the defaults\n")
     proc = start_depotd(depot, "--config", str(conf))
     try:
         wait_healthy(proc, file_port)
     finally:
         stop(proc)
+    assert key_file.is_file()  # depotd made its key where the file says
     proc = start_depotd(depot, "--config", str(conf), "--listen", f"127.0.0.1:{flag_port}")
     try:
         wait_healthy(proc, flag_port)
@@ -305,22 +315,26 @@ def test_depotd_reads_its_configuration_file_and_flags_win(depot, tmp_path):
     # The documented example is a valid file; flags override what it sets.
     example = Path(__file__).resolve().parents[2] / "docs" / "depotd.conf.example"
     proc = start_depotd(depot, "--config", str(example), "--listen", f"127.0.0.1:{flag_port}",
-                        "--database-url", depot.db.url, "--blob-dir", str(depot.blob_dir),
-                        "--server-key-file", str(depot.key_file), "--region", depot.region, "--migrate", "false")
+                        "--database-url", scratch_db, "--blob-dir", str(tmp_path / "blobs"),
+                        "--server-key-file", str(key_file))
     try:
         wait_healthy(proc, flag_port)
     finally:
         stop(proc)
-    # depotctl resolves the database and the server key from the same file.
-    out = run([str(depot.bin_dir / "depotctl"), "--config", str(conf), "key", "list", "alice", "--json"],
-              check=False, env=clean_env(), cwd=tmp_path, timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert depot.users["alice"].access_key in [k["access_key_id"] for k in json.loads(out.stdout)]
+    # depotctl resolves the database and the server key from the same file, from any working directory.
+    def ctl_conf(*args: str):
+        out = run([str(depot.bin_dir / "depotctl"), "--config", str(conf), *args, "--json"], check=False,
+                  env=clean_env(), cwd=tmp_path / "state", timeout=60)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+    ctl_conf("user", "create", "conf-user")
+    key = ctl_conf("key", "create", "conf-user")
+    assert [k["access_key_id"] for k in ctl_conf("key", "list", "conf-user")] == [key["access_key_id"]]
 
 
 def test_an_unknown_key_in_the_configuration_file_is_an_error_naming_it_and_its_line(depot, tmp_path):
     conf = tmp_path / "depotd.conf"
-    conf.write_text(f"database-url = {depot.db.url}\n# listen, misspelt\n\nlisen = 127.0.0.1:1\n")
+    conf.write_text("database-url = postgresql://nowhere/db\n# listen, misspelt\n\nlisen = 127.0.0.1:1\n")
     proc = start_depotd(depot, "--config", str(conf))
     assert proc.wait(timeout=60) == 2
     out = proc.stdout.read()
