@@ -422,7 +422,7 @@ std::string options_help()
     return out;
 }
 
-result<options> parse_options(const std::vector<std::string>& args, bool& help, bool need_database)
+result<options> parse_options(const std::vector<std::string>& args, bool& help)
 {
     options o;
     help = false;
@@ -476,7 +476,7 @@ result<options> parse_options(const std::vector<std::string>& args, bool& help, 
         if (!s.apply(o, value))
             return make_error(errc::invalid_argument, "invalid value for " + source);
     }
-    if (need_database && o.database_url.empty())
+    if (o.database_url.empty())
         return make_error(errc::invalid_argument,
                           "a database is required: set --database-url or DEPOT_DATABASE_URL");
     if (o.tls_cert_file.empty() != o.tls_key_file.empty())

@@ -1,8 +1,6 @@
 #pragma once
 /// \file
-/// depotd settings: command-line flags win over DEPOT_* environment variables, which win over the
-/// configuration file (--config / DEPOT_CONFIG: `key = value` lines, the keys being the flags without their
-/// dashes), which wins over defaults.
+/// depotd settings: command-line flags win over DEPOT_* environment variables, which win over defaults.
 
 #include "common/result.hpp"
 
@@ -114,10 +112,8 @@ struct options
 /// The text `depotd --help` prints.
 std::string options_help();
 
-/// Parses argv, the environment, then the configuration file. Returns invalid_argument with a message naming
-/// the flag (or the file, line and key) on bad input. `help` is set when --help was given. Without
-/// `need_database` a missing database URL is no error (depotctl resolves the server key and blob store as
-/// depotd would, also when it talks to depotd instead).
-result<options> parse_options(const std::vector<std::string>& args, bool& help, bool need_database = true);
+/// Parses argv then the environment. Returns invalid_argument with a message naming the flag on bad input.
+/// `help` is set when --help was given.
+result<options> parse_options(const std::vector<std::string>& args, bool& help);
 
 } // namespace depot::server

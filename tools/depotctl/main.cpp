@@ -95,10 +95,16 @@ server::options depotd_options(const cli& c)
             args.push_back(f);
             args.push_back(c.get(f));
         }
+    // depotd refuses to run without a database; depotctl then talks to depotd instead. A placeholder URL
+    // (flags win over variables and the file) tells the other errors from that one.
+    auto with_placeholder = args;
+    with_placeholder.insert(with_placeholder.end(), {"--database-url", "unset"});
     bool help = false;
-    auto opts = server::parse_options(args, help, false);
+    auto opts = server::parse_options(with_placeholder, help);
     if (!opts)
         throw failure(opts.error().message, 2);
+    auto real = server::parse_options(args, help);
+    opts->database_url = real ? real->database_url : std::string();
     return std::move(*opts);
 }
 
