@@ -714,12 +714,15 @@ std::optional<int> parse_command_line(const std::vector<std::string>& args, cli&
         return 2;
     }
     if (!cmd) {
-        std::string family = family_help(out.positional[0]);
+        const auto& word = out.positional[0];
+        std::string family = family_help(word);
         if (family.empty())
-            std::fprintf(stderr, "depotctl: unknown command '%s' (see depotctl -h)\n",
-                         out.positional[0].c_str());
+            std::fprintf(stderr, "depotctl: unknown command '%s' (see depotctl -h)\n", word.c_str());
+        else if (out.positional.size() < 2)
+            std::fprintf(stderr, "depotctl: %s needs one of:\n%s", word.c_str(), family.c_str());
         else
-            std::fprintf(stderr, "depotctl: %s needs one of:\n%s", out.positional[0].c_str(), family.c_str());
+            std::fprintf(stderr, "depotctl: unknown %s command '%s'; one of:\n%s", word.c_str(),
+                         out.positional[1].c_str(), family.c_str());
         return 2;
     }
     const std::string where = "depotctl " + std::string(cmd->path);
