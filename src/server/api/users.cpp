@@ -23,8 +23,9 @@ asio::awaitable<result<response>> list_users(request_context& ctx, const path_pa
 {
     if (!co_await is_installation_admin(ctx))
         co_return make_error(errc::access_denied, "Listing users needs an installation admin");
+    const auto users = co_await ctx.svc->identities.list_users();
     json::array items;
-    for (const auto& u : co_await ctx.svc->identities.list_users())
+    for (const auto& u : users)
         items.push_back(user_json(u));
     co_return list_response(std::move(items));
 }
