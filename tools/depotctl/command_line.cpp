@@ -602,15 +602,13 @@ const std::vector<command_info>& commands()
 std::string overview_help()
 {
     return "Usage: depotctl [global options] COMMAND [arguments] [options]\n\n"
-           "Administration of a Depot installation. migrate, fsck, gc and audit work on the database (with "
-           "the\n"
-           "server key depotd uses); user, key and token on the database when a database URL is set, "
-           "otherwise\n"
-           "through the REST API of a running depotd, like every other command.\n\nCommands:\n" +
+           "Administration of a Depot installation. migrate, fsck, gc and audit work on the database\n"
+           "(with the server key depotd uses); user, key and token on the database when a database URL\n"
+           "is set, otherwise through the REST API of a running depotd, like every other command.\n\n"
+           "Commands (depotctl COMMAND -h: its options and examples):\n" +
            family_help("") +
            "\nGlobal options:\n"
-           "  --config FILE               DEPOT_CONFIG: depotd's configuration file (database, key, "
-           "storage)\n"
+           "  --config FILE               DEPOT_CONFIG: depotd's configuration file (database, key, store)\n"
            "  --database-url URL          DEPOT_DATABASE_URL\n"
            "  --server-key-file FILE      DEPOT_SERVER_KEY_FILE (default ./var/server.key; never created)\n"
            "  --server-key HEX            DEPOT_SERVER_KEY\n"
