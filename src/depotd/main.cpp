@@ -64,6 +64,10 @@ int main(int argc, char** argv)
             std::printf("%s\n", r.c_str());
         return 0;
     }
+    if (args.size() == 1 && args[0] == "--version") {
+        std::printf("depotd %s\n", DEPOT_VERSION);
+        return 0;
+    }
     bool help = false;
     auto opts = depot::server::parse_options(args, help);
     if (help) {

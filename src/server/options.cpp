@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <map>
 
@@ -375,18 +376,68 @@ const std::vector<setting>& settings()
     return all;
 }
 
+/// Reads a configuration file: one `key = value` per line, the key a flag without its dashes; blank lines
+/// and lines starting with # or ; are skipped, the value is the rest of the line (trimmed, so it may hold
+/// '#', as conninfo passwords do). Boost.Program_options' config parser would do this but names neither
+/// the line of a bad key nor keeps a value's '#', so this reads it. Unknown keys are an error naming the
+/// file, line and key: a misspelt setting must not be silently ignored.
+/// Returns flag -> (value, "FILE:LINE").
+result<std::map<std::string, std::pair<std::string, std::string>>> read_config_file(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in)
+        return make_error(errc::invalid_argument, "cannot read the configuration file " + path);
+    std::map<std::string, std::pair<std::string, std::string>> values;
+    auto trim = [](std::string t) {
+        const char* space = " \t\r";
+        t.erase(0, t.find_first_not_of(space));
+        t.erase(t.find_last_not_of(space) + 1);
+        return t;
+    };
+    int number = 0;
+    for (std::string line; std::getline(in, line);) {
+        ++number;
+        line = trim(line);
+        if (line.empty() || line[0] == '#' || line[0] == ';')
+            continue;
+        const std::string line_name = path + ":" + std::to_string(number);
+        const std::string where = line_name + ": ";
+        auto eq = line.find('=');
+        if (eq == std::string::npos)
+            return make_error(errc::invalid_argument, where + "expected key = value, got '" + line + "'");
+        const std::string key = trim(line.substr(0, eq));
+        bool known = key != "config";
+        if (known) {
+            known = false;
+            for (const auto& s : settings())
+                known = known || s.flag == "--" + key;
+        }
+        if (!known)
+            return make_error(errc::invalid_argument, where + "unknown key '" + key +
+                                                          "' (keys are depotd's flags "
+                                                          "without the dashes)");
+        values["--" + key] = {trim(line.substr(eq + 1)), line_name};
+    }
+    return values;
+}
+
 } // namespace
 
 std::string options_help()
 {
     std::string out =
-        "Usage: depotd [options]\n\nEvery option can also be set by its environment variable; flags "
-        "win.\n\n";
+        "Usage: depotd [--config FILE] [options]\n\nEvery option can also be set by its environment variable "
+        "or as a key of the configuration file (the flag without its dashes: listen = 0.0.0.0:9000); flags "
+        "win "
+        "over variables, variables over the file.\n\n"
+        "  --config FILE             configuration file of key = value lines\n"
+        "                            env: DEPOT_CONFIG\n";
     for (const auto& s : settings()) {
         out += "  " + s.flag + " VALUE";
         out += std::string(s.flag.size() < 20 ? 20 - s.flag.size() : 1, ' ');
         out += s.help + "\n" + std::string(30, ' ') + "env: " + s.env + "\n";
     }
+    out += "  --version                 print depotd's version\n";
     out += "  --help                    show this text\n";
     return out;
 }
@@ -404,7 +455,7 @@ result<options> parse_options(const std::vector<std::string>& args, bool& help)
         }
         auto eq = a.find('=');
         std::string flag = a.substr(0, eq);
-        bool known = false;
+        bool known = flag == "--config";
         for (const auto& s : settings())
             known = known || s.flag == flag;
         if (!known)
@@ -417,6 +468,16 @@ result<options> parse_options(const std::vector<std::string>& args, bool& help)
             return make_error(errc::invalid_argument, "option " + flag + " needs a value");
         }
     }
+    std::map<std::string, std::pair<std::string, std::string>> from_file;
+    std::string config = given.count("--config") ? given["--config"] : "";
+    if (const char* env = std::getenv("DEPOT_CONFIG"); config.empty() && env && *env)
+        config = env;
+    if (!config.empty()) {
+        auto read = read_config_file(config);
+        if (!read)
+            return std::move(read).error();
+        from_file = std::move(*read);
+    }
     for (const auto& s : settings()) {
         std::string value;
         std::string source;
@@ -426,6 +487,9 @@ result<options> parse_options(const std::vector<std::string>& args, bool& help)
         } else if (const char* env = std::getenv(s.env.c_str()); env && *env) {
             value = env;
             source = s.env;
+        } else if (auto f = from_file.find(s.flag); f != from_file.end()) {
+            value = f->second.first;
+            source = f->second.second + ": " + s.flag.substr(2);
         } else {
             continue;
         }

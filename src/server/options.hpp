@@ -1,6 +1,8 @@
 #pragma once
 /// \file
-/// depotd settings: command-line flags win over DEPOT_* environment variables, which win over defaults.
+/// depotd settings: command-line flags win over DEPOT_* environment variables, which win over the
+/// configuration file (--config / DEPOT_CONFIG: `key = value` lines, the keys being the flags without their
+/// dashes; see read_config_file in options.cpp), which wins over defaults.
 
 #include "common/result.hpp"
 #include "server/webhooks/target.hpp"
@@ -124,7 +126,8 @@ struct options
 /// The text `depotd --help` prints.
 std::string options_help();
 
-/// Parses argv then the environment. Returns invalid_argument with a message naming the flag on bad input.
+/// Parses argv, the environment, then the configuration file. Returns invalid_argument with a message naming
+/// the flag (for the file: its path, line and key) on bad input.
 /// `help` is set when --help was given.
 result<options> parse_options(const std::vector<std::string>& args, bool& help);
 

@@ -116,6 +116,8 @@ REST_OPERATIONS: dict[str, Callable] = {
     "listTokens": NONE,
     "createToken": one("token.create"),
     "revokeToken": one("token.revoke"),
+    "listUsers": NONE,
+    "createUser": one("user.create"),
     "listKeys": NONE,
     "createKey": one("key.create"),
     "revokeKey": one("key.revoke"),

@@ -35,9 +35,9 @@ inline std::string env_or(const char* name, const std::string& fallback)
     return v && *v ? std::string(v) : fallback;
 }
 
-/// The remote commands (model, version, alias, push, pull): they talk to a running depotd over HTTP.
+/// The commands that only talk to a running depotd over HTTP (model, version, ..., team, bucket, push, pull).
 bool is_remote_command(const cli& c);
-/// Runs one; returns the exit status. Throws `failure`.
-int run_remote(const cli& c, const char* usage);
+/// Runs a remote command, or user/key/token through the REST API; returns the exit status. Throws `failure`.
+int run_remote(const cli& c);
 
 } // namespace depot::ctl

@@ -1,7 +1,10 @@
-// depotctl: administration of a Depot installation (schema, users, access keys). It talks to PostgreSQL
-// directly with the same server key as depotd, so it works before any depotd is running.
+// depotctl: administration of a Depot installation. The database commands (migrate, fsck, gc, audit, and
+// user/key/token when a database URL is set) talk to PostgreSQL directly with the same settings and server
+// key as depotd, so they work before any depotd is running; everything else goes through depotd's REST and
+// S3 APIs (remote.cpp). The command line is parsed from one table (command_line.cpp).
 #include "audit_commands.hpp"
 #include "cli.hpp"
+#include "command_line.hpp"
 #include "common/secret_box.hpp"
 #include "registry/audit.hpp"
 #include "registry/blob_collector.hpp"
@@ -35,101 +38,6 @@ using ctl::env_or;
 using ctl::failure;
 
 namespace {
-
-constexpr const char* usage = R"(Usage: depotctl [global options] COMMAND [arguments]
-
-Commands:
-  migrate                                   apply pending schema migrations
-  user create ID [--display-name N] [--email E] [--admin]
-  user list
-  key create USER_ID [--access-key ID --secret SECRET] [--credentials-file PATH [--profile NAME]]
-             [SCOPE] [--expires-in SECONDS]
-  key list USER_ID
-  key revoke ACCESS_KEY_ID
-  fsck [--repair] [STORAGE]                 cross-check registry and blob store (exit 1 if they disagree);
-                                            --repair recomputes reference counts
-  gc [--dry-run] [--grace SECONDS] [STORAGE] reclaim blobs nothing references (older than --grace, 3600)
-  token create USER_ID [--name N] [--expires-in SECONDS] [SCOPE]   an API token for the REST API (shown once)
-  token list USER_ID
-  token revoke TOKEN_ID
-  audit verify                              recompute the audit log's hash chain (exit 1 naming the first
-                                            row that does not hold)
-  audit export [--since T] [--until T] [--actor U] [--team T] [--action A] [--resource R] [--output FILE]
-                                            the audit log as JSON Lines
-  audit archive --before T --bucket B [--key-prefix P] [STORAGE]
-                                            move the rows written before T into s3://B/P (default audit/)
-                                            audit-FIRST-LAST.jsonl; the rest still verifies
-
-SCOPE (narrows a key or token; never grants): --read-only --bucket B [--prefix P] | --model TEAM/MODEL
-      [--alias A] (an alias scope reads only the files of the version the alias points to; implies
-      --read-only)
-
-Model registry (through a running depotd; see "Remote options"):
-  model create TEAM/MODEL --bucket B [--prefix P] [--description D]
-  model list TEAM
-  model show TEAM/MODEL
-  version create TEAM/MODEL [VERSION FIELDS]  freeze the files under the model's prefix
-  version list TEAM/MODEL
-  version show TEAM/MODEL[:VERSION] [--files] VERSION: number, label or alias (default latest)
-  version diff TEAM/MODEL:VERSION OTHER       added, removed and changed files
-  version submit|approve|reject|deprecate|archive TEAM/MODEL:VERSION [--comment C]
-  alias set TEAM/MODEL ALIAS VERSION [--if-match ETAG]
-  alias delete TEAM/MODEL ALIAS [--if-match ETAG]
-  alias list TEAM/MODEL
-  snapshot create BUCKET NAME [--prefix P]   an O(1) snapshot, readable at s3://BUCKET/.snapshots/NAME/
-  snapshot list BUCKET
-  snapshot show|delete BUCKET NAME
-  snapshot restore BUCKET NAME [--target-bucket B] [--target-prefix P] [--prefix P]
-                                            copy a snapshot's objects back by reference (no bytes move)
-  webhook create TEAM URL [--events T1,T2] [--model M] [--bucket B] [--description D]
-                                            subscribe URL to the team's events (prints the signing secret)
-  webhook list TEAM
-  webhook show|delete|ping|enable|disable TEAM ID
-  webhook update TEAM ID [--url U] [--events T1,T2] [--description D]
-  webhook rotate TEAM ID [--overlap SECONDS] a new secret; the old one also signs for SECONDS (86400)
-  webhook deliveries TEAM ID [DELIVERY] [--state pending|delivering|delivered|failed]
-                                            deliveries, or one delivery with its attempts
-  webhook redeliver TEAM ID DELIVERY        send a delivery again now
-  warmup start TEAM/MODEL[:VERSION] [--alias A] [--wait]
-                                            preload a version (default: alias latest) into every depotd's
-                                            read cache; --wait until it completed (exit 1 if it failed)
-  warmup list TEAM/MODEL
-  warmup show TEAM/MODEL ID                 a warm-up with its progress per depotd instance
-  push DIR TEAM/MODEL [VERSION FIELDS] [--no-version] [--no-delete] [--parallel N]
-       [--part-size MiB] [--multipart-threshold MiB]
-                                            upload DIR to the model's prefix (contents the server already
-                                            has are not sent again; files no longer in DIR are removed from
-                                            the prefix unless --no-delete), then create a version
-  pull TEAM/MODEL[:VERSION] DIR [--parallel N] [--models-bucket B]
-                                            download a version (SHA-256 verified; files already in DIR
-                                            with the right content are kept)
-
-VERSION FIELDS: --label L --description D --framework F --format F --parent N --run-url U
-                --labels JSON --metrics JSON
-                --snapshot NAME (version create: the prefix as a snapshot of the model's bucket saw it)
-
-Remote options (or environment):
-  --endpoint URL            DEPOT_ENDPOINT, AWS_ENDPOINT_URL (default http://127.0.0.1:9000)
-  --access-key ID --secret-key S   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
-  --profile NAME            AWS_PROFILE, in AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials
-  --token TOKEN             DEPOT_TOKEN: an API token (REST commands only; push and pull need a key)
-  --region R                AWS_REGION (default us-east-1)
-  --ca-bundle FILE          AWS_CA_BUNDLE: trusted certificates for https
-  --no-progress             no progress bars (they are drawn only on a terminal anyway)
-
-STORAGE: the blob store's depotd flags (--storage, --blob-dir, --rados-conf, --rados-user, --rados-keyring,
---rados-pool, --rados-namespace, --rados-op-timeout) or their DEPOT_* variables, as for depotd.
-
-Global options (or environment):
-  --database-url URL        DEPOT_DATABASE_URL
-  --server-key-file FILE    DEPOT_SERVER_KEY_FILE (default ./var/server.key)
-  --server-key HEX          DEPOT_SERVER_KEY
-  --json                    machine-readable output
-)";
-
-const std::vector<std::string> switches = {"--json",        "--admin",     "--help",       "--dry-run",
-                                           "--repair",      "--files",     "--no-version", "--no-delete",
-                                           "--no-progress", "--read-only", "--wait"};
 
 /// The scope the SCOPE flags ask for, as canonical JSON ("" = none).
 std::string scope_of(const cli& c)
@@ -173,23 +81,37 @@ bool parse_seconds(const std::string& text, long& out)
     }
 }
 
-/// The blob store depotd would use with these flags and the DEPOT_* environment.
-std::shared_ptr<storage::blob_store> blob_store_of(const cli& c)
+/// The settings depotd would run with given these flags, the DEPOT_* environment and the --config file
+/// (DEPOT_CONFIG): the database, the server key and the blob store are resolved exactly as depotd does.
+server::options depotd_options(const cli& c)
 {
-    static const char* const storage_flags[] = {"--storage",         "--blob-dir",        "--rados-conf",
-                                                "--rados-user",      "--rados-keyring",   "--rados-pool",
-                                                "--rados-namespace", "--rados-op-timeout"};
-    std::vector<std::string> args = {"--database-url", "unused-here"};
-    for (const char* f : storage_flags)
+    static const char* const shared[] = {"--config",     "--database-url",    "--server-key-file",
+                                         "--server-key", "--storage",         "--blob-dir",
+                                         "--rados-conf", "--rados-user",      "--rados-keyring",
+                                         "--rados-pool", "--rados-namespace", "--rados-op-timeout"};
+    std::vector<std::string> args;
+    for (const char* f : shared)
         if (c.has(f)) {
             args.push_back(f);
             args.push_back(c.get(f));
         }
+    // depotd refuses to run without a database; depotctl then talks to depotd instead. A placeholder URL
+    // (flags win over variables and the file) tells the other errors from that one.
+    auto with_placeholder = args;
+    with_placeholder.insert(with_placeholder.end(), {"--database-url", "unset"});
     bool help = false;
-    auto opts = server::parse_options(args, help);
+    auto opts = server::parse_options(with_placeholder, help);
     if (!opts)
         throw failure(opts.error().message, 2);
-    return server::make_blob_store(*opts);
+    auto real = server::parse_options(args, help);
+    opts->database_url = real ? real->database_url : std::string();
+    return std::move(*opts);
+}
+
+/// The blob store depotd would use.
+std::shared_ptr<storage::blob_store> blob_store_of(const cli& c)
+{
+    return server::make_blob_store(depotd_options(c));
 }
 
 std::string format_time(registry::time_point t)
@@ -241,7 +163,7 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
     const bool json = c.has("--json");
     auto need = [&](std::size_t n) {
         if (p.size() < n)
-            throw failure(std::string("missing argument\n\n") + usage, 2);
+            throw failure("missing argument (see depotctl " + p[0] + " -h)", 2);
     };
     need(1);
     registry::identity_repository ids(*pool, server_key);
@@ -356,7 +278,9 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
             auto r = co_await ids.revoke_key(p[2]);
             if (!r)
                 throw failure(r.error().message);
-            if (!json)
+            if (json)
+                std::cout << nlohmann::json{{"revoked", "key"}, {"access_key_id", p[2]}}.dump() << "\n";
+            else
                 std::cout << "revoked " << p[2] << "\n";
             co_return;
         }
@@ -474,12 +398,36 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
             auto r = co_await tokens.revoke(p[2]);
             if (!r)
                 throw failure(r.error().message);
-            if (!json)
+            if (json)
+                std::cout << nlohmann::json{{"revoked", "token"}, {"id", p[2]}}.dump() << "\n";
+            else
                 std::cout << "revoked " << p[2] << "\n";
             co_return;
         }
     }
-    throw failure("unknown command '" + p[0] + (p.size() > 1 ? " " + p[1] : "") + "'\n\n" + usage, 2);
+    throw failure("unknown command '" + p[0] + (p.size() > 1 ? " " + p[1] : "") + "' (see depotctl -h)", 2);
+}
+
+/// The server key depotd uses: --server-key / DEPOT_SERVER_KEY, else the key file, resolved as depotd
+/// resolves it (--server-key-file, DEPOT_SERVER_KEY_FILE, server-key-file in --config, ./var/server.key,
+/// relative to the working directory). Never creates one: keys sealed under a fresh key would fail later.
+std::string server_key_of(const server::options& o)
+{
+    if (!o.server_key_hex.empty()) {
+        auto k = secret_box::parse_server_key(o.server_key_hex);
+        if (!k)
+            throw failure("the server key: " + k.error().message, 2);
+        return std::move(*k);
+    }
+    const std::filesystem::path file = o.server_key_file;
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec))
+        throw failure(
+            "the server key file " + std::filesystem::absolute(file, ec).lexically_normal().string() +
+                " does not exist: point --server-key-file (DEPOT_SERVER_KEY_FILE) at the file depotd "
+                "uses, or set DEPOT_SERVER_KEY; depotctl never creates a server key",
+            2);
+    return secret_box::load_or_create_server_key(file);
 }
 
 } // namespace
@@ -487,31 +435,21 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
 int main(int argc, char** argv)
 {
     cli c;
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        if (a.rfind("--", 0) == 0) {
-            auto eq = a.find('=');
-            if (eq != std::string::npos)
-                c.flags[a.substr(0, eq)] = a.substr(eq + 1);
-            else if (std::find(switches.begin(), switches.end(), a) != switches.end())
-                c.flags[a] = "";
-            else if (i + 1 < argc)
-                c.flags[a] = argv[++i];
-            else {
-                std::fprintf(stderr, "depotctl: %s needs a value\n", a.c_str());
-                return 2;
-            }
-        } else {
-            c.positional.push_back(a);
+    if (auto handled = ctl::parse_command_line(std::vector<std::string>(argv + 1, argv + argc), c))
+        return *handled;
+    const auto& cmd = c.positional[0];
+    if (cmd == "completion") {
+        auto script = ctl::completion_script(c.positional.size() > 1 ? c.positional[1] : "");
+        if (script.empty()) {
+            std::fprintf(stderr, "depotctl: completion needs bash or zsh\n");
+            return 2;
         }
+        std::fputs(script.c_str(), stdout);
+        return 0;
     }
-    if (c.has("--help") || c.positional.empty()) {
-        std::fputs(usage, c.positional.empty() && !c.has("--help") ? stderr : stdout);
-        return c.has("--help") ? 0 : 2;
-    }
-    if (ctl::is_remote_command(c)) {
+    auto remote = [&] {
         try {
-            return ctl::run_remote(c, usage);
+            return ctl::run_remote(c);
         } catch (const failure& f) {
             std::fprintf(stderr, "depotctl: %s\n", f.what());
             return f.code;
@@ -519,25 +457,30 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "depotctl: %s\n", e.what());
             return 1;
         }
+    };
+    if (ctl::is_remote_command(c))
+        return remote();
+    server::options depotd;
+    try {
+        depotd = depotd_options(c);
+    } catch (const failure& f) {
+        std::fprintf(stderr, "depotctl: %s\n", f.what());
+        return f.code;
     }
-    auto url = c.get("--database-url", env_or("DEPOT_DATABASE_URL", ""));
+    const std::string url = depotd.database_url;
+    // user, key and token go through the REST API when there is no database to write (or with --remote).
+    if ((cmd == "user" || cmd == "key" || cmd == "token") && (url.empty() || c.has("--remote")))
+        return remote();
     if (url.empty()) {
-        std::fprintf(stderr, "depotctl: set --database-url or DEPOT_DATABASE_URL\n");
+        std::fprintf(stderr, "depotctl: %s needs the database: set --database-url or DEPOT_DATABASE_URL\n",
+                     cmd.c_str());
         return 2;
     }
     int rc = 0;
     try {
-        std::string key;
-        auto hex = c.get("--server-key", env_or("DEPOT_SERVER_KEY", ""));
-        if (!hex.empty()) {
-            auto k = secret_box::parse_server_key(hex);
-            if (!k)
-                throw failure("DEPOT_SERVER_KEY: " + k.error().message, 2);
-            key = std::move(*k);
-        } else {
-            key = secret_box::load_or_create_server_key(
-                c.get("--server-key-file", env_or("DEPOT_SERVER_KEY_FILE", "./var/server.key")));
-        }
+        // Only access keys are sealed with the server key: migrate, fsck, gc, audit, user and token run
+        // without one (a fresh installation migrates before its first depotd made the key).
+        const std::string key = cmd == "key" ? server_key_of(depotd) : std::string();
         asio::io_context ioc;
         auto pool = pg::make_pool(ioc.get_executor(), {.conninfo = url, .max_connections = 2});
         std::exception_ptr error;

@@ -30,12 +30,6 @@ json::value time_value(const std::optional<registry::time_point>& t)
     return t ? json::value(json::string(iso8601(*t))) : json::value(nullptr);
 }
 
-asio::awaitable<bool> is_installation_admin(request_context& ctx)
-{
-    auto u = co_await ctx.svc->identities.get_user(ctx.who.user_id);
-    co_return u && u->is_admin;
-}
-
 /// What a create call asks for: the owner, an expiry, a scope.
 struct credential_request
 {
@@ -147,7 +141,25 @@ json::object key_json(const registry::access_key& k)
     return o;
 }
 
+/// Whose credentials a list call shows: the caller's, or with ?user=ID (installation admins) that user's.
+asio::awaitable<result<std::string>> listed_user(request_context& ctx)
+{
+    auto user = ctx.param("user");
+    if (!user || *user == ctx.who.user_id)
+        co_return ctx.who.user_id;
+    if (!co_await is_installation_admin(ctx))
+        co_return make_error(errc::access_denied,
+                             "Only an installation admin lists another user's credentials");
+    co_return std::string(*user);
+}
+
 } // namespace
+
+asio::awaitable<bool> is_installation_admin(request_context& ctx)
+{
+    auto u = co_await ctx.svc->identities.get_user(ctx.who.user_id);
+    co_return u && u->is_admin;
+}
 
 asio::awaitable<result<response>> create_token(request_context& ctx, const path_params&)
 {
@@ -162,7 +174,10 @@ asio::awaitable<result<response>> create_token(request_context& ctx, const path_
 
 asio::awaitable<result<response>> list_tokens(request_context& ctx, const path_params&)
 {
-    auto tokens = co_await ctx.svc->tokens.list(ctx.who.user_id);
+    auto user = co_await listed_user(ctx);
+    if (!user)
+        co_return std::move(user).error();
+    auto tokens = co_await ctx.svc->tokens.list(*user);
     json::array items;
     for (const auto& t : tokens)
         items.push_back(token_json(t));
@@ -200,7 +215,10 @@ asio::awaitable<result<response>> create_key(request_context& ctx, const path_pa
 
 asio::awaitable<result<response>> list_keys(request_context& ctx, const path_params&)
 {
-    auto keys = co_await ctx.svc->identities.list_keys(ctx.who.user_id);
+    auto user = co_await listed_user(ctx);
+    if (!user)
+        co_return std::move(user).error();
+    auto keys = co_await ctx.svc->identities.list_keys(*user);
     json::array items;
     for (const auto& k : keys)
         items.push_back(key_json(k));

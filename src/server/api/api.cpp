@@ -29,7 +29,7 @@ struct route
     handler fn;
 };
 
-constexpr std::array<route, 62> routes = {{
+constexpr std::array<route, 64> routes = {{
     {http::verb::get, "/whoami", "whoami", whoami},
     {http::verb::post, "/content/lookup", "lookupContent", lookup_content},
     {http::verb::get, "/usage", "getUsage", owner_usage},
@@ -37,6 +37,8 @@ constexpr std::array<route, 62> routes = {{
     {http::verb::get, "/tokens", "listTokens", list_tokens},
     {http::verb::post, "/tokens", "createToken", create_token},
     {http::verb::delete_, "/tokens/{token}", "revokeToken", revoke_token},
+    {http::verb::get, "/users", "listUsers", list_users},
+    {http::verb::post, "/users", "createUser", create_user},
     {http::verb::get, "/keys", "listKeys", list_keys},
     {http::verb::post, "/keys", "createKey", create_key},
     {http::verb::delete_, "/keys/{key}", "revokeKey", revoke_key},

@@ -2,6 +2,9 @@
 
 #include <cstdlib>
 #include <doctest/doctest.h>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
 
 using depot::server::parse_options;
 
@@ -184,4 +187,65 @@ TEST_CASE("the per-address limits are on by default and can be set or turned off
     CHECK_FALSE(parse_options({"--auth-failure-limit", "-1"}, help));
     CHECK_FALSE(parse_options({"--auth-failure-cooldown", "0"}, help));
     ::unsetenv("DEPOT_DATABASE_URL");
+}
+
+namespace {
+
+std::string write_config(const std::string& name, const std::string& text)
+{
+    auto path = std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()) + ".conf");
+    std::ofstream(path) << text;
+    return path.string();
+}
+
+} // namespace
+
+TEST_CASE("a configuration file sets every flag by name, below flags and environment variables")
+{
+    auto file = write_config("depotd-options", "# comment\n; comment\n\nlisten = 0.0.0.0:1234\n"
+                                               "database-url = postgresql://u@h/db?password=a#b\n"
+                                               "region=eu-1\nwebhook-allow-private = true\n");
+    bool help = false;
+    auto o = parse_options({"--config", file}, help);
+    REQUIRE(o);
+    CHECK(o->listen == "0.0.0.0:1234");
+    CHECK(o->database_url == "postgresql://u@h/db?password=a#b"); // '#' inside a value is kept
+    CHECK(o->region == "eu-1");
+    CHECK(o->webhook_allow_private);
+    ::setenv("DEPOT_REGION", "env-1", 1);
+    o = parse_options({"--config=" + file, "--listen", "127.0.0.1:1"}, help);
+    REQUIRE(o);
+    CHECK(o->listen == "127.0.0.1:1");
+    CHECK(o->region == "env-1");
+    ::unsetenv("DEPOT_REGION");
+    ::setenv("DEPOT_CONFIG", file.c_str(), 1);
+    o = parse_options({}, help);
+    REQUIRE(o);
+    CHECK(o->listen == "0.0.0.0:1234");
+    ::unsetenv("DEPOT_CONFIG");
+    std::filesystem::remove(file);
+}
+
+TEST_CASE("a configuration file with an unknown key, a bad line or a bad value names the file and line")
+{
+    bool help = false;
+    auto file = write_config("depotd-unknown", "database-url = x\n# listen, misspelt\n\nlisen = 1\n");
+    auto unknown = parse_options({"--config", file}, help);
+    REQUIRE_FALSE(unknown);
+    CHECK(unknown.error().message.find(file + ":4") != std::string::npos);
+    CHECK(unknown.error().message.find("'lisen'") != std::string::npos);
+    std::filesystem::remove(file);
+    file = write_config("depotd-bad", "database-url = x\nregion\n");
+    auto bad = parse_options({"--config", file}, help);
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().message.find(file + ":2") != std::string::npos);
+    std::filesystem::remove(file);
+    file = write_config("depotd-value", "database-url = x\nstorage = tape\n");
+    auto value = parse_options({"--config", file}, help);
+    REQUIRE_FALSE(value);
+    CHECK(value.error().message.find(file + ":2: storage") != std::string::npos);
+    std::filesystem::remove(file);
+    auto missing = parse_options({"--config", "/nonexistent/depotd.conf"}, help);
+    REQUIRE_FALSE(missing);
+    CHECK(missing.error().message.find("/nonexistent/depotd.conf") != std::string::npos);
 }
