@@ -23,8 +23,8 @@ constexpr std::string_view assign_missing =
 asio::awaitable<std::string> version_commit(pg::pool& pool, std::int64_t model_id, std::int64_t version_id)
 {
     auto conn = co_await pool.acquire();
-    auto rs = co_await sql(*conn, "SELECT commit_id FROM model_version_commits WHERE version_id = $1",
-                           version_id);
+    auto rs =
+        co_await sql(*conn, "SELECT commit_id FROM model_version_commits WHERE version_id = $1", version_id);
     if (rs.empty()) {
         co_await sql(*conn, assign_missing, model_id);
         rs = co_await sql(*conn, "SELECT commit_id FROM model_version_commits WHERE version_id = $1",
