@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import botocore.exceptions
 import pytest
+import requests
 
 from depot_harness import REPO_ROOT, run, unique_bucket_name
 from rest import call, sha, token_for
@@ -249,6 +250,39 @@ def test_the_model_view_shows_own_team_models_only(depot, world):
                 want = DENIED if p.scope in ("model", "alias") else "absent"
             if got != want:
                 mismatches.append(f"{p.name} {side}: expected {want}, got {got}")
+    assert not mismatches, "\n".join(mismatches)
+
+
+# ---- the Hugging Face Hub-compatible API (src/server/hf/): reads only
+
+def hf_expected(p: Principal, side: str) -> str:
+    """Team members (any role) and installation admins read; others see no repo (404); bucket and prefix
+    scopes reach no model (403); model and alias scopes reach their model only (403 for the other team's)."""
+    if p.scope in ("bucket", "prefix"):
+        return DENIED
+    if p.scope in ("model", "alias"):
+        return ALLOWED if side == "own" else DENIED
+    if p.name == "installation-admin":
+        return ALLOWED
+    return ALLOWED if side == "own" and p.rank >= 1 else HIDDEN
+
+
+def test_the_hugging_face_api_follows_team_roles_and_scopes(depot, world):
+    mismatches = []
+    for p in world["principals"].values():
+        headers = {"Authorization": f"Bearer hf_{p.token}"}
+        for side in ("own", "other"):
+            repo = f"{world['teams'][side]}/m1"
+            want = hf_expected(p, side)
+            for method, path in (("GET", f"/api/models/{repo}/revision/serving"),
+                                 ("GET", f"/api/models/{repo}/tree/serving"),
+                                 ("HEAD", f"/{repo}/resolve/serving/obj"),
+                                 ("GET", f"/{repo}/resolve/serving/obj")):
+                r = requests.request(method, depot.endpoint + path, headers=headers, timeout=60)
+                got = {200: ALLOWED, 403: DENIED}.get(r.status_code, HIDDEN if (
+                    r.status_code == 404 and r.headers.get("X-Error-Code") == "RepoNotFound") else str(r.status_code))
+                if got != want:
+                    mismatches.append(f"{p.name} {side} {method} {path}: {got}, expected {want}")
     assert not mismatches, "\n".join(mismatches)
 
 
