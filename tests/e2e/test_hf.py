@@ -317,3 +317,21 @@ def test_an_alias_scoped_key_pulls_its_alias_with_depotctl(depot, hub, tmp_path)
     proc = run([str(depot.bin_dir / "depotctl"), "pull", f"{team}/resnet:2", str(tmp_path / "other")],
                env=env, check=False, timeout=300)
     assert proc.returncode != 0
+
+
+def test_the_manifest_call_gives_presigned_urls_that_read_the_version(depot, hub):
+    team = hub["team"]
+    r = call(depot, "POST", "/api/v1/tokens", token=hub["bob"],
+             body={"scope": {"model": f"{team}/resnet", "alias": "production"}})
+    prod = validate(r, "POST", "/api/v1/tokens")["token"]
+    base = f"/api/v1/teams/{team}/models/resnet/versions"
+    manifest = validate(call(depot, "GET", f"{base}/production/manifest", token=prod), "GET",
+                        "/api/v1/teams/{team}/models/{model}/versions/{version}/manifest")
+    assert (manifest["version"], manifest["files_truncated"]) == (1, False)
+    assert manifest["s3_prefix"] == f"s3://models/{team}/resnet/1/"
+    assert {f["path"]: f["sha256"] for f in manifest["files"]} == {p: sha(b) for p, b in FILES_V1.items()}
+    for f in manifest["files"]:
+        got = requests.get(f["url"], timeout=60, verify=depot.verify)  # no credentials: the URL is enough
+        assert got.status_code == 200 and sha(got.content) == f["sha256"], f["path"]
+    # The alias-scoped token reaches only its alias's manifest.
+    assert call(depot, "GET", f"{base}/2/manifest", token=prod).status_code == 403

@@ -327,6 +327,7 @@ REST_ROUTES = {
     "POST /api/v1/teams/{team}/models/{model}/versions": ("writer", "team", {"parent": 999}),
     "GET /api/v1/teams/{team}/models/{model}/versions/{version}": ("reader", "team", None),
     "GET /api/v1/teams/{team}/models/{model}/versions/{version}/files": ("reader", "team", None),
+    "GET /api/v1/teams/{team}/models/{model}/versions/{version}/manifest": ("reader", "team", None),
     "GET /api/v1/teams/{team}/models/{model}/versions/{version}/diff": ("reader", "team", None),
     "GET /api/v1/teams/{team}/models/{model}/versions/{version}/history": ("reader", "team", None),
     "POST /api/v1/teams/{team}/models/{model}/versions/{version}/submit": ("writer", "team", {}),
@@ -397,7 +398,7 @@ def rest_expected(route: str, p: Principal, side: str) -> str:
                 return DENIED
             if not has("model") and not route.endswith("/teams/{team}"):
                 return DENIED
-            if p.scope == "alias" and not re.search(r"models/\{model\}(/versions/\{version\}(/files)?"
+            if p.scope == "alias" and not re.search(r"models/\{model\}(/versions/\{version\}(/files|/manifest)?"
                                                     r"|/aliases/\{alias\})?$", route):
                 return DENIED
     rank = p.rank
