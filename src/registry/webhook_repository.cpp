@@ -532,7 +532,8 @@ asio::awaitable<void> webhook_repository::forget_event_key(std::int64_t team_id)
     co_await sql(*conn, "DELETE FROM team_event_keys WHERE team_id = $1", team_id);
 }
 
-asio::awaitable<bool> webhook_repository::claim_event_key(std::int64_t team_id, std::string_view access_key_id)
+asio::awaitable<bool> webhook_repository::claim_event_key(std::int64_t team_id,
+                                                          std::string_view access_key_id)
 {
     auto conn = co_await pool_.acquire();
     auto rs = co_await sql(*conn,

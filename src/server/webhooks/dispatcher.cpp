@@ -257,7 +257,8 @@ asio::awaitable<void> dispatcher::worker(std::size_t index)
     }
 }
 
-asio::awaitable<std::optional<link_key>> dispatcher::event_key_of(std::int64_t team_id, const std::string& team)
+asio::awaitable<std::optional<link_key>> dispatcher::event_key_of(std::int64_t team_id,
+                                                                  const std::string& team)
 {
     if (auto it = keys_.find(team_id); it != keys_.end())
         co_return it->second;
@@ -275,7 +276,8 @@ asio::awaitable<std::string> dispatcher::body_of(const registry::claimed_deliver
     if (d.version_id)
         co_await add_manifest(
             svc_, *d.version_id,
-            [this, team_id = d.team_id](const std::string& team) { return event_key_of(team_id, team); }, data);
+            [this, team_id = d.team_id](const std::string& team) { return event_key_of(team_id, team); },
+            data);
     nlohmann::json body = {{"id", "evt_" + std::to_string(d.event_id)},
                            {"type", d.event_type},
                            {"timestamp", api::iso8601(d.event_created_at)},

@@ -67,7 +67,7 @@ private:
     std::atomic<bool> stopping_{false};
     std::uint64_t generation_ = 0;            ///< on the strand: bumped by every wake
     std::vector<asio::steady_timer*> timers_; ///< on the strand: the idle workers' timers
-    std::map<std::int64_t, link_key> keys_;  ///< on the strand
+    std::map<std::int64_t, link_key> keys_;   ///< on the strand
     std::thread listener_;
 };
 

@@ -27,7 +27,8 @@ std::string public_base(const options& o)
 
 } // namespace
 
-asio::awaitable<std::optional<link_key>> team_link_key(services& svc, std::int64_t team_id, std::string_view team)
+asio::awaitable<std::optional<link_key>> team_link_key(services& svc, std::int64_t team_id,
+                                                       std::string_view team)
 {
     auto& repo = *svc.webhooks;
     for (int round = 0; round < 2; ++round) {
@@ -74,9 +75,9 @@ asio::awaitable<void> add_manifest(services& svc, std::int64_t version_id, const
         nlohmann::json entry = {{"path", f.path}, {"size", f.size}};
         entry["sha256"] = f.sha256.empty() ? nlohmann::json(nullptr) : nlohmann::json(to_hex(f.sha256));
         if (ref && key) {
-            const std::string target = "/" + uri_encode(svc.opts.models_bucket) + "/" + uri_encode(ref->team) +
-                                       "/" + uri_encode(ref->model) + "/" + std::to_string(ref->number) + "/" +
-                                       uri_encode(f.path, true);
+            const std::string target = "/" + uri_encode(svc.opts.models_bucket) + "/" +
+                                       uri_encode(ref->team) + "/" + uri_encode(ref->model) + "/" +
+                                       std::to_string(ref->number) + "/" + uri_encode(f.path, true);
             auth::sign_options so{.access_key_id = key->access_key_id,
                                   .secret = key->secret,
                                   .region = svc.opts.region,

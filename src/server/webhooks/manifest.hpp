@@ -31,7 +31,8 @@ struct link_key
 
 /// The team's event-link key, created (user, membership, key) on first use; nullopt if it cannot be made.
 /// Safe against other depotd processes doing the same: one key wins, the others are revoked.
-asio::awaitable<std::optional<link_key>> team_link_key(services& svc, std::int64_t team_id, std::string_view team);
+asio::awaitable<std::optional<link_key>> team_link_key(services& svc, std::int64_t team_id,
+                                                       std::string_view team);
 
 /// The key to sign a version's URLs with, given the version's team name (nullopt: no URLs).
 using key_source = std::function<asio::awaitable<std::optional<link_key>>(const std::string& team)>;
