@@ -3,6 +3,7 @@
 #include "auth/sigv4.hpp"
 #include "common/hash.hpp"
 #include "common/uri.hpp"
+#include "registry/webhook_repository.hpp"
 #include "server/api/http_api.hpp"
 
 #include <algorithm>
