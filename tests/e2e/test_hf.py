@@ -44,7 +44,7 @@ def sha(data: bytes) -> str:
 
 @pytest.fixture(scope="module")
 def hub(depot):
-    """Team hf-*: model resnet (v1 labelled "v1", aliases production -> 1 and latest -> 2) and model bert;
+    """Team hf-*: model resnet (v1 labelled "v1", aliases stable -> 1 and latest -> 2) and model bert;
     bob is a reader of the team, erin belongs to no team."""
     for user in ("erin",):
         if user not in depot.users:
@@ -70,7 +70,7 @@ def hub(depot):
     for path, body in FILES_V2.items():
         s3.put_object(Bucket=bucket, Key=f"resnet/{path}", Body=body)
     assert call(depot, "POST", f"{base}/resnet/versions", token=admin, body={}).status_code == 201
-    assert call(depot, "PUT", f"{base}/resnet/aliases/production", token=admin,
+    assert call(depot, "PUT", f"{base}/resnet/aliases/stable", token=admin,
                 body={"version": 1}).status_code == 200
     bob = token_for(depot, "bob")["token"]
     return {"team": team, "bucket": bucket, "admin": admin, "bob": bob, "repo": f"{team}/resnet"}
@@ -135,13 +135,13 @@ def snapshot_download_replay(depot, token, repo, revision):
 
 def test_python_snapshot_download_sequence_gets_every_file_at_one_commit(depot, hub):
     token = "hf_" + hub["bob"]
-    for revision, files in (("production", FILES_V1), ("v1", FILES_V1), ("1", FILES_V1), ("2", FILES_V2),
+    for revision, files in (("stable", FILES_V1), ("v1", FILES_V1), ("1", FILES_V1), ("2", FILES_V2),
                             ("latest", FILES_V2), (None, FILES_V2)):
         commit, got = snapshot_download_replay(depot, token, hub["repo"], revision)
         assert got == files, revision
     # The commit id is stable, names one version, and resolves as a revision.
     c1 = model_info(depot, token, hub["repo"], "1").json()["sha"]
-    assert model_info(depot, token, hub["repo"], "production").json()["sha"] == c1
+    assert model_info(depot, token, hub["repo"], "stable").json()["sha"] == c1
     assert model_info(depot, token, hub["repo"], "v1").json()["sha"] == c1
     c2 = model_info(depot, token, hub["repo"], "2").json()["sha"]
     assert c1 != c2
@@ -154,7 +154,7 @@ def test_python_hf_hub_download_headers_ranges_and_missing_files(depot, hub):
     token = "hf_" + hub["bob"]
     repo = hub["repo"]
     body = FILES_V1["model.safetensors"]
-    meta = head_file(depot, token, repo, "production", "model.safetensors")
+    meta = head_file(depot, token, repo, "stable", "model.safetensors")
     assert meta.status_code == 200
     h = meta.headers
     assert h["ETag"] == f'"{sha(body)}"' and h["X-Linked-Etag"] == f'"{sha(body)}"'
@@ -166,12 +166,12 @@ def test_python_hf_hub_download_headers_ranges_and_missing_files(depot, hub):
     assert part.status_code == 206 and part.content == body[1000:]
     assert part.headers["Content-Range"] == f"bytes 1000-{len(body) - 1}/{len(body)}"
     # A revision with a slash is sent %2F-quoted; a file in a directory keeps its slashes.
-    assert get_file(depot, token, repo, "production", "tokenizer/nested/merges.txt").content == b"x y\n"
+    assert get_file(depot, token, repo, "stable", "tokenizer/nested/merges.txt").content == b"x y\n"
     # A file the revision does not have: 404 EntryNotFound with the commit (the client caches .no_exist).
-    missing = head_file(depot, token, repo, "production", "extra.bin")
+    missing = head_file(depot, token, repo, "stable", "extra.bin")
     assert (missing.status_code, missing.headers["X-Error-Code"]) == (404, "EntryNotFound")
     assert missing.headers["X-Repo-Commit"] == commit
-    missing = get_file(depot, token, repo, "production", "nope/none.bin")
+    missing = get_file(depot, token, repo, "stable", "nope/none.bin")
     assert (missing.status_code, missing.headers["X-Error-Code"]) == (404, "EntryNotFound")
     assert missing.json()["error"]
     # An unknown revision and an unknown repo.
@@ -182,17 +182,17 @@ def test_python_hf_hub_download_headers_ranges_and_missing_files(depot, hub):
     r = model_info(depot, token, f"{hub['team']}/nothing")
     assert (r.status_code, r.headers["X-Error-Code"]) == (404, "RepoNotFound")
     # Tree and paths-info as Python's list_repo_tree / get_paths_info send them.
-    tree = requests.get(f"{depot.endpoint}/api/models/{repo}/tree/production",
+    tree = requests.get(f"{depot.endpoint}/api/models/{repo}/tree/stable",
                         params={"recursive": True, "expand": False}, headers=hf_headers(token), timeout=60)
     assert tree.status_code == 200
     files = {e["path"]: e for e in tree.json() if e["type"] == "file"}
     assert set(files) == set(FILES_V1)
     assert files["model.safetensors"]["lfs"]["oid"] == sha(body)
     assert {e["path"] for e in tree.json() if e["type"] == "directory"} == {"tokenizer", "tokenizer/nested"}
-    sub = requests.get(f"{depot.endpoint}/api/models/{repo}/tree/production/tokenizer", headers=hf_headers(token),
+    sub = requests.get(f"{depot.endpoint}/api/models/{repo}/tree/stable/tokenizer", headers=hf_headers(token),
                        timeout=60).json()
     assert [(e["type"], e["path"]) for e in sub] == [("directory", "tokenizer/nested"), ("file", "tokenizer/vocab.txt")]
-    info = requests.post(f"{depot.endpoint}/api/models/{repo}/paths-info/production",
+    info = requests.post(f"{depot.endpoint}/api/models/{repo}/paths-info/stable",
                          data={"paths": ["config.json", "tokenizer", "absent"], "expand": True},
                          headers=hf_headers(token), timeout=60)
     assert info.status_code == 200
@@ -210,7 +210,7 @@ def test_errors_and_scopes_are_the_hubs(depot, hub):
     erin = token_for(depot, "erin")["token"]
     r = model_info(depot, "hf_" + erin, repo)
     assert (r.status_code, r.headers["X-Error-Code"]) == (404, "RepoNotFound")
-    assert get_file(depot, "hf_" + erin, repo, "production", "config.json").status_code == 404
+    assert get_file(depot, "hf_" + erin, repo, "stable", "config.json").status_code == 404
     # A model-scoped token reads its model, at any revision, and no other model (403, before any lookup).
     r = call(depot, "POST", "/api/v1/tokens", token=hub["bob"], body={"scope": {"model": f"{team}/bert"}})
     bert = "hf_" + validate(r, "POST", "/api/v1/tokens")["token"]
@@ -221,9 +221,9 @@ def test_errors_and_scopes_are_the_hubs(depot, hub):
     # An alias-scoped token reads exactly the version the alias points to: by the alias, by "main" (what
     # clients ask for without a revision), by that version's commit; nothing else.
     r = call(depot, "POST", "/api/v1/tokens", token=hub["bob"],
-             body={"scope": {"model": f"{team}/resnet", "alias": "production"}})
+             body={"scope": {"model": f"{team}/resnet", "alias": "stable"}})
     prod = "hf_" + validate(r, "POST", "/api/v1/tokens")["token"]
-    commit, got = snapshot_download_replay(depot, prod, repo, "production")
+    commit, got = snapshot_download_replay(depot, prod, repo, "stable")
     assert got == FILES_V1
     assert model_info(depot, prod, repo).json()["sha"] == commit
     assert get_file(depot, prod, repo, commit, "config.json").content == FILES_V1["config.json"]
@@ -232,15 +232,15 @@ def test_errors_and_scopes_are_the_hubs(depot, hub):
         assert r.status_code == 403, revision
     assert model_info(depot, prod, f"{team}/bert", "1").status_code == 403
     # Moving the alias moves what the token reads, and the commit it reports.
-    assert call(depot, "PUT", f"/api/v1/teams/{team}/models/resnet/aliases/production", token=hub["admin"],
+    assert call(depot, "PUT", f"/api/v1/teams/{team}/models/resnet/aliases/stable", token=hub["admin"],
                 body={"version": 2}).status_code == 200
     try:
-        moved = model_info(depot, prod, repo, "production").json()["sha"]
+        moved = model_info(depot, prod, repo, "stable").json()["sha"]
         assert moved != commit
-        assert get_file(depot, prod, repo, "production", "extra.bin").content == b"only in v2"
+        assert get_file(depot, prod, repo, "stable", "extra.bin").content == b"only in v2"
         assert get_file(depot, prod, repo, commit, "config.json").status_code == 403
     finally:
-        assert call(depot, "PUT", f"/api/v1/teams/{team}/models/resnet/aliases/production", token=hub["admin"],
+        assert call(depot, "PUT", f"/api/v1/teams/{team}/models/resnet/aliases/stable", token=hub["admin"],
                     body={"version": 1}).status_code == 200
 
 
@@ -275,7 +275,7 @@ def hub_js(node, job: dict) -> dict:
 def test_huggingface_hub_js_downloads_a_revision_byte_for_byte(depot, hub, node, tmp_path):
     token = "hf_" + hub["bob"]
     commit1 = model_info(depot, token, hub["repo"], "1").json()["sha"]
-    for revision, files in (("production", FILES_V1), ("v1", FILES_V1), ("2", FILES_V2), (commit1, FILES_V1)):
+    for revision, files in (("stable", FILES_V1), ("v1", FILES_V1), ("2", FILES_V2), (commit1, FILES_V1)):
         cache = tmp_path / f"cache-{revision}"
         out = hub_js(node, {"hubUrl": depot.endpoint, "token": token, "repo": hub["repo"], "revision": revision,
                             "cacheDir": str(cache), "files": sorted(files)})
@@ -291,24 +291,24 @@ def test_huggingface_hub_js_downloads_a_revision_byte_for_byte(depot, hub, node,
         assert Path(out["snapshot"]["folder"]).name == out["info"]["sha"]
         assert out["snapshot"]["files"] == want, revision
     # A missing file is null (the client reads 404 EntryNotFound); an unscoped other user's token fails.
-    out = hub_js(node, {"hubUrl": depot.endpoint, "token": token, "repo": hub["repo"], "revision": "production",
+    out = hub_js(node, {"hubUrl": depot.endpoint, "token": token, "repo": hub["repo"], "revision": "stable",
                         "files": ["extra.bin"]})
     assert out["downloads"] == {"extra.bin": None}
     erin = "hf_" + token_for(depot, "erin")["token"]
-    out = hub_js(node, {"hubUrl": depot.endpoint, "token": erin, "repo": hub["repo"], "revision": "production"})
+    out = hub_js(node, {"hubUrl": depot.endpoint, "token": erin, "repo": hub["repo"], "revision": "stable"})
     assert out["errors"]["info"]["status"] == 404
 
 
 def test_an_alias_scoped_key_pulls_its_alias_with_depotctl(depot, hub, tmp_path):
     team = hub["team"]
-    out = json.loads(depot.depotctl("key", "create", "bob", "--model", f"{team}/resnet", "--alias", "production",
+    out = json.loads(depot.depotctl("key", "create", "bob", "--model", f"{team}/resnet", "--alias", "stable",
                                     "--json").stdout)
     env = clean_env({"DEPOT_ENDPOINT": depot.endpoint, "AWS_ACCESS_KEY_ID": out["access_key_id"],
                      "AWS_SECRET_ACCESS_KEY": out["secret_access_key"], "AWS_REGION": depot.region})
     if depot.ca_bundle:
         env["AWS_CA_BUNDLE"] = str(depot.ca_bundle)
     dest = tmp_path / "pulled"
-    proc = run([str(depot.bin_dir / "depotctl"), "pull", f"{team}/resnet:production", str(dest), "--json"],
+    proc = run([str(depot.bin_dir / "depotctl"), "pull", f"{team}/resnet:stable", str(dest), "--json"],
                env=env, check=False, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["version"] == 1
@@ -322,10 +322,10 @@ def test_an_alias_scoped_key_pulls_its_alias_with_depotctl(depot, hub, tmp_path)
 def test_the_manifest_call_gives_presigned_urls_that_read_the_version(depot, hub):
     team = hub["team"]
     r = call(depot, "POST", "/api/v1/tokens", token=hub["bob"],
-             body={"scope": {"model": f"{team}/resnet", "alias": "production"}})
+             body={"scope": {"model": f"{team}/resnet", "alias": "stable"}})
     prod = validate(r, "POST", "/api/v1/tokens")["token"]
     base = f"/api/v1/teams/{team}/models/resnet/versions"
-    manifest = validate(call(depot, "GET", f"{base}/production/manifest", token=prod), "GET",
+    manifest = validate(call(depot, "GET", f"{base}/stable/manifest", token=prod), "GET",
                         "/api/v1/teams/{team}/models/{model}/versions/{version}/manifest")
     assert (manifest["version"], manifest["files_truncated"]) == (1, False)
     assert manifest["s3_prefix"] == f"s3://models/{team}/resnet/1/"

@@ -4,6 +4,7 @@
 
 #include "common/log.hpp"
 #include "common/uri.hpp"
+#include "server/api/api.hpp"
 #include "server/audit_requests.hpp"
 #include "server/errors.hpp"
 #include "server/hf/repo.hpp"
@@ -166,6 +167,8 @@ bool is_hf_request(const request_context& ctx)
     }
     if (path.starts_with("/api/models/"))
         return true;
+    if (api::is_api_target(path))
+        return false;
     if (method == http::verb::post)
         return false;
     const auto segments = split(path);

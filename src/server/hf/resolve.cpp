@@ -53,9 +53,21 @@ asio::awaitable<result<response>> resolve(request_context& ctx, hub_request& req
         const auto& sha = handle->version.sha256;
         etag = sha.size() == 32 ? to_hex(sha) : handle->version.etag;
     }
-    auto res = co_await s3op::respond_with_object(ctx, handle, nullptr, head);
-    if (!res)
-        co_return res;
+    result<response> res = response{};
+    if (size == 0) {
+        // No byte can satisfy a range of an empty file, and a 416 would fail the clients that probe every
+        // file with Range: bytes=0-0 (@huggingface/hub): the range is ignored (RFC 9110 allows it) and the
+        // size given as Content-Range's complete length, which is where those clients read it.
+        res->headers.set(http::field::content_type, "application/octet-stream");
+        res->headers.set(http::field::content_length, "0");
+        if (ctx.get("range"))
+            res->headers.set(http::field::content_range, "bytes */0");
+        res->head_only = head;
+    } else {
+        res = co_await s3op::respond_with_object(ctx, handle, nullptr, head);
+        if (!res)
+            co_return res;
+    }
     const auto status = res->status;
     if (status == http::status::ok || status == http::status::partial_content ||
         status == http::status::not_modified) {
