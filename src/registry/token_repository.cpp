@@ -9,6 +9,7 @@ namespace depot::registry {
 namespace {
 
 constexpr std::string_view prefix = "dpt_";
+constexpr std::string_view hf_prefix = "hf_";
 constexpr std::size_t id_length = 12;
 constexpr std::size_t secret_length = 32;
 
@@ -90,6 +91,10 @@ asio::awaitable<result<api_token>> token_repository::create(std::string_view use
 asio::awaitable<result<api_token>> token_repository::authenticate(std::string_view token)
 {
     auto unknown = [] { return make_error(errc::not_found, "The API token is unknown, revoked or expired"); };
+    // Hugging Face Hub clients refuse tokens that do not start with "hf_" (HF_TOKEN): the same token written
+    // "hf_dpt_..." is accepted wherever the token is.
+    if (token.starts_with(hf_prefix) && token.substr(hf_prefix.size()).starts_with(prefix))
+        token.remove_prefix(hf_prefix.size());
     if (!token.starts_with(prefix) || token.size() != prefix.size() + id_length + 1 + secret_length ||
         token[prefix.size() + id_length] != '_')
         co_return unknown();

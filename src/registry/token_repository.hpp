@@ -46,7 +46,8 @@ public:
     /// The token `id` (active or not), for its owner checks. not_found otherwise.
     asio::awaitable<result<api_token>> get(std::string_view id);
     /// The active (not revoked, not expired) token `token` names, if its secret matches. not_found for
-    /// anything else, including a malformed token (the caller answers 401 either way).
+    /// anything else, including a malformed token (the caller answers 401 either way). "hf_dpt_..." (the
+    /// token behind "hf_", the shape Hugging Face Hub clients insist on) is the same token.
     asio::awaitable<result<api_token>> authenticate(std::string_view token);
     asio::awaitable<std::vector<api_token>> list(std::string_view user_id);
     /// not_found unless an active token with this id exists.

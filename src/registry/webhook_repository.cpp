@@ -579,4 +579,30 @@ asio::awaitable<std::size_t> webhook_repository::bind_legacy_secrets()
     co_return bound;
 }
 
+asio::awaitable<std::optional<std::string>> webhook_repository::event_key_of(std::int64_t team_id)
+{
+    auto conn = co_await pool_.acquire();
+    auto rs = co_await sql(*conn, "SELECT access_key_id FROM team_event_keys WHERE team_id = $1", team_id);
+    if (rs.empty())
+        co_return std::nullopt;
+    co_return rs[0].str(0);
+}
+
+asio::awaitable<void> webhook_repository::forget_event_key(std::int64_t team_id)
+{
+    auto conn = co_await pool_.acquire();
+    co_await sql(*conn, "DELETE FROM team_event_keys WHERE team_id = $1", team_id);
+}
+
+asio::awaitable<bool> webhook_repository::claim_event_key(std::int64_t team_id,
+                                                          std::string_view access_key_id)
+{
+    auto conn = co_await pool_.acquire();
+    auto rs = co_await sql(*conn,
+                           "INSERT INTO team_event_keys (team_id, access_key_id) VALUES ($1, $2) "
+                           "ON CONFLICT (team_id) DO NOTHING RETURNING 1",
+                           team_id, access_key_id);
+    co_return !rs.empty();
+}
+
 } // namespace depot::registry

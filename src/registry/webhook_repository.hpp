@@ -190,6 +190,14 @@ public:
     asio::awaitable<std::size_t> bind_legacy_secrets();
     asio::awaitable<std::optional<version_ref>> version_of(std::int64_t version_id);
 
+    // The team's event-link key (server/webhooks/manifest.hpp), one per team.
+    /// Its access key id, if the team has one recorded.
+    asio::awaitable<std::optional<std::string>> event_key_of(std::int64_t team_id);
+    /// Forgets the team's recorded key (it was revoked or deleted).
+    asio::awaitable<void> forget_event_key(std::int64_t team_id);
+    /// Records `access_key_id` as the team's key; false when another one was recorded first.
+    asio::awaitable<bool> claim_event_key(std::int64_t team_id, std::string_view access_key_id);
+
 private:
     pg::pool& pool_;
     std::string server_key_;

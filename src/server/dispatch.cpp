@@ -9,6 +9,7 @@
 #include "server/authenticate.hpp"
 #include "server/errors.hpp"
 #include "server/health.hpp"
+#include "server/hf/hf.hpp"
 #include "server/metrics_endpoint.hpp"
 #include "server/metrics_requests.hpp"
 #include "server/s3/operations.hpp"
@@ -87,7 +88,8 @@ constexpr std::array<route, 27> routes = {{
 }};
 
 /// Operation names for metrics and logs: the S3 routes' in order, then "Unknown" (no route matched), then
-/// "RestApi" (an /api/v1 request no route matched), then the REST routes' operation ids.
+/// "RestApi" (an /api/v1 request no route matched), then the REST routes' operation ids, then the Hugging
+/// Face API's (hf/hf.hpp).
 constexpr std::size_t unknown_operation = routes.size();
 constexpr std::size_t rest_api_operation = routes.size() + 1;
 constexpr std::size_t first_rest_route = routes.size() + 2;
@@ -102,6 +104,8 @@ const std::vector<std::string_view>& operation_names()
         out.push_back("RestApi");
         for (auto id : api::operation_ids())
             out.push_back(id);
+        for (auto name : hf::operation_names())
+            out.push_back(name);
         return out;
     }();
     return names;
@@ -270,6 +274,15 @@ asio::awaitable<response> dispatch(request_context& ctx)
 
     // Counts the request in flight now; writes the access log once the response has been sent.
     auto record = std::make_shared<request_record>(s3_request_metrics(), ctx);
+
+    if (hf::is_hf_request(ctx)) {
+        std::optional<std::size_t> route;
+        auto hf_res = co_await hf::dispatch(ctx, route);
+        const std::size_t index =
+            route ? first_rest_route + api::operation_ids().size() + *route : unknown_operation;
+        request_record::attach(std::move(record), ctx, index, operation_names()[index], "", hf_res);
+        co_return hf_res;
+    }
 
     if (api::is_api_target(raw)) {
         std::optional<std::size_t> route;

@@ -200,8 +200,8 @@ asio::awaitable<result<void>> check_api_scope(request_context& ctx, std::string_
         if (*model != s->model)
             co_return denied("the credential is limited to model " + s->team + "/" + s->model);
         if (!s->alias.empty()) {
-            constexpr std::array<std::string_view, 4> alias_reads = {"getModel", "getAlias", "getVersion",
-                                                                     "listVersionFiles"};
+            constexpr std::array<std::string_view, 5> alias_reads = {
+                "getModel", "getAlias", "getVersion", "listVersionFiles", "getVersionManifest"};
             if (!one_of(alias_reads, operation))
                 co_return denied("the credential is limited to alias " + s->alias);
             constexpr std::array<std::string_view, 2> refs = {"alias", "version"};

@@ -147,6 +147,10 @@ REST_OPERATIONS: dict[str, Callable] = {
     "createVersion": lambda line, facts: [Row("version.create"), Row("alias.set")],
     "getVersion": NONE,
     "listVersionFiles": NONE,
+    # The first manifest of a team makes its event-link key (user, reader membership, key; a key that lost
+    # a race with another depotd is revoked).
+    "getVersionManifest": lambda line, facts: [Row("user.create", min=0), Row("team.member.set", min=0, max=2),
+                                               Row("key.create", min=0, max=2), Row("key.revoke", min=0)],
     "diffVersions": NONE,
     "listVersionHistory": NONE,
     "submitVersion": one("version.submitted"),
@@ -177,10 +181,22 @@ REST_OPERATIONS: dict[str, Callable] = {
     "redeliverWebhook": one("webhook.redeliver"),
 }
 
+# The Hugging Face Hub-compatible API (src/server/hf/hf.cpp). Its log lines carry bucket and key for file
+# reads (<models bucket>, team/model/revision/path), as the model view's do. Who may read: team members
+# (any role) and installation admins, within their credential's scope; an out-of-scope request is a 403
+# with one hf.<name> denied row; a non-member's 404 (RepoNotFound) and an anonymous 401 leave no row.
+HF_OPERATIONS: dict[str, Callable] = {
+    "HfModelInfo": NONE,
+    "HfListTree": NONE,
+    "HfPathsInfo": NONE,
+    "HfResolve": one("model.download", obj),  # every GET of a file, ranges included
+    "HfResolveHead": NONE,
+}
+
 # Log lines of requests that matched no route: never a row.
 UNROUTED = {"Unknown", "RestApi"}
 
-OPERATIONS = {**S3_OPERATIONS, **REST_OPERATIONS}
+OPERATIONS = {**S3_OPERATIONS, **REST_OPERATIONS, **HF_OPERATIONS}
 
 
 def kind_of(line: dict) -> str:
@@ -192,7 +208,7 @@ def kind_of(line: dict) -> str:
     if status == 403 and line.get("caller") and op not in UNROUTED:
         if op in S3_OPERATIONS and line.get("error") == "access_denied":
             return "denied"
-        if op in REST_OPERATIONS:
+        if op in REST_OPERATIONS or op in HF_OPERATIONS:
             return "denied"
     return "failure"
 
@@ -210,5 +226,7 @@ def expected_rows(line: dict, facts: Facts) -> list[Row]:
         if op in S3_OPERATIONS:
             resource = line.get("bucket", "") + (("/" + line["key"]) if line.get("key") else "")
             return [Row("s3." + op, DENIED, resource=resource)]
+        if op in HF_OPERATIONS:
+            return [Row("hf." + op, DENIED)]
         return [Row("api." + op, DENIED)]
     return []

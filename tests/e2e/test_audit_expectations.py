@@ -9,7 +9,7 @@ import re
 import pytest
 
 from audit_check import AuditRow, LogCursor, compare
-from audit_expectations import REST_OPERATIONS, S3_OPERATIONS, Facts
+from audit_expectations import HF_OPERATIONS, REST_OPERATIONS, S3_OPERATIONS, Facts
 from depot_harness import REPO_ROOT, run
 from rest import operation
 
@@ -22,6 +22,15 @@ def test_every_routed_s3_operation_has_an_expectation():
     assert routed == set(S3_OPERATIONS), (
         f"without an entry: {sorted(routed - set(S3_OPERATIONS))}; "
         f"entries for unknown operations: {sorted(set(S3_OPERATIONS) - routed)}")
+
+
+def test_every_hugging_face_route_has_an_expectation():
+    source = (REPO_ROOT / "src" / "server" / "hf" / "hf.cpp").read_text()
+    routed = set(re.findall(r'\{http::verb::\w+, "/[^"]*", "([A-Za-z]+)"', source))
+    assert routed, "no routes found in hf.cpp"
+    assert routed == set(HF_OPERATIONS), (
+        f"without an entry: {sorted(routed - set(HF_OPERATIONS))}; "
+        f"entries for unknown operations: {sorted(set(HF_OPERATIONS) - routed)}")
 
 
 def test_every_served_rest_operation_has_an_expectation(depot):

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import botocore.exceptions
 import pytest
+import requests
 
 from depot_harness import REPO_ROOT, run, unique_bucket_name
 from rest import call, sha, token_for
@@ -457,6 +458,38 @@ def test_restores_stay_inside_the_scope(depot, world):
                 mismatches.append(f"{p.name:10} into {target}: denied, but changed: {changed}")
             if got == ALLOWED:
                 world["clients"][owner].delete_object(Bucket=written_bucket, Key=written_key)
+
+
+# ---- the Hugging Face Hub-compatible API (src/server/hf/): reads only
+
+def hf_expected(p: Principal, side: str) -> str:
+    """Team members (any role) and installation admins read; others see no repo (404); bucket and prefix
+    scopes reach no model (403); model and alias scopes reach their model only (403 for the other team's)."""
+    if p.scope in ("bucket", "prefix"):
+        return DENIED
+    if p.scope in ("model", "alias"):
+        return ALLOWED if side == "own" else DENIED
+    if p.name == "installation-admin":
+        return ALLOWED
+    return ALLOWED if side == "own" and p.rank >= 1 else HIDDEN
+
+
+def test_the_hugging_face_api_follows_team_roles_and_scopes(depot, world):
+    mismatches = []
+    for p in world["principals"].values():
+        headers = {"Authorization": f"Bearer hf_{p.token}"}
+        for side in ("own", "other"):
+            repo = f"{world['teams'][side]}/m1"
+            want = hf_expected(p, side)
+            for method, path in (("GET", f"/api/models/{repo}/revision/serving"),
+                                 ("GET", f"/api/models/{repo}/tree/serving"),
+                                 ("HEAD", f"/{repo}/resolve/serving/obj"),
+                                 ("GET", f"/{repo}/resolve/serving/obj")):
+                r = requests.request(method, depot.endpoint + path, headers=headers, timeout=60)
+                got = {200: ALLOWED, 403: DENIED}.get(r.status_code, HIDDEN if (
+                    r.status_code == 404 and r.headers.get("X-Error-Code") == "RepoNotFound") else str(r.status_code))
+                if got != want:
+                    mismatches.append(f"{p.name} {side} {method} {path}: {got}, expected {want}")
     assert not mismatches, "\n".join(mismatches)
 
 
@@ -501,6 +534,7 @@ REST_ROUTES = {
     "POST /api/v1/teams/{team}/models/{model}/versions": ("writer", "team", {"parent": 999}),
     "GET /api/v1/teams/{team}/models/{model}/versions/{version}": ("reader", "team", None),
     "GET /api/v1/teams/{team}/models/{model}/versions/{version}/files": ("reader", "team", None),
+    "GET /api/v1/teams/{team}/models/{model}/versions/{version}/manifest": ("reader", "team", None),
     "GET /api/v1/teams/{team}/models/{model}/versions/{version}/diff": ("reader", "team", None),
     "GET /api/v1/teams/{team}/models/{model}/versions/{version}/history": ("reader", "team", None),
     "POST /api/v1/teams/{team}/models/{model}/versions/{version}/submit": ("writer", "team", {}),
@@ -571,7 +605,7 @@ def rest_expected(route: str, p: Principal, side: str) -> str:
                 return DENIED
             if not has("model") and not route.endswith("/teams/{team}"):
                 return DENIED
-            if p.scope == "alias" and not re.search(r"models/\{model\}(/versions/\{version\}(/files)?"
+            if p.scope == "alias" and not re.search(r"models/\{model\}(/versions/\{version\}(/files|/manifest)?"
                                                     r"|/aliases/\{alias\})?$", route):
                 return DENIED
     rank = p.rank

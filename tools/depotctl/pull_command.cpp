@@ -41,10 +41,21 @@ int pull_command(const cli& c, const endpoint& ep)
     const auto view_bucket = c.get("--models-bucket", env_or("DEPOT_MODELS_BUCKET", "models"));
 
     api_client api(ep);
-    // The alias is resolved once: every file then comes from that version number, even if it moves.
+    // The version is resolved once, and every file must come from it. An alias or a label is read through
+    // its own paths (the REST files of /versions/<ref> and the model view's team/model/<ref>/...), not
+    // through the number it resolved to: a key scoped to an alias may read nothing else. Each file's
+    // x-depot-model-version then proves it still came from the version resolved; a ref that moves mid-pull
+    // fails the pull, and running it again pulls the new version (files already there stay).
     auto v = api.call("GET", ref.base() + "/versions/" + seg(ref.ref));
     const auto number = str(v, "number");
-    auto files = api.all(ref.base() + "/versions/" + number + "/files");
+    const bool by_number = ref.ref == number;
+    const std::string via = by_number ? number : ref.ref;
+    auto files = api.all(ref.base() + "/versions/" + seg(via) + "/files");
+    if (!by_number && str(api.call("GET", ref.base() + "/versions/" + seg(ref.ref)), "number") != number)
+        throw failure(ref.ref + " moved to another version while its files were listed; run the pull again");
+    auto moved = [&](const http_response& resp) {
+        return !by_number && resp.header("x-depot-model-version") != number;
+    };
 
     struct item
     {
@@ -104,8 +115,7 @@ int pull_command(const cli& c, const endpoint& ep)
             };
             restart();
             http_request req;
-            req.target =
-                object_target(view_bucket, ref.team + "/" + ref.model + "/" + number + "/" + it.path);
+            req.target = object_target(view_bucket, ref.team + "/" + ref.model + "/" + via + "/" + it.path);
             req.sink = [&](std::string_view chunk) {
                 out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
                 h.update(chunk);
@@ -117,6 +127,9 @@ int pull_command(const cli& c, const endpoint& ep)
             try {
                 if (resp.status != 200)
                     api_failure("downloading " + it.path, resp);
+                if (moved(resp))
+                    throw failure(ref.ref + " moved to version " + resp.header("x-depot-model-version") +
+                                  " during the pull of version " + number + "; run the pull again");
                 if (!out)
                     throw failure("cannot write " + partial.string());
                 const auto digest = to_hex(h.finish());

@@ -29,7 +29,7 @@ struct route
     handler fn;
 };
 
-constexpr std::array<route, 64> routes = {{
+constexpr std::array<route, 65> routes = {{
     {http::verb::get, "/whoami", "whoami", whoami},
     {http::verb::post, "/content/lookup", "lookupContent", lookup_content},
     {http::verb::get, "/usage", "getUsage", owner_usage},
@@ -67,6 +67,8 @@ constexpr std::array<route, 64> routes = {{
     {http::verb::get, "/teams/{team}/models/{model}/versions/{version}", "getVersion", get_version},
     {http::verb::get, "/teams/{team}/models/{model}/versions/{version}/files", "listVersionFiles",
      list_version_files},
+    {http::verb::get, "/teams/{team}/models/{model}/versions/{version}/manifest", "getVersionManifest",
+     get_version_manifest},
     {http::verb::get, "/teams/{team}/models/{model}/versions/{version}/diff", "diffVersions", diff_versions},
     {http::verb::get, "/teams/{team}/models/{model}/versions/{version}/history", "listVersionHistory",
      version_history},

@@ -88,6 +88,7 @@ asio::awaitable<result<response>> list_versions(request_context&, const path_par
 asio::awaitable<result<response>> create_version(request_context&, const path_params&);
 asio::awaitable<result<response>> get_version(request_context&, const path_params&);
 asio::awaitable<result<response>> list_version_files(request_context&, const path_params&);
+asio::awaitable<result<response>> get_version_manifest(request_context&, const path_params&);
 asio::awaitable<result<response>> diff_versions(request_context&, const path_params&);
 asio::awaitable<result<response>> submit_version(request_context&, const path_params&);
 asio::awaitable<result<response>> approve_version(request_context&, const path_params&);

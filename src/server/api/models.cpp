@@ -9,6 +9,7 @@
 #include "server/api/http_api.hpp"
 #include "server/api/paging.hpp"
 #include "server/services.hpp"
+#include "server/webhooks/manifest.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -847,6 +848,27 @@ asio::awaitable<result<response>> list_version_files(request_context& ctx, const
     auto rows = co_await ctx.svc->models.files(v->version.id, p->cursor, p->limit + 1);
     co_return page_response(std::move(rows), p->limit, file_json,
                             [](const registry::model_file& f) { return f.path; });
+}
+
+asio::awaitable<result<response>> get_version_manifest(request_context& ctx, const path_params& params)
+{
+    auto v = co_await version_for(ctx, params, team_role::reader);
+    if (!v)
+        co_return std::move(v).error();
+    // The payload version events carry (webhooks/manifest.hpp), URLs signed by the team's event-link key.
+    const std::int64_t team_id = v->model.model.team_id;
+    nlohmann::json data = {{"team", v->model.model.team},
+                           {"model", v->model.model.name},
+                           {"version", v->version.number},
+                           {"state", v->version.state}};
+    co_await webhooks::add_manifest(
+        *ctx.svc, v->version.id,
+        [&ctx, team_id](const std::string& team) { return webhooks::team_link_key(*ctx.svc, team_id, team); },
+        data);
+    response res;
+    res.headers.set(http::field::content_type, "application/json");
+    res.body = data.dump();
+    co_return res;
 }
 
 asio::awaitable<result<response>> diff_versions(request_context& ctx, const path_params& params)

@@ -10,6 +10,7 @@
 #include "registry/sql_util.hpp"
 #include "server/api/http_api.hpp"
 #include "server/services.hpp"
+#include "server/webhooks/manifest.hpp"
 #include "server/webhooks/target.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -31,8 +32,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace ssl = asio::ssl;
 
-/// Largest number of files a version event lists (with a presigned URL each).
-constexpr std::size_t max_manifest_files = 10000;
 constexpr std::size_t excerpt_bytes = 1024;
 
 /// Delivery attempts by result, and how long each took (connect, send, answer). Registered once per
@@ -172,21 +171,6 @@ ssl::context& client_tls()
     return ctx;
 }
 
-/// "http://host:port" of the installation as clients reach it.
-std::string public_base(const options& o)
-{
-    std::string base = o.public_url;
-    if (base.empty()) {
-        std::string listen = o.listen;
-        if (listen.starts_with("0.0.0.0:") || listen.starts_with("*:"))
-            listen = "127.0.0.1" + listen.substr(listen.find(':'));
-        base = (o.tls_cert_file.empty() ? "http://" : "https://") + listen;
-    }
-    while (base.ends_with('/'))
-        base.pop_back();
-    return base;
-}
-
 } // namespace
 
 dispatcher::dispatcher(services& svc, asio::io_context& ioc)
@@ -273,46 +257,15 @@ asio::awaitable<void> dispatcher::worker(std::size_t index)
     }
 }
 
-asio::awaitable<std::optional<dispatcher::event_key>> dispatcher::event_key_of(std::int64_t team_id,
-                                                                               const std::string& team)
+asio::awaitable<std::optional<link_key>> dispatcher::event_key_of(std::int64_t team_id,
+                                                                  const std::string& team)
 {
     if (auto it = keys_.find(team_id); it != keys_.end())
         co_return it->second;
-    auto conn = co_await svc_.db->acquire();
-    for (int round = 0; round < 2; ++round) {
-        auto rs = co_await registry::sql(
-            *conn, "SELECT access_key_id FROM team_event_keys WHERE team_id = $1", team_id);
-        if (!rs.empty()) {
-            auto key = co_await svc_.identities.find_active_key(rs[0].text(0));
-            if (key) {
-                event_key k{key->access_key_id, key->secret};
-                keys_[team_id] = k;
-                co_return k;
-            }
-            co_await registry::sql(*conn, "DELETE FROM team_event_keys WHERE team_id = $1", team_id);
-        }
-        // A team reader of its own: the URLs it signs can read this team's models and nothing else.
-        registry::user u;
-        u.id = "depot-events." + team;
-        u.display_name = "Presigned links of team " + team + "'s events";
-        co_await svc_.identities.create_user(u); // already_exists from an earlier round is fine
-        co_await svc_.models.set_member(team_id, u.id, registry::team_role::reader);
-        auto created = co_await svc_.identities.create_key(u.id);
-        if (!created)
-            co_return std::nullopt;
-        auto taken =
-            co_await registry::sql(*conn,
-                                   "INSERT INTO team_event_keys (team_id, access_key_id) VALUES ($1, $2) "
-                                   "ON CONFLICT (team_id) DO NOTHING RETURNING 1",
-                                   team_id, created->access_key_id);
-        if (!taken.empty()) {
-            event_key k{created->access_key_id, created->secret};
-            keys_[team_id] = k;
-            co_return k;
-        }
-        co_await svc_.identities.revoke_key(created->access_key_id); // another depotd won the race
-    }
-    co_return std::nullopt;
+    auto key = co_await team_link_key(svc_, team_id, team);
+    if (key)
+        keys_[team_id] = *key;
+    co_return key;
 }
 
 asio::awaitable<std::string> dispatcher::body_of(const registry::claimed_delivery& d)
@@ -320,45 +273,11 @@ asio::awaitable<std::string> dispatcher::body_of(const registry::claimed_deliver
     nlohmann::json data = nlohmann::json::parse(d.data_json, nullptr, false);
     if (data.is_discarded())
         data = nlohmann::json::object();
-    if (d.version_id) {
-        auto& repo = *svc_.webhooks;
-        auto ref = co_await repo.version_of(*d.version_id);
-        auto files = co_await repo.manifest(*d.version_id, max_manifest_files + 1);
-        std::optional<event_key> key;
-        if (ref)
-            key = co_await event_key_of(d.team_id, ref->team);
-        const auto now = std::chrono::system_clock::now();
-        const auto expiry = std::min(svc_.opts.event_url_expiry, auth::max_presigned_expiry);
-        const std::string base = public_base(svc_.opts);
-        const std::string host = base.substr(base.find("://") + 3);
-        nlohmann::json list = nlohmann::json::array();
-        const bool truncated = files.size() > max_manifest_files;
-        if (truncated)
-            files.resize(max_manifest_files);
-        for (const auto& f : files) {
-            nlohmann::json entry = {{"path", f.path}, {"size", f.size}};
-            entry["sha256"] = f.sha256.empty() ? nlohmann::json(nullptr) : nlohmann::json(to_hex(f.sha256));
-            if (ref && key) {
-                const std::string target = "/" + uri_encode(svc_.opts.models_bucket) + "/" +
-                                           uri_encode(ref->team) + "/" + uri_encode(ref->model) + "/" +
-                                           std::to_string(ref->number) + "/" + uri_encode(f.path, true);
-                auth::sign_options so{.access_key_id = key->access_key_id,
-                                      .secret = key->secret,
-                                      .region = svc_.opts.region,
-                                      .service = "s3",
-                                      .now = now};
-                entry["url"] = base + auth::presign("GET", target, host, expiry, so);
-            }
-            list.push_back(std::move(entry));
-        }
-        data["files"] = std::move(list);
-        data["files_truncated"] = truncated;
-        if (ref && key)
-            data["urls_expire_at"] = api::iso8601(now + expiry);
-        if (ref)
-            data["s3_prefix"] = "s3://" + svc_.opts.models_bucket + "/" + ref->team + "/" + ref->model + "/" +
-                                std::to_string(ref->number) + "/";
-    }
+    if (d.version_id)
+        co_await add_manifest(
+            svc_, *d.version_id,
+            [this, team_id = d.team_id](const std::string& team) { return event_key_of(team_id, team); },
+            data);
     nlohmann::json body = {{"id", "evt_" + std::to_string(d.event_id)},
                            {"type", d.event_type},
                            {"timestamp", api::iso8601(d.event_created_at)},

@@ -17,6 +17,7 @@
 ///   on first use), valid for --event-url-expiry from the attempt.
 
 #include "registry/webhook_repository.hpp"
+#include "server/webhooks/manifest.hpp"
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
@@ -53,16 +54,10 @@ public:
     const std::string& instance() const noexcept { return instance_; }
 
 private:
-    struct event_key
-    {
-        std::string access_key_id;
-        std::string secret;
-    };
-
     asio::awaitable<void> worker(std::size_t index);
     asio::awaitable<void> deliver(registry::claimed_delivery d);
     asio::awaitable<std::string> body_of(const registry::claimed_delivery& d);
-    asio::awaitable<std::optional<event_key>> event_key_of(std::int64_t team_id, const std::string& team);
+    asio::awaitable<std::optional<link_key>> event_key_of(std::int64_t team_id, const std::string& team);
     void listen_loop();
 
     services& svc_;
@@ -72,7 +67,7 @@ private:
     std::atomic<bool> stopping_{false};
     std::uint64_t generation_ = 0;            ///< on the strand: bumped by every wake
     std::vector<asio::steady_timer*> timers_; ///< on the strand: the idle workers' timers
-    std::map<std::int64_t, event_key> keys_;  ///< on the strand
+    std::map<std::int64_t, link_key> keys_;   ///< on the strand
     std::thread listener_;
 };
 

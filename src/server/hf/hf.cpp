@@ -1,0 +1,284 @@
+// The Hub API's router (hf.hpp): which requests are its, the route table, bearer-token authentication, and
+// the one place where errors and exceptions become Hub-shaped answers.
+#include "server/hf/hf.hpp"
+
+#include "common/log.hpp"
+#include "common/uri.hpp"
+#include "server/api/api.hpp"
+#include "server/audit_requests.hpp"
+#include "server/errors.hpp"
+#include "server/hf/repo.hpp"
+#include "server/services.hpp"
+
+#include <algorithm>
+#include <array>
+#include <boost/asio/this_coro.hpp>
+#include <boost/json.hpp>
+
+namespace depot::server::hf {
+namespace {
+
+struct route
+{
+    http::verb method;
+    std::string_view pattern; ///< `{name}` matches one non-empty segment; a final `{path+}` the rest
+    std::string_view name;    ///< for metrics, the access log and denial audit rows (hf.<name>)
+    handler fn;
+};
+
+constexpr std::array<route, 7> routes = {{
+    {http::verb::get, "/api/models/{team}/{model}", "HfModelInfo", model_info},
+    {http::verb::get, "/api/models/{team}/{model}/revision/{revision}", "HfModelInfo", model_info},
+    {http::verb::get, "/api/models/{team}/{model}/tree/{revision}", "HfListTree", list_tree},
+    {http::verb::get, "/api/models/{team}/{model}/tree/{revision}/{path+}", "HfListTree", list_tree},
+    {http::verb::post, "/api/models/{team}/{model}/paths-info/{revision}", "HfPathsInfo", paths_info},
+    {http::verb::get, "/{team}/{model}/resolve/{revision}/{path+}", "HfResolve", resolve_file},
+    {http::verb::head, "/{team}/{model}/resolve/{revision}/{path+}", "HfResolveHead", resolve_file_head},
+}};
+
+std::vector<std::string_view> split(std::string_view path)
+{
+    std::vector<std::string_view> out;
+    while (!path.empty()) {
+        path.remove_prefix(1);
+        auto slash = path.find('/');
+        out.push_back(path.substr(0, slash));
+        path = slash == std::string_view::npos ? std::string_view() : path.substr(slash);
+    }
+    return out;
+}
+
+/// Matches the decoded segments against a pattern, filling the request's parameters.
+bool match(std::string_view pattern, const std::vector<std::string>& segments, hub_request& req)
+{
+    auto parts = split(pattern);
+    const bool rest = !parts.empty() && parts.back() == "{path+}";
+    if (rest ? segments.size() < parts.size() : segments.size() != parts.size())
+        return false;
+    hub_request out;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        const auto& part = parts[i];
+        if (part == "{path+}") {
+            for (std::size_t j = i; j < segments.size(); ++j) {
+                if (segments[j].empty() || segments[j] == "." || segments[j] == "..")
+                    return false;
+                out.path += (j > i ? "/" : "") + segments[j];
+            }
+            break;
+        }
+        if (part.starts_with('{')) {
+            if (segments[i].empty())
+                return false;
+            if (part == "{team}")
+                out.team = segments[i];
+            else if (part == "{model}")
+                out.model = segments[i];
+            else if (part == "{revision}")
+                out.revision = segments[i];
+        } else if (part != segments[i]) {
+            return false;
+        }
+    }
+    req = std::move(out);
+    return true;
+}
+
+/// The Hub's error answer: JSON {"error": message}, X-Error-Code and X-Error-Message.
+response hub_error(http::status status, std::string_view code, std::string_view message, bool head)
+{
+    response res;
+    res.status = status;
+    if (!code.empty())
+        res.headers.set("X-Error-Code", code);
+    std::string header_message;
+    for (char c : message)
+        header_message +=
+            (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) ? ' ' : c;
+    res.headers.set("X-Error-Message", header_message);
+    res.headers.set(http::field::content_type, "application/json; charset=utf-8");
+    res.body = boost::json::serialize(boost::json::object{{"error", message}});
+    if (head) {
+        res.headers.set(http::field::content_length, std::to_string(res.body.size()));
+        res.body.clear();
+        res.head_only = true;
+    }
+    return res;
+}
+
+response error_response(const error& err, const hub_request& req, bool head)
+{
+    switch (err.code) {
+    case errc::no_such_bucket:
+        return hub_error(http::status::not_found, "RepoNotFound", err.message, head);
+    case errc::no_such_version:
+        return hub_error(http::status::not_found, "RevisionNotFound", err.message, head);
+    case errc::no_such_key: {
+        // With the commit, `huggingface_hub` remembers the file is absent at that commit (.no_exist).
+        auto res = hub_error(http::status::not_found, "EntryNotFound", err.message, head);
+        if (!req.commit.empty())
+            res.headers.set("X-Repo-Commit", req.commit);
+        return res;
+    }
+    case errc::access_denied:
+        return hub_error(http::status::forbidden, "", err.message, head);
+    case errc::invalid_argument:
+    case errc::invalid_request:
+        return hub_error(http::status::bad_request, "", err.message, head);
+    case errc::too_large:
+        return hub_error(http::status::payload_too_large, "", err.message, head);
+    case errc::rate_limited:
+        return hub_error(http::status::too_many_requests, "", err.message, head);
+    case errc::unavailable:
+        return hub_error(http::status::service_unavailable, "", err.message, head);
+    default:
+        return hub_error(http::status::internal_server_error, "", err.message, head);
+    }
+}
+
+bool bearer(std::string_view header)
+{
+    return header.size() > 7 && (header.starts_with("Bearer ") || header.starts_with("bearer "));
+}
+
+} // namespace
+
+bool is_hf_request(const request_context& ctx)
+{
+    const auto method = ctx.header->method();
+    if (method != http::verb::get && method != http::verb::head && method != http::verb::post)
+        return false;
+    if (auto auth = ctx.get("authorization"); auth && !bearer(*auth))
+        return false;
+    auto target = ctx.header->target();
+    const std::string_view raw(target.data(), target.size());
+    const auto qmark = raw.find('?');
+    const std::string_view path = raw.substr(0, qmark);
+    if (qmark != std::string_view::npos && raw.find("X-Amz-", qmark) != std::string_view::npos)
+        return false; // a presigned S3 request
+    const auto& domain = ctx.svc->opts.domain;
+    if (!domain.empty()) {
+        auto host = ctx.get("host").value_or("");
+        if (auto colon = host.rfind(':');
+            colon != std::string_view::npos && host.find(']') == std::string_view::npos)
+            host = host.substr(0, colon);
+        if (host.size() > domain.size() + 1 && host.ends_with(domain) &&
+            host[host.size() - domain.size() - 1] == '.')
+            return false; // virtual-hosted S3
+    }
+    if (path.starts_with("/api/models/"))
+        return true;
+    if (api::is_api_target(path))
+        return false;
+    if (method == http::verb::post)
+        return false;
+    const auto segments = split(path);
+    return segments.size() >= 5 && segments[2] == "resolve";
+}
+
+std::vector<std::string_view> operation_names()
+{
+    std::vector<std::string_view> out;
+    for (const auto& r : routes)
+        if (std::find(out.begin(), out.end(), r.name) == out.end())
+            out.push_back(r.name);
+    return out;
+}
+
+asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size_t>& route_index)
+{
+    auto target = ctx.header->target();
+    const std::string_view raw(target.data(), target.size());
+    const std::string_view path = raw.substr(0, raw.find('?'));
+    const bool head = ctx.header->method() == http::verb::head;
+    std::string_view operation = "Unknown";
+    hub_request req;
+    std::optional<error> failure;
+    std::optional<response> res;
+    try {
+        bool bad = false;
+        if (auto qmark = raw.find('?'); qmark != std::string_view::npos) {
+            if (auto q = parse_query(raw.substr(qmark + 1)))
+                ctx.query = std::move(*q);
+            else
+                bad = true;
+        }
+        // Each segment is decoded on its own: a revision "refs/pr/1" arrives as refs%2Fpr%2F1.
+        std::vector<std::string> segments;
+        for (auto s : split(path)) {
+            auto d = uri_decode(s);
+            if (!d) {
+                bad = true;
+                break;
+            }
+            segments.push_back(std::move(*d));
+        }
+        const route* found = nullptr;
+        if (!bad)
+            for (const auto& r : routes)
+                if (r.method == ctx.header->method() && match(r.pattern, segments, req)) {
+                    found = &r;
+                    break;
+                }
+        if (bad) {
+            failure = make_error(errc::invalid_argument, "The request path has an invalid percent-encoding");
+        } else if (!found) {
+            res = hub_error(http::status::not_found, "", "Not Found", head);
+        } else {
+            operation = found->name;
+            const auto names = operation_names();
+            route_index =
+                static_cast<std::size_t>(std::find(names.begin(), names.end(), found->name) - names.begin());
+            // Authentication: an API token, as dpt_... or hf_dpt_... (registry/token_repository.hpp).
+            auto header = ctx.get("authorization");
+            if (!header) {
+                // What the Hub answers an anonymous caller for a repo that is private or absent.
+                res = hub_error(http::status::unauthorized, "RepoNotFound",
+                                "Repository not found: this Depot needs a token (HF_TOKEN=hf_dpt_...)", head);
+            } else if (auto token = co_await ctx.svc->tokens.authenticate(header->substr(7)); !token) {
+                res = hub_error(http::status::unauthorized, "", "Invalid credentials in Authorization header",
+                                head);
+            } else {
+                ctx.who = caller{.user_id = token->user_id,
+                                 .display_name = token->user_display_name,
+                                 .access_key_id = "token:" + token->id,
+                                 .is_admin = false,
+                                 .scope = token->scope};
+                if (!ctx.svc->limiter.admit(ctx.who.access_key_id)) {
+                    failure = make_error(errc::rate_limited, "Please reduce your request rate.");
+                } else {
+                    const auto executor = co_await asio::this_coro::executor;
+                    const registry::audit_context audit = audit_context_of(ctx);
+                    const registry::audit_scope audit_guard(executor, audit);
+                    auto r = co_await found->fn(ctx, req);
+                    if (r)
+                        res = std::move(*r);
+                    else
+                        failure = std::move(r).error();
+                }
+            }
+        }
+    } catch (const std::exception& e) {
+        failure = error_from_exception(e, ctx.request_id);
+    }
+    if (failure && failure->code == errc::access_denied && !ctx.who.user_id.empty()) {
+        const std::string action = "hf." + std::string(operation);
+        std::string resource = req.team + "/" + req.model;
+        if (!req.revision.empty())
+            resource += "/" + req.revision;
+        if (!req.path.empty())
+            resource += "/" + req.path;
+        co_await audit_denial(ctx, action, resource, failure->message);
+    }
+    if (failure)
+        res = error_response(*failure, req, head);
+    res->headers.set("X-Request-Id", ctx.request_id);
+    log::debug("hub api call", {{"request_id", ctx.request_id},
+                                {"operation", std::string(operation)},
+                                {"path", std::string(path)},
+                                {"status", static_cast<int>(res->status)},
+                                {"error", failure ? std::string(to_string(failure->code)) : std::string()},
+                                {"caller", ctx.who.access_key_id}});
+    co_return std::move(*res);
+}
+
+} // namespace depot::server::hf

@@ -1,0 +1,100 @@
+#include "server/webhooks/manifest.hpp"
+
+#include "auth/sigv4.hpp"
+#include "common/hash.hpp"
+#include "common/uri.hpp"
+#include "registry/webhook_repository.hpp"
+#include "server/api/http_api.hpp"
+
+#include <algorithm>
+
+namespace depot::server::webhooks {
+namespace {
+
+/// "http://host:port" of the installation as clients reach it.
+std::string public_base(const options& o)
+{
+    std::string base = o.public_url;
+    if (base.empty()) {
+        std::string listen = o.listen;
+        if (listen.starts_with("0.0.0.0:") || listen.starts_with("*:"))
+            listen = "127.0.0.1" + listen.substr(listen.find(':'));
+        base = (o.tls_cert_file.empty() ? "http://" : "https://") + listen;
+    }
+    while (base.ends_with('/'))
+        base.pop_back();
+    return base;
+}
+
+} // namespace
+
+asio::awaitable<std::optional<link_key>> team_link_key(services& svc, std::int64_t team_id,
+                                                       std::string_view team)
+{
+    auto& repo = *svc.webhooks;
+    for (int round = 0; round < 2; ++round) {
+        if (auto recorded = co_await repo.event_key_of(team_id)) {
+            auto key = co_await svc.identities.find_active_key(*recorded);
+            if (key)
+                co_return link_key{key->access_key_id, key->secret};
+            co_await repo.forget_event_key(team_id);
+        }
+        // A team reader of its own: the URLs it signs can read this team's models and nothing else.
+        registry::user u;
+        u.id = "depot-events." + std::string(team);
+        u.display_name = "Presigned links of team " + std::string(team) + "'s events";
+        co_await svc.identities.create_user(u); // already_exists from an earlier round is fine
+        co_await svc.models.set_member(team_id, u.id, registry::team_role::reader);
+        auto created = co_await svc.identities.create_key(u.id);
+        if (!created)
+            co_return std::nullopt;
+        if (co_await repo.claim_event_key(team_id, created->access_key_id))
+            co_return link_key{created->access_key_id, created->secret};
+        co_await svc.identities.revoke_key(created->access_key_id); // another depotd won the race
+    }
+    co_return std::nullopt;
+}
+
+asio::awaitable<void> add_manifest(services& svc, std::int64_t version_id, const key_source& key_for,
+                                   nlohmann::json& data)
+{
+    auto& repo = *svc.webhooks;
+    auto ref = co_await repo.version_of(version_id);
+    auto files = co_await repo.manifest(version_id, max_manifest_files + 1);
+    std::optional<link_key> key;
+    if (ref)
+        key = co_await key_for(ref->team);
+    const auto now = std::chrono::system_clock::now();
+    const auto expiry = std::min(svc.opts.event_url_expiry, auth::max_presigned_expiry);
+    const std::string base = public_base(svc.opts);
+    const std::string host = base.substr(base.find("://") + 3);
+    nlohmann::json list = nlohmann::json::array();
+    const bool truncated = files.size() > max_manifest_files;
+    if (truncated)
+        files.resize(max_manifest_files);
+    for (const auto& f : files) {
+        nlohmann::json entry = {{"path", f.path}, {"size", f.size}};
+        entry["sha256"] = f.sha256.empty() ? nlohmann::json(nullptr) : nlohmann::json(to_hex(f.sha256));
+        if (ref && key) {
+            const std::string target = "/" + uri_encode(svc.opts.models_bucket) + "/" +
+                                       uri_encode(ref->team) + "/" + uri_encode(ref->model) + "/" +
+                                       std::to_string(ref->number) + "/" + uri_encode(f.path, true);
+            auth::sign_options so{.access_key_id = key->access_key_id,
+                                  .secret = key->secret,
+                                  .region = svc.opts.region,
+                                  .service = "s3",
+                                  .now = now};
+            entry["url"] = base + auth::presign("GET", target, host, expiry, so);
+        }
+        list.push_back(std::move(entry));
+    }
+    data["files"] = std::move(list);
+    data["files_truncated"] = truncated;
+    if (ref && key)
+        data["urls_expire_at"] = api::iso8601(now + expiry);
+    if (ref)
+        data["s3_prefix"] = "s3://" + svc.opts.models_bucket + "/" + ref->team + "/" + ref->model + "/" +
+                            std::to_string(ref->number) + "/";
+}
+
+} // namespace depot::server::webhooks

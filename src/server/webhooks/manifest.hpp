@@ -1,0 +1,46 @@
+#pragma once
+/// \file
+/// A version's manifest with presigned GET URLs: what version events carry (dispatcher.hpp) and what the
+/// REST call getVersionManifest returns, for platforms that want URLs rather than credentials. Each file's
+/// URL points into the S3 model view at the version's number and is signed by the team's event-link key: a
+/// team reader of its own ("depot-events.<team>"), created on first use, so a URL reads that team's models
+/// and nothing else, and its downloads are audited under that user.
+
+#include "server/services.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace depot::server::webhooks {
+
+namespace asio = boost::asio;
+
+/// Largest number of files a manifest lists (with a presigned URL each).
+inline constexpr std::size_t max_manifest_files = 10000;
+
+struct link_key
+{
+    std::string access_key_id;
+    std::string secret;
+};
+
+/// The team's event-link key, created (user, membership, key) on first use; nullopt if it cannot be made.
+/// Safe against other depotd processes doing the same: one key wins, the others are revoked.
+asio::awaitable<std::optional<link_key>> team_link_key(services& svc, std::int64_t team_id,
+                                                       std::string_view team);
+
+/// The key to sign a version's URLs with, given the version's team name (nullopt: no URLs).
+using key_source = std::function<asio::awaitable<std::optional<link_key>>(const std::string& team)>;
+
+/// Adds the manifest of version `version_id` to `data`: "files" (path, size, sha256 hex or null, and "url"
+/// when a key is given), "files_truncated", "urls_expire_at" (with URLs) and "s3_prefix". URLs are valid for
+/// --event-url-expiry (at most seven days) from now.
+asio::awaitable<void> add_manifest(services& svc, std::int64_t version_id, const key_source& key,
+                                   nlohmann::json& data);
+
+} // namespace depot::server::webhooks
