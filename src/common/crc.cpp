@@ -295,11 +295,6 @@ std::uint64_t crc64nvme_combine(std::uint64_t crc_a, std::uint64_t crc_b, std::u
     return combine<crc64nvme_model>(crc_a, crc_b, len_b);
 }
 
-std::string_view crc_implementation() noexcept
-{
-    return crc_detail::accelerated_available() ? "pclmul" : "table";
-}
-
 namespace crc_detail {
 
 std::uint64_t portable(crc_kind kind, std::span<const std::byte> data, std::uint64_t crc) noexcept

@@ -49,9 +49,6 @@ std::uint32_t crc32_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::uint6
 std::uint32_t crc32c_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::uint64_t len_b) noexcept;
 std::uint64_t crc64nvme_combine(std::uint64_t crc_a, std::uint64_t crc_b, std::uint64_t len_b) noexcept;
 
-/// "pclmul" when the carry-less multiplication path is in use on this CPU, "table" otherwise. For logs.
-std::string_view crc_implementation() noexcept;
-
 namespace crc_detail {
 
 enum class crc_kind

@@ -285,11 +285,4 @@ asio::awaitable<result<std::optional<std::int64_t>>> last_audit_row_before(pg::p
     co_return std::optional<std::int64_t>(rs[0].i64(0));
 }
 
-asio::awaitable<std::int64_t> archive_audit(pg::pool& pool, std::int64_t through_id)
-{
-    auto conn = co_await pool.acquire();
-    auto rs = co_await sql(*conn, "SELECT audit_archive($1)", through_id);
-    co_return rs[0].i64(0);
-}
-
 } // namespace depot::registry

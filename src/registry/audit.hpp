@@ -128,9 +128,6 @@ bool take_audit_appended() noexcept;
 asio::awaitable<result<std::optional<std::int64_t>>> last_audit_row_before(pg::pool& pool,
                                                                            std::string_view before);
 
-/// Removes the rows up to `through_id` (audit_archive() in the schema); returns how many.
-asio::awaitable<std::int64_t> archive_audit(pg::pool& pool, std::int64_t through_id);
-
 /// A JSON string literal of `s` (for building details).
 std::string audit_quote(std::string_view s);
 

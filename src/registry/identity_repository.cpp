@@ -81,13 +81,6 @@ asio::awaitable<std::vector<user>> identity_repository::list_users()
     co_return out;
 }
 
-asio::awaitable<std::int64_t> identity_repository::count_users()
-{
-    auto conn = co_await pool_.acquire();
-    auto rs = co_await sql(*conn, "SELECT count(*) FROM users");
-    co_return rs[0].i64(0);
-}
-
 asio::awaitable<result<access_key>> identity_repository::create_key(std::string_view user_id,
                                                                     std::string access_key_id,
                                                                     std::string secret, std::string scope,

@@ -45,8 +45,6 @@ public:
     asio::awaitable<std::vector<access_key>> list_keys(std::string_view user_id);
     /// not_found if no such active key.
     asio::awaitable<result<void>> revoke_key(std::string_view access_key_id);
-    /// Number of users (0 on a fresh installation).
-    asio::awaitable<std::int64_t> count_users();
 
 private:
     pg::pool& pool_;

@@ -1,3 +1,4 @@
+#include "conformance.hpp"
 #include "storage/cache/cached_blob_store.hpp"
 #include "storage/faulty/faulty_blob_store.hpp"
 #include "storage/memory/memory_blob_store.hpp"
@@ -81,7 +82,32 @@ struct fixture
     metrics::registry registry;
 };
 
+/// The registry the conformance stores report to; it outlives every store the suite makes.
+metrics::registry& conformance_registry()
+{
+    static metrics::registry registry;
+    return registry;
+}
+
 } // namespace
+
+// depotd serves every read through the cache when it is on, so the cache must keep every contract of the
+// store it wraps. Small chunks make the suite's ranged reads cross chunk boundaries.
+DEPOT_BLOB_STORE_CONFORMANCE("cached (memory tier)", [] {
+    return std::shared_ptr<blob_store>(make_cached_blob_store(
+        make_memory_blob_store(), {.memory_bytes = 64 * chunk, .chunk_size = chunk}, conformance_registry()));
+})
+
+DEPOT_BLOB_STORE_CONFORMANCE("cached (memory and disk tiers)", [] {
+    auto dir = std::make_shared<temp_dir>();
+    auto cache = make_cached_blob_store(make_memory_blob_store(),
+                                        {.memory_bytes = 4 * chunk,
+                                         .disk_dir = dir->path.string(),
+                                         .disk_bytes = 64 * chunk,
+                                         .chunk_size = chunk},
+                                        conformance_registry());
+    return std::shared_ptr<blob_store>(cache.get(), [cache, dir](blob_store*) mutable { cache.reset(); });
+})
 
 TEST_CASE("a cached range is read from the inner store once, then from memory")
 {
