@@ -93,8 +93,21 @@ inline constexpr std::string_view empty_payload_hash =
 ///   repeats one, does not sign `host`, or expires outside 1..604800 seconds;
 /// - missing_security_header: header authentication without x-amz-content-sha256;
 /// - invalid_argument: a bad x-amz-content-sha256 value, both an Authorization header and a presigned query,
-///   a malformed percent-escape in the target, or a streaming payload on a presigned URL.
+///   a malformed percent-escape in the target, or a streaming payload on a presigned URL;
+/// - access_denied "There were headers present in the request which were not signed", with the argument
+///   "HeadersNotSigned=<names, comma-separated>": `unsigned_headers` is not empty.
+/// The access key id is checked to be printable ASCII (authorization_header_malformed or
+/// authorization_query_parameters_error otherwise), so that it can be looked up safely.
 result<std::optional<parsed_auth>> parse(const request_view& req);
+
+/// The headers of `req` that change what a request does but are not among `auth.signed_headers`: every
+/// x-amz-* header (lower-case names, in request order, each once), as S3 requires, except the two whose
+/// values the signature binds another way or that are not used: x-amz-content-sha256 (the payload hash line
+/// of the canonical request; ignored on a presigned request unless signed) and x-amz-date (in the string to
+/// sign; ignored on a presigned request). Other headers may go unsigned, as on S3: the entity headers of an
+/// upload (Content-Type, Cache-Control, ...) describe bytes the sender supplies anyway, Content-MD5, Range
+/// and the If-* conditions can only narrow or fail a request, and none of them selects the operation.
+std::vector<std::string> unsigned_headers(const request_view& req, const parsed_auth& auth);
 
 /// The canonical request:
 /// method \n canonical URI \n canonical query \n canonical headers \n signed headers \n payload hash.

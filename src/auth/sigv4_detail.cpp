@@ -101,6 +101,11 @@ std::optional<std::pair<std::string, credential_scope>> parse_credential(std::st
         date_ok = date_ok && c >= '0' && c <= '9';
     if (rest.empty() || !date_ok || parts[1].empty() || parts[2].empty() || parts[3] != "aws4_request")
         return std::nullopt;
+    // The key id is looked up in PostgreSQL and the scope echoed in messages: bytes that are not printable
+    // ASCII (invalid UTF-8, NUL, control characters) make the credential malformed, never a query.
+    for (char c : credential)
+        if (static_cast<unsigned char>(c) < 0x21 || static_cast<unsigned char>(c) > 0x7E)
+            return std::nullopt;
     return std::pair{std::string(rest),
                      credential_scope{std::string(date), std::string(parts[1]), std::string(parts[2])}};
 }

@@ -2,9 +2,9 @@
 /// `parse`: extracting SigV4 authentication data from the Authorization header or a presigned query.
 /// Error codes and messages follow what S3 answers for the same mistakes.
 
-#include "common/http_date.hpp"
 #include "auth/sigv4.hpp"
 #include "auth/sigv4_detail.hpp"
+#include "common/http_date.hpp"
 #include "common/uri.hpp"
 
 #include <algorithm>
@@ -275,7 +275,35 @@ bool has_param(const std::vector<std::pair<std::string, std::string>>& params, s
     return std::any_of(params.begin(), params.end(), [&](const auto& p) { return p.first == name; });
 }
 
+result<std::optional<parsed_auth>> refuse_unsigned_headers(result<std::optional<parsed_auth>> parsed,
+                                                           const request_view& req)
+{
+    if (!parsed || !*parsed)
+        return parsed;
+    auto names = unsigned_headers(req, **parsed);
+    if (names.empty())
+        return parsed;
+    std::string list;
+    for (const auto& n : names)
+        list += (list.empty() ? "" : ",") + n;
+    return make_error(errc::access_denied, "There were headers present in the request which were not signed",
+                      "HeadersNotSigned=" + list);
+}
+
 } // namespace
+
+std::vector<std::string> unsigned_headers(const request_view& req, const parsed_auth& auth)
+{
+    std::vector<std::string> out;
+    for (const auto& h : req.headers) {
+        auto name = detail::to_lower(h.name);
+        if (!name.starts_with("x-amz-") || name == content_sha256 || name == "x-amz-date")
+            continue;
+        if (!contains(auth.signed_headers, name) && !contains(out, name))
+            out.push_back(std::move(name));
+    }
+    return out;
+}
 
 result<std::optional<parsed_auth>> parse(const request_view& req)
 {
@@ -298,9 +326,10 @@ result<std::optional<parsed_auth>> parse(const request_view& req)
         return make_error(errc::authorization_header_malformed,
                           "The authorization header is malformed; it appears more than once.");
     if (authorization_count == 1)
-        return parse_header_auth(req, *find_header(req.headers, "authorization"));
+        return refuse_unsigned_headers(parse_header_auth(req, *find_header(req.headers, "authorization")),
+                                       req);
     if (presigned)
-        return parse_presigned(req, *params);
+        return refuse_unsigned_headers(parse_presigned(req, *params), req);
     if (has_param(*params, "AWSAccessKeyId") && has_param(*params, "Signature"))
         return unsupported_algorithm("AWS");
     return std::optional<parsed_auth>();

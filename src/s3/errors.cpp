@@ -166,7 +166,10 @@ std::string error_xml(const error_info& info, std::string_view resource, std::st
     w.open("Error");
     w.element("Code", info.code);
     w.element("Message", info.message);
-    if (!info.argument_name.empty()) {
+    if (info.argument_name == "HeadersNotSigned") {
+        // S3 names the unsigned headers in an element of their own.
+        w.element("HeadersNotSigned", info.argument_value);
+    } else if (!info.argument_name.empty()) {
         w.element("ArgumentName", info.argument_name);
         w.element("ArgumentValue", info.argument_value);
     }

@@ -1,7 +1,8 @@
-#include "common/http_date.hpp"
 #include "auth/sigv4.hpp"
+#include "common/http_date.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <doctest/doctest.h>
 #include <string>
 #include <vector>
@@ -562,4 +563,74 @@ TEST_CASE("presign rejects lifetimes outside one second to seven days")
     CHECK_THROWS_AS(presign("GET", "/b/k", "h", 0s, options()), std::invalid_argument);
     CHECK_THROWS_AS(presign("GET", "/b/k", "h", 604801s, options()), std::invalid_argument);
     CHECK_NOTHROW(presign("GET", "/b/k", "h", 604800s, options()));
+}
+
+TEST_CASE("x-amz-* headers must be signed, except x-amz-content-sha256 and x-amz-date")
+{
+    test_request r;
+    r.method = "PUT";
+    r.set("x-amz-meta-color", "blue");
+    r.sign();
+    CHECK(verify_at(r, t0, options().secret).has_value());
+
+    for (const std::string name : {"x-amz-copy-source", "X-Amz-Meta-Extra", "x-amz-tagging",
+                                   "x-amz-metadata-directive", "x-amz-decoded-content-length"}) {
+        auto attacked = r;
+        attacked.set(name, "anything");
+        auto p = parse(attacked.view());
+        REQUIRE_FALSE(p);
+        CHECK(p.error().code == errc::access_denied);
+        CHECK(p.error().message == "There were headers present in the request which were not signed");
+        std::string lower = name;
+        std::transform(lower.begin(), lower.end(), lower.begin(),
+                       [](unsigned char c) { return std::tolower(c); });
+        CHECK(p.error().argument == "HeadersNotSigned=" + lower);
+    }
+    // Other headers may go unsigned, as on S3.
+    auto entity = r;
+    entity.set("Content-Type", "text/plain");
+    CHECK(parse(entity.view()));
+}
+
+TEST_CASE("a presigned request refuses unsigned x-amz-* headers but ignores its exempt ones")
+{
+    test_request r;
+    r.method = "PUT";
+    r.target = presign("PUT", "/bucket/key", "depot.example:9000", 60s, options());
+    r.set("x-amz-content-sha256", "UNSIGNED-PAYLOAD");
+    r.set("x-amz-date", "20200101T000000Z");
+    r.set("Content-Type", "text/plain");
+    CHECK(verify_at(r, t0, options().secret).has_value());
+
+    r.set("x-amz-copy-source", "other/secret");
+    r.set("x-amz-meta-a", "1");
+    auto p = parse(r.view());
+    REQUIRE_FALSE(p);
+    CHECK(p.error().code == errc::access_denied);
+    CHECK(p.error().argument == "HeadersNotSigned=x-amz-copy-source,x-amz-meta-a");
+    parsed_auth host_only;
+    host_only.presigned = true;
+    host_only.signed_headers = {"host"};
+    r.set("X-AMZ-META-A", "again");
+    CHECK(unsigned_headers(r.view(), host_only) ==
+          std::vector<std::string>{"x-amz-copy-source", "x-amz-meta-a"});
+}
+
+TEST_CASE("credentials that are not printable ASCII are malformed, never looked up")
+{
+    auto r = unsigned_request();
+    r.set("Authorization",
+          with_authorization("AK\xff\xfe/20240301/us-east-1/s3/aws4_request", "host;x-amz-date"));
+    CHECK(parse_error(r) == errc::authorization_header_malformed);
+    r.set("Authorization",
+          with_authorization("AK\x01ID/20240301/us-east-1/s3/aws4_request", "host;x-amz-date"));
+    CHECK(parse_error(r) == errc::authorization_header_malformed);
+
+    test_request q;
+    q.target =
+        "/bucket/key?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=%FF%FE%2F20240301%2Fus-east-1%2Fs3%"
+        "2Faws4_request&X-Amz-Date=20240301T120000Z&X-Amz-Expires=60&X-Amz-SignedHeaders=host&X-Amz-"
+        "Signature=" +
+        std::string(64, 'a');
+    CHECK(parse_error(q) == errc::authorization_query_parameters_error);
 }
