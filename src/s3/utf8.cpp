@@ -69,6 +69,11 @@ bool is_valid_utf8(std::string_view text) noexcept
     return true;
 }
 
+bool is_storable_text(std::string_view text) noexcept
+{
+    return text.find('\0') == std::string_view::npos && is_valid_utf8(text);
+}
+
 void append_utf8(std::string& out, char32_t cp)
 {
     assert(cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF));

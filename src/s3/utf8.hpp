@@ -17,6 +17,11 @@ std::optional<char32_t> decode_utf8(std::string_view text, std::size_t& pos) noe
 /// True when every byte of `text` belongs to a well-formed UTF-8 sequence. The empty string is valid.
 bool is_valid_utf8(std::string_view text) noexcept;
 
+/// True when `text` can be stored in a PostgreSQL text column: well-formed UTF-8 without NUL. Request
+/// strings that reach a query (keys, prefixes, markers, names) are checked with this first, so that a bad
+/// byte is a 400 and not a database error.
+bool is_storable_text(std::string_view text) noexcept;
+
 /// Appends the UTF-8 encoding of `cp`. Precondition: `cp` is a scalar value (not a surrogate, <= U+10FFFF).
 void append_utf8(std::string& out, char32_t cp);
 

@@ -3,6 +3,7 @@
 #include "common/log.hpp"
 #include "common/uri.hpp"
 #include "registry/pg/pg.hpp"
+#include "s3/utf8.hpp"
 #include "server/api/api.hpp"
 #include "server/audit_requests.hpp"
 #include "server/authenticate.hpp"
@@ -144,6 +145,23 @@ result<void> resolve_address(request_context& ctx, std::string_view path)
     return ok();
 }
 
+/// Bucket, key and query parameters reach PostgreSQL (as keys, prefixes, markers, ...): bytes it cannot hold
+/// as text are refused before anything, authentication included, looks them up.
+result<void> check_request_text(const request_context& ctx)
+{
+    if (!s3::is_storable_text(ctx.bucket) || !s3::is_storable_text(ctx.key))
+        return make_error(errc::invalid_argument,
+                          "The request path must be valid UTF-8 without NUL once percent-decoded");
+    for (const auto& [name, value] : ctx.query)
+        if (!s3::is_storable_text(name) || !s3::is_storable_text(value))
+            return make_error(errc::invalid_argument,
+                              "The query parameter '" +
+                                  (s3::is_storable_text(name) ? name : std::string("?")) +
+                                  "' must be valid UTF-8 without NUL once percent-decoded",
+                              s3::is_storable_text(name) ? name : std::string());
+    return ok();
+}
+
 const route* find_route(const request_context& ctx, scope where, std::string_view& unimplemented)
 {
     std::string_view sub;
@@ -175,6 +193,8 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
     auto addressed = resolve_address(ctx, raw.substr(0, qmark));
     if (!addressed)
         co_return std::move(addressed).error();
+    if (auto text = check_request_text(ctx); !text)
+        co_return std::move(text).error();
 
     const scope where = ctx.bucket.empty() ? scope::service : ctx.key.empty() ? scope::bucket : scope::object;
     std::string_view unimplemented;

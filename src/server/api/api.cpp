@@ -4,6 +4,7 @@
 
 #include "common/log.hpp"
 #include "common/uri.hpp"
+#include "s3/utf8.hpp"
 #include "server/api/http_api.hpp"
 #include "server/audit_requests.hpp"
 #include "server/authenticate.hpp"
@@ -227,6 +228,13 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
             }
             decoded.push_back(std::move(*d));
         }
+        // Path parameters and query values are looked up in PostgreSQL, which holds text as UTF-8 without
+        // NUL: anything else is refused before authentication (itself a query) runs.
+        bool bad_text = false;
+        for (const auto& d : decoded)
+            bad_text = bad_text || !s3::is_storable_text(d);
+        for (const auto& [name, value] : ctx.query)
+            bad_text = bad_text || !s3::is_storable_text(name) || !s3::is_storable_text(value);
         std::vector<std::string_view> segments(decoded.begin(), decoded.end());
         const route* found = nullptr;
         bool path_known = false;
@@ -245,6 +253,9 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
 
         if (bad_encoding) {
             failure = make_error(errc::invalid_argument, "The request path has an invalid percent-encoding");
+        } else if (bad_text) {
+            failure = make_error(errc::invalid_argument,
+                                 "The request path and query must be valid UTF-8 without NUL once decoded");
         } else if (!path_known) {
             failure = make_error(errc::not_found, "No such API resource");
         } else if (!found) {

@@ -47,6 +47,33 @@ response problem_response(const error& err, std::string_view instance, std::stri
     return res;
 }
 
+namespace {
+
+/// JSON may carry "\u0000", which no PostgreSQL text or jsonb value can hold (the parser has already refused
+/// bytes that are not UTF-8). Looks through every string and member name.
+bool holds_nul(const json::value& v)
+{
+    auto has_nul = [](std::string_view s) { return s.find('\0') != std::string_view::npos; };
+    switch (v.kind()) {
+    case json::kind::string:
+        return has_nul(v.get_string());
+    case json::kind::array:
+        for (const auto& item : v.get_array())
+            if (holds_nul(item))
+                return true;
+        return false;
+    case json::kind::object:
+        for (const auto& member : v.get_object())
+            if (has_nul(member.key()) || holds_nul(member.value()))
+                return true;
+        return false;
+    default:
+        return false;
+    }
+}
+
+} // namespace
+
 asio::awaitable<result<json::object>> read_json_object(request_context& ctx, std::size_t limit)
 {
     auto text = co_await s3op::read_small_body(ctx, limit);
@@ -58,6 +85,9 @@ asio::awaitable<result<json::object>> read_json_object(request_context& ctx, std
         co_return make_error(errc::invalid_argument, "The request body is not valid JSON: " + ec.message());
     if (!value.is_object())
         co_return make_error(errc::invalid_argument, "The request body must be a JSON object");
+    if (holds_nul(value))
+        co_return make_error(errc::invalid_argument,
+                             "Strings in the request body may not contain NUL (\\u0000)");
     co_return std::move(value.as_object());
 }
 

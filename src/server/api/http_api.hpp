@@ -36,8 +36,9 @@ response json_response(const json::value& body, http::status status = http::stat
 /// the request id.
 response problem_response(const error& err, std::string_view instance, std::string_view request_id);
 
-/// Reads the body (at most `limit` bytes, verifying a signed payload hash) and parses it as a JSON object.
-/// invalid_argument naming the problem otherwise.
+/// Reads the body (at most `limit` bytes, verifying a signed payload hash) and parses it as a JSON object
+/// whose strings are UTF-8 without NUL (what PostgreSQL can store). invalid_argument naming the problem
+/// otherwise.
 asio::awaitable<result<json::object>> read_json_object(request_context& ctx, std::size_t limit = 1 << 20);
 
 /// Field accessors that name the field in their error.

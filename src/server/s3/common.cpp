@@ -6,6 +6,7 @@
 #include "s3/conditions.hpp"
 #include "s3/etag.hpp"
 #include "s3/names.hpp"
+#include "s3/utf8.hpp"
 #include "server/chunked_body.hpp"
 #include "server/s3/operations.hpp"
 #include "server/services.hpp"
@@ -203,6 +204,11 @@ result<copy_source> parse_copy_source(std::string_view raw)
     auto decoded = uri_decode(raw);
     if (!decoded)
         return make_error(errc::invalid_argument, "Invalid copy source encoding", "x-amz-copy-source");
+    // The source bucket, key and version are looked up in PostgreSQL.
+    if (!s3::is_storable_text(*decoded) || !s3::is_storable_text(out.version_id.value_or("")))
+        return make_error(errc::invalid_argument,
+                          "The copy source must be valid UTF-8 without NUL once decoded",
+                          "x-amz-copy-source");
     std::string_view path = *decoded;
     if (!path.empty() && path.front() == '/')
         path.remove_prefix(1);
