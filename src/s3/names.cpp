@@ -1,5 +1,6 @@
 #include "s3/names.hpp"
 
+#include "s3/header_values.hpp"
 #include "s3/utf8.hpp"
 
 #include <array>
@@ -110,8 +111,20 @@ std::string prefix_successor(std::string_view prefix)
 result<void> validate_user_metadata(std::span<const std::pair<std::string, std::string>> metadata)
 {
     std::size_t total = 0;
-    for (const auto& [name, value] : metadata)
+    for (const auto& [name, value] : metadata) {
+        // Names and values become response headers (x-amz-meta-NAME: VALUE) on every later read.
+        if (!is_token(name))
+            return make_error(errc::invalid_argument,
+                              "The metadata name '" + std::string(name) +
+                                  "' is not a valid HTTP header name (letters, digits and !#$%&'*+-.^_`|~)",
+                              "x-amz-meta-");
+        if (!is_field_value(value))
+            return make_error(errc::invalid_argument,
+                              "The value of metadata '" + std::string(name) +
+                                  "' contains a control character or is not valid UTF-8",
+                              "x-amz-meta-" + std::string(name));
         total += name.size() + value.size();
+    }
     if (total > max_user_metadata_bytes)
         return make_error(errc::metadata_too_large,
                           "Your metadata headers exceed the maximum allowed metadata size.");

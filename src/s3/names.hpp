@@ -37,7 +37,8 @@ std::string prefix_successor(std::string_view prefix);
 inline constexpr std::size_t max_user_metadata_bytes = 2048;
 
 /// Validates user metadata given as (name without "x-amz-meta-", value) pairs: the sum of the UTF-8 sizes
-/// of every name and value may not exceed 2 KiB. Errors: metadata_too_large.
+/// of every name and value may not exceed 2 KiB; every name must be an HTTP token and every value a valid
+/// field value (header_values.hpp). Errors: invalid_argument (a bad name or value), metadata_too_large.
 result<void> validate_user_metadata(std::span<const std::pair<std::string, std::string>> metadata);
 
 } // namespace depot::s3

@@ -4,6 +4,7 @@
 #include "common/log.hpp"
 #include "common/transfer_whole.hpp"
 #include "s3/errors.hpp"
+#include "s3/header_values.hpp"
 #include "server/services.hpp"
 
 #include <atomic>
@@ -210,8 +211,16 @@ asio::awaitable<bool> write_response(Stream& stream, response& res, bool keep_al
 {
     boost::system::error_code ec;
     auto set_common = [&](auto& msg) {
-        for (const auto& f : res.headers)
+        for (const auto& f : res.headers) {
+            // Last line of defence: values are validated where they enter (s3/header_values.hpp); one that
+            // slipped through is dropped rather than allowed to split the response.
+            if (!s3::is_token(f.name_string()) || !s3::is_field_value(f.value())) {
+                log::warn("dropped a response header with characters not allowed in HTTP",
+                          {{"header", std::string(f.name_string())}});
+                continue;
+            }
             msg.insert(f.name_string(), f.value());
+        }
         msg.set(http::field::server, "Depot");
         msg.set(http::field::date, http_date_now());
         msg.keep_alive(keep_alive);

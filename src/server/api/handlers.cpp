@@ -1,5 +1,6 @@
 // REST handlers for content (upload avoidance), buckets (settings, usage) and the caller.
 #include "common/hash.hpp"
+#include "s3/header_values.hpp"
 #include "s3/names.hpp"
 #include "server/api/http_api.hpp"
 #include "server/services.hpp"
@@ -117,6 +118,8 @@ asio::awaitable<result<response>> create_object_from_digest(request_context& ctx
             auto ct = string_field(*body, "content_type");
             if (!ct)
                 co_return std::move(ct).error();
+            if (auto valid = s3::validate_field_value("content_type", *ct); !valid)
+                co_return std::move(valid).error();
             headers->content_type = std::move(*ct);
         }
         if (metadata != body->end()) {

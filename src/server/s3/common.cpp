@@ -5,6 +5,7 @@
 #include "common/uri.hpp"
 #include "s3/conditions.hpp"
 #include "s3/etag.hpp"
+#include "s3/header_values.hpp"
 #include "s3/names.hpp"
 #include "s3/utf8.hpp"
 #include "server/chunked_body.hpp"
@@ -86,6 +87,14 @@ result<registry::object_headers> object_headers_of(const request_context& ctx)
             return std::nullopt;
         return std::string(it->value());
     };
+    // Stored values are sent back as headers on every read, and PostgreSQL keeps them as text: HTTP's
+    // obs-text bytes are allowed on the wire but must be refused here.
+    for (auto f : {http::field::content_type, http::field::content_disposition, http::field::content_language,
+                   http::field::cache_control, http::field::expires, http::field::content_encoding}) {
+        if (auto it = ctx.header->find(f); it != ctx.header->end())
+            if (auto valid = s3::validate_field_value(http::to_string(f), it->value()); !valid)
+                return std::move(valid).error();
+    }
     h.content_type = opt(http::field::content_type);
     h.content_disposition = opt(http::field::content_disposition);
     h.content_language = opt(http::field::content_language);

@@ -3,6 +3,7 @@
 #include "common/http_date.hpp"
 #include "s3/conditions.hpp"
 #include "s3/etag.hpp"
+#include "s3/header_values.hpp"
 #include "s3/range.hpp"
 #include "server/errors.hpp"
 #include "server/s3/common.hpp"
@@ -54,8 +55,12 @@ asio::awaitable<result<response>> respond_with_object(request_context& ctx,
     if (bucket)
         set_version_header(res, *bucket, v);
     for (const auto& [param, field] : overrides)
-        if (auto value = ctx.param(param))
+        if (auto value = ctx.param(param)) {
+            // The query is percent-decoded: %0D%0A would otherwise end the header and start another.
+            if (auto valid = s3::validate_field_value(param, *value); !valid)
+                co_return std::move(valid).error();
             res.headers.set(field, *value);
+        }
 
     std::uint64_t first = 0;
     std::uint64_t length = v.size;
