@@ -573,8 +573,9 @@ TEST_CASE("x-amz-* headers must be signed, except x-amz-content-sha256 and x-amz
     r.sign();
     CHECK(verify_at(r, t0, options().secret).has_value());
 
-    for (const std::string name : {"x-amz-copy-source", "X-Amz-Meta-Extra", "x-amz-tagging",
-                                   "x-amz-metadata-directive", "x-amz-decoded-content-length"}) {
+    for (const auto& name :
+         std::vector<std::string>{"x-amz-copy-source", "X-Amz-Meta-Extra", "x-amz-tagging",
+                                  "x-amz-metadata-directive", "x-amz-decoded-content-length"}) {
         auto attacked = r;
         attacked.set(name, "anything");
         auto p = parse(attacked.view());

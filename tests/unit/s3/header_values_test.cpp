@@ -16,7 +16,7 @@ TEST_CASE("tokens are the characters HTTP allows in a header name")
     CHECK(is_token("content-type"));
     CHECK(is_token("X-Amz-Meta-Run_42"));
     CHECK(is_token("!#$%&'*+-.^_`|~"));
-    for (std::string bad :
+    for (const std::string& bad :
          {""s, "a b"s, "x:y"s, "a\r\nSet-Cookie"s, "a\tb"s, "(c)"s, "a/b"s, "\xc3\xa9"s, "a\0b"s})
         CHECK_MESSAGE(!is_token(bad), bad);
 }
@@ -27,8 +27,8 @@ TEST_CASE("field values refuse control characters and bytes that are not UTF-8")
     CHECK(is_field_value("text/plain; charset=utf-8"));
     CHECK(is_field_value("attachment; filename=\"r\xc3\xa9sum\xc3\xa9.pdf\""));
     CHECK(is_field_value("a\tb"));
-    for (std::string bad : {"text/plain\r\nSet-Cookie: x=1"s, "a\nb"s, "a\rb"s, "a\0b"s, "a\x7f"s, "a\x01"s,
-                            "text/\xff\xfe"s, "\xc0\xaf"s, "\xed\xa0\x80"s})
+    for (const std::string& bad : {"text/plain\r\nSet-Cookie: x=1"s, "a\nb"s, "a\rb"s, "a\0b"s, "a\x7f"s,
+                                   "a\x01"s, "text/\xff\xfe"s, "\xc0\xaf"s, "\xed\xa0\x80"s})
         CHECK_MESSAGE(!is_field_value(bad), bad);
 }
 
@@ -58,6 +58,6 @@ TEST_CASE("storable text is UTF-8 without NUL")
 {
     CHECK(is_storable_text(""));
     CHECK(is_storable_text("dir/caf\xc3\xa9"));
-    for (std::string bad : {"a\0b"s, "\xff"s, "\xc0\xaf"s, "\xed\xa0\x80"s, "\xf4\x90\x80\x80"s})
+    for (const std::string& bad : {"a\0b"s, "\xff"s, "\xc0\xaf"s, "\xed\xa0\x80"s, "\xf4\x90\x80\x80"s})
         CHECK_MESSAGE(!is_storable_text(bad), bad);
 }
