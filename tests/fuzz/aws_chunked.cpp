@@ -167,6 +167,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::string payload;
     while (!r.in.empty()) {
         auto c = r.take(r.byte() + 1u);
+        if (c.empty()) // a length byte with no data after it: an empty chunk would be the final one
+            break;
         chunks.push_back(c);
         payload += c;
     }
