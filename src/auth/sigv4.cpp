@@ -170,7 +170,11 @@ result<void> verify(const parsed_auth& auth, const request_view& req, std::strin
         if (now > auth.request_time + auth.expires)
             return make_error(errc::expired_presigned_request, "Request has expired");
     } else {
-        auto skew = now > auth.request_time ? now - auth.request_time : auth.request_time - now;
+        // In whole seconds: the clock's 64-bit nanoseconds cannot hold the distance to a date centuries away
+        // (parse_amz_date accepts any year), and the wrapped difference would pass the window.
+        const auto t = std::chrono::floor<std::chrono::seconds>(auth.request_time.time_since_epoch());
+        const auto n = std::chrono::floor<std::chrono::seconds>(now.time_since_epoch());
+        auto skew = n > t ? n - t : t - n;
         if (skew > options.max_skew)
             return make_error(errc::request_time_too_skewed, "The difference between the request time (" +
                                                                  auth.amz_date +

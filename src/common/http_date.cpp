@@ -31,9 +31,12 @@ struct civil
 
 civil to_civil(time_point t)
 {
-    const auto day = floor<days>(t);
+    // Days are taken in seconds, not in the clock's nanoseconds: the day holding a time near the clock's
+    // lower limit (a clamped year-1 date) starts before that limit and does not fit in nanoseconds.
+    const auto since_epoch = floor<milliseconds>(t.time_since_epoch());
+    const sys_days day{floor<days>(since_epoch)};
     const year_month_day ymd{day};
-    const hh_mm_ss hms{floor<milliseconds>(t - day)};
+    const hh_mm_ss hms{since_epoch - day.time_since_epoch()};
     return civil{.year = static_cast<int>(ymd.year()),
                  .month = static_cast<unsigned>(ymd.month()),
                  .day = static_cast<unsigned>(ymd.day()),

@@ -75,6 +75,11 @@ result<webhook_target> parse_target(std::string_view url)
         t.port = t.tls ? "443" : "80";
     }
     t.target = std::string(u.encoded_path());
+    // After a host the path is empty or starts with '/'. Boost.URL 1.81 reads a host that only starts like an
+    // IPv4 address ("http://8.8.8.8evil.example/x") as that address and a path "evil.example/x": refused
+    // rather than delivered to another host than the one named.
+    if (!t.target.empty() && t.target.front() != '/')
+        return bad("The webhook url's host is not a valid host name or address");
     if (t.target.empty())
         t.target = "/";
     if (u.has_query())

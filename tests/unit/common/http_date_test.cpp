@@ -99,3 +99,19 @@ TEST_CASE("dates beyond the clock's range are clamped instead of overflowing")
     CHECK(*early < at(1700, 1, 1, 0, 0, 0));
     CHECK(parse_amz_date("99991231T235959Z").has_value());
 }
+
+TEST_CASE("clamped dates at the clock's lower limit format without overflowing")
+{
+    // The day holding the earliest time the clock can hold starts before that time: converting it back to
+    // nanoseconds overflowed. A Date header of year 1 reaches this (SigV4 formats it as the amz date);
+    // found with the sigv4 fuzz target.
+    const auto early = parse_http_date("Mon, 01 Jan 0001 00:00:00 GMT");
+    REQUIRE(early);
+    CHECK(format_amz_date(*early).starts_with("1677"));
+    CHECK(format_http_date(*early).ends_with("1677 00:12:45 GMT"));
+    CHECK(format_iso8601(*early).starts_with("1677-09-21T00:12:45"));
+    CHECK(parse_amz_date(format_amz_date(*early)).has_value());
+    const auto late = parse_amz_date("99991231T235959Z");
+    REQUIRE(late);
+    CHECK(format_amz_date(*late).starts_with("2262"));
+}

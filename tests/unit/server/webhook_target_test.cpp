@@ -51,6 +51,25 @@ TEST_CASE("webhook targets are absolute http or https URLs without credentials")
     }
 }
 
+TEST_CASE("a webhook url whose host only starts like an IPv4 address is refused, not sent to that address")
+{
+    // Boost.URL 1.81 reads "http://8.8.8.8evil.example/x" as host 8.8.8.8 and path "evil.example/x": the
+    // delivery went to another host than the one named, with a request target without '/'. Found by the
+    // rest_json fuzz target.
+    for (const char* bad :
+         {"http://8.8.8.8evil.example/x", "http://192.168.1.1ujlz:80/", "https://1.2.3.4a"}) {
+        CAPTURE(bad);
+        auto r = parse_target(bad);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().code == errc::invalid_argument);
+        CHECK(r.error().argument == "url");
+    }
+    auto ok = parse_target("http://8.8.8.8/x");
+    REQUIRE(ok);
+    CHECK(ok->host == "8.8.8.8");
+    CHECK(ok->target == "/x");
+}
+
 TEST_CASE("private, loopback, link-local and reserved addresses are not public")
 {
     for (const char* a :
