@@ -136,12 +136,12 @@ def test_list_buckets_under_a_scoped_key_lists_only_what_the_scope_reaches(depot
                 body={"name": "m", "bucket": other, "prefix": "m/"}).status_code == 201
     assert call(depot, "POST", f"/api/v1/teams/{team}/models/m/versions", token=owner["token"],
                 body={}).status_code == 201
-    assert call(depot, "PUT", f"/api/v1/teams/{team}/models/m/aliases/production", token=owner["token"],
+    assert call(depot, "PUT", f"/api/v1/teams/{team}/models/m/aliases/stable", token=owner["token"],
                 body={"version": 1}).status_code == 200
     everything = listed_buckets(owner["s3"])
     assert {scoped, other} <= set(everything)
     for scope, want in (({"bucket": scoped}, [scoped]), ({"bucket": scoped, "prefix": "p/"}, [scoped]),
-                        ({"model": f"{team}/m"}, [other]), ({"model": f"{team}/m", "alias": "production"}, [other]),
+                        ({"model": f"{team}/m"}, [other]), ({"model": f"{team}/m", "alias": "stable"}, [other]),
                         ({"read_only": True}, everything)):
         key, _ = scoped_credentials(depot, owner["token"], scope)
         assert listed_buckets(client_of(depot, key)) == want, scope
@@ -149,7 +149,7 @@ def test_list_buckets_under_a_scoped_key_lists_only_what_the_scope_reaches(depot
 
 @pytest.fixture(scope="module")
 def released(depot):
-    """A bucket owner's model with version 1 released under alias `production`, and the working copy moved
+    """A bucket owner's model with version 1 released under alias `stable` (production is protected: it needs an approved version), and the working copy moved
     on since: m/w.bin overwritten (the bucket is versioned, so the older bytes are a version too) and
     m/new.bin added."""
     name = "alias-atk-" + secrets.token_hex(3)
@@ -168,11 +168,11 @@ def released(depot):
     assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=tok,
                 body={"name": "m", "bucket": bucket, "prefix": "m/"}).status_code == 201
     assert call(depot, "POST", f"/api/v1/teams/{team}/models/m/versions", token=tok, body={}).status_code == 201
-    assert call(depot, "PUT", f"/api/v1/teams/{team}/models/m/aliases/production", token=tok,
+    assert call(depot, "PUT", f"/api/v1/teams/{team}/models/m/aliases/stable", token=tok,
                 body={"version": 1}).status_code == 200
     live = s3.put_object(Bucket=bucket, Key="m/w.bin", Body=b"work in progress, not released")
     s3.put_object(Bucket=bucket, Key="m/new.bin", Body=b"not in any version")
-    key, _ = scoped_credentials(depot, tok, {"model": f"{team}/m", "alias": "production"})
+    key, _ = scoped_credentials(depot, tok, {"model": f"{team}/m", "alias": "stable"})
     return {"user": name, "team": team, "bucket": bucket, "key": key, "s3": s3,
             "first_version": first["VersionId"], "live_version": live["VersionId"]}
 
@@ -185,7 +185,7 @@ def test_an_alias_key_reads_the_frozen_file_not_the_live_object(depot, released)
     client = client_of(depot, released["key"])
     assert client.get_object(Bucket=bucket, Key="m/w.bin")["Body"].read() == b"released weights"
     head = client.head_object(Bucket=bucket, Key="m/w.bin")
-    view = client.head_object(Bucket="models", Key=f"{team}/m/production/w.bin")
+    view = client.head_object(Bucket="models", Key=f"{team}/m/stable/w.bin")
     assert head["ContentLength"] == len(b"released weights")
     assert head["ETag"] == view["ETag"]
     assert client.get_object(Bucket=bucket, Key="m/w.bin", Range="bytes=0-7")["Body"].read() == b"released"
