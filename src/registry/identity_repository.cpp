@@ -159,10 +159,11 @@ asio::awaitable<result<access_key>> identity_repository::find_active_key(std::st
 {
     std::uint64_t ticket = 0;
     if (cache_) {
-        if (auto hit = cache_->find_key(access_key_id))
-            co_return std::move(*hit);
+        // Known missing first: a remembered unknown id is a negative hit, not also a miss.
         if (cache_->key_known_missing(access_key_id))
             co_return make_error(errc::not_found, "no such access key");
+        if (auto hit = cache_->find_key(access_key_id))
+            co_return std::move(*hit);
         ticket = cache_->ticket();
     }
     auto conn = co_await pool_.acquire();

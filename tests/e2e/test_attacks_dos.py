@@ -305,11 +305,16 @@ def test_patch_cannot_point_a_bucket_filter_at_someone_elses_bucket(private_depo
     subscription's events go now needs the bucket, and a new filter must name a bucket of the caller's."""
     server = private_depot(*FAST)
     server.add_user("dave", "Dave")
-    team = admin_team(server, ("alice", "dave"))
-    mine, bobs = unique_bucket_name("alices"), unique_bucket_name("bobs")
-    server.client("alice").create_bucket(Bucket=mine)
+    server.add_user("erin", "Erin")
+    # erin (a team admin, not an installation admin: those reach every bucket) owns the filtered bucket.
+    team = admin_team(server, ("alice", "dave", "erin"))
+    mine, bobs = unique_bucket_name("erins"), unique_bucket_name("bobs")
+    server.client("erin").create_bucket(Bucket=mine)
     server.client("bob").create_bucket(Bucket=bobs)
-    hook = subscribe(server, team, receiver.url, bucket=mine, event_types=["object.created"])
+    r = call(server, "POST", f"/api/v1/teams/{team['name']}/webhooks", token=team["tokens"]["erin"],
+             body={"url": receiver.url, "bucket": mine, "event_types": ["object.created"]})
+    assert r.status_code == 201, r.text
+    hook = r.json()
     path = f"/api/v1/teams/{team['name']}/webhooks/{hook['id']}"
     row = f"SELECT url, bucket_id, event_types::text FROM webhook_subscriptions WHERE id = {hook['id']}"
     before = server.db.query(row)
@@ -317,8 +322,8 @@ def test_patch_cannot_point_a_bucket_filter_at_someone_elses_bucket(private_depo
     # dave (team admin, not the bucket's owner) redirects or widens the events: refused.
     for body in ({"url": receiver.url + "?dave"}, {"event_types": ["object.created", "object.deleted"]}):
         assert_problem(call(server, "PATCH", path, token=team["tokens"]["dave"], body=body), 403, "access-denied")
-    # alice points the filter at bob's bucket: refused.
-    problem = assert_problem(call(server, "PATCH", path, token=team["tokens"]["alice"], body={"bucket": bobs}),
+    # erin points the filter at bob's bucket: refused.
+    problem = assert_problem(call(server, "PATCH", path, token=team["tokens"]["erin"], body={"bucket": bobs}),
                              400, "invalid-argument")
     assert "names no bucket of yours" in problem["detail"]
     assert server.db.query(row) == before

@@ -253,7 +253,7 @@ def test_an_installation_admin_sees_every_team_in_the_models_view(depot, foreign
     """Issue 22 item 13: the models view reads ctx.who.is_admin, which authentication never set, so an
     installation admin saw only the teams they belong to. Now every team; a non-member still sees none."""
     alice = depot.client("alice")
-    assert view_keys(alice, f"{foreign_team}/") == [f"{foreign_team}/m/1/w.bin"]
+    assert view_keys(alice, f"{foreign_team}/") == [f"{foreign_team}/m/1/w.bin", f"{foreign_team}/m/latest/w.bin"]
     assert f"{foreign_team}/" in {p["Prefix"] for p in alice.list_objects_v2(
         Bucket="models", Delimiter="/").get("CommonPrefixes", [])}
     assert alice.get_object(Bucket="models", Key=f"{foreign_team}/m/1/w.bin")["Body"].read() == b"weights"
@@ -298,6 +298,9 @@ def test_the_models_view_lists_in_pages_read_page_by_page(depot):
         refs["m"].append(alias)
     assert call(depot, "POST", f"/api/v1/teams/{team}/models/m-x/versions", token=tok, body={}).status_code == 201
     refs["m-x"].append("1")
+    # Every new version moves the unprotected alias `latest` too.
+    refs["m"].append("latest")
+    refs["m-x"].append("latest")
     want = sorted((f"{team}/{model}/{ref}/{f}" for model, names in refs.items() for ref in names
                    for f in ("a.bin", "b.bin")), key=lambda k: k.encode())
     for max_keys in (1, 3, 1000):
