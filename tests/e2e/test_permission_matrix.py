@@ -521,6 +521,8 @@ REST_ROUTES = {
     "POST /api/v1/buckets/{bucket}/snapshots/{snapshot}/restore": ("none", "bucket", {}),
     "GET /api/v1/teams": ("none", "self", None),
     "POST /api/v1/teams": ("installation-admin", "self", {"name": "Bad Name!"}),
+    "GET /api/v1/users": ("installation-admin", "self", None),
+    "POST /api/v1/users": ("installation-admin", "self", {"id": "matrix-user", "admin": "yes"}),
     "GET /api/v1/teams/{team}": ("reader", "team", None),
     "GET /api/v1/teams/{team}/members": ("reader", "team", None),
     "PUT /api/v1/teams/{team}/members/{user}": ("admin", "team", {"role": "admin"}),

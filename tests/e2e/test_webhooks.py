@@ -418,7 +418,8 @@ def test_bad_subscriptions_get_precise_problems_and_change_nothing(depot):
         ({"url": "https://example.com/", "event_types": "model.created"}, "must be an array"),
         ({"url": "https://example.com/", "event_types": ["object.created"]}, "set 'bucket'"),
         ({"url": "https://example.com/", "model": "no-such-model"}, "names no model"),
-        ({"url": "https://example.com/", "bucket": other_bucket}, "names no bucket of yours"),
+        # (alice is an installation admin and may filter on bob's bucket: a bucket nobody has is refused)
+        ({"url": "https://example.com/", "bucket": other_bucket + "-absent"}, "names no bucket of yours"),
         ({"url": "https://example.com/", "colour": "red"}, "Unknown field 'colour'"),
     ]
     for body, detail in cases:
