@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -33,6 +34,21 @@ inline std::string env_or(const char* name, const std::string& fallback)
 {
     const char* v = std::getenv(name);
     return v && *v ? std::string(v) : fallback;
+}
+
+/// --expires-in as seconds (absent: nullopt). Throws failure (exit 2) unless a positive number.
+inline std::optional<long> expires_in_seconds(const cli& c)
+{
+    if (!c.has("--expires-in"))
+        return std::nullopt;
+    long seconds = 0;
+    try {
+        seconds = std::stol(c.get("--expires-in"));
+    } catch (const std::exception&) {
+    }
+    if (seconds <= 0)
+        throw failure("--expires-in needs a positive number of seconds", 2);
+    return seconds;
 }
 
 /// The commands that only talk to a running depotd over HTTP (model, version, ..., team, bucket, push, pull).

@@ -58,16 +58,10 @@ std::string scope_of(const cli& c)
 
 std::optional<registry::time_point> expiry_of(const cli& c)
 {
-    if (!c.has("--expires-in"))
+    auto seconds = expires_in_seconds(c);
+    if (!seconds)
         return std::nullopt;
-    long seconds = 0;
-    try {
-        seconds = std::stol(c.get("--expires-in"));
-    } catch (const std::exception&) {
-    }
-    if (seconds <= 0)
-        throw failure("--expires-in needs a positive number of seconds", 2);
-    return std::chrono::system_clock::now() + std::chrono::seconds(seconds);
+    return std::chrono::system_clock::now() + std::chrono::seconds(*seconds);
 }
 
 bool parse_seconds(const std::string& text, long& out)

@@ -287,16 +287,8 @@ json scope_body(const cli& c)
 
 json expires_in_body(const cli& c)
 {
-    if (!c.has("--expires-in"))
-        return nullptr;
-    long seconds = 0;
-    try {
-        seconds = std::stol(c.get("--expires-in"));
-    } catch (const std::exception&) {
-    }
-    if (seconds <= 0)
-        throw failure("--expires-in needs a positive number of seconds", 2);
-    return seconds;
+    auto seconds = expires_in_seconds(c);
+    return seconds ? json(*seconds) : json(nullptr);
 }
 
 } // namespace depot::ctl
