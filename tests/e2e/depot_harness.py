@@ -80,6 +80,10 @@ def _die_with_parent() -> None:
     _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+class _PortTaken(Exception):
+    """depotd could not bind the port free_port() chose: somebody took it in between."""
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -342,9 +346,21 @@ class Depot:
         return out
 
     def start(self) -> None:
+        # free_port() releases the port before depotd binds it: another process (a second e2e run in
+        # parallel, a client's ephemeral port) can take it in between. That lost race, and only that,
+        # is retried on a new port.
+        for attempt in range(5):
+            try:
+                return self._start_once()
+            except _PortTaken:
+                if attempt == 4:
+                    raise
+
+    def _start_once(self) -> None:
         self.port = free_port()
         self.write_client_configs()
         self._log_file = open(self.log_path, "ab")
+        self._log_start = self.log_size()
         cmd = [
             str(self.bin_dir / "depotd"),
             "--listen", f"127.0.0.1:{self.port}",
@@ -369,6 +385,9 @@ class Depot:
         last_error = None
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
+                if "Address already in use" in self.log_since(self._log_start):
+                    self._log_file.close()
+                    raise _PortTaken()
                 raise RuntimeError(f"depotd exited with {self.proc.returncode} during start-up:\n{self.log_text()[-8000:]}")
             try:
                 if requests.get(self.endpoint + "/healthz", timeout=2, verify=self.verify).status_code == 200:
