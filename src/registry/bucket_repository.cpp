@@ -179,4 +179,13 @@ asio::awaitable<result<void>> bucket_repository::remove(std::string_view name)
     co_return ok();
 }
 
+asio::awaitable<bucket_repository::stored_totals> bucket_repository::totals()
+{
+    auto conn = co_await pool_.acquire();
+    auto rs = co_await conn->query("SELECT (SELECT coalesce(sum(size), 0) FROM object_versions"
+                                   "        WHERE superseded_seq IS NULL AND NOT is_delete_marker),"
+                                   "       (SELECT coalesce(sum(size), 0) FROM blobs)");
+    co_return stored_totals{.logical = rs[0].i64(0), .physical = rs[0].i64(1)};
+}
+
 } // namespace depot::registry

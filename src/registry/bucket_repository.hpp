@@ -36,6 +36,15 @@ public:
     /// Turns object.created / object.deleted events for the bucket's writes on or off. no_such_bucket.
     asio::awaitable<result<bucket>> set_object_events(std::string_view name, bool enabled);
 
+    /// What the installation stores: logical bytes (current object versions, delete markers excepted) and
+    /// physical bytes (stored blobs, each identical content once). Two full scans: callers cache the answer.
+    struct stored_totals
+    {
+        std::int64_t logical = 0;
+        std::int64_t physical = 0;
+    };
+    asio::awaitable<stored_totals> totals();
+
 private:
     /// Drops `name` from the cache after a committed change (the trigger's notice tells other processes).
     void forget(std::string_view name);

@@ -605,4 +605,14 @@ asio::awaitable<bool> webhook_repository::claim_event_key(std::int64_t team_id,
     co_return !rs.empty();
 }
 
+asio::awaitable<webhook_repository::queue_state> webhook_repository::queue()
+{
+    auto conn = co_await pool_.acquire();
+    auto rs = co_await conn->query(
+        "SELECT count(*), coalesce(extract(epoch FROM now() - min(created_at)) * 1000, 0)::bigint"
+        "  FROM webhook_deliveries WHERE state IN ('pending', 'delivering')");
+    co_return queue_state{.depth = rs[0].i64(0),
+                          .oldest_seconds = static_cast<double>(rs[0].i64(1)) / 1000.0};
+}
+
 } // namespace depot::registry

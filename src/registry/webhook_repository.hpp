@@ -180,6 +180,14 @@ public:
     /// maximum age, the subscription disabled after too many failures in a row).
     asio::awaitable<void> finish(const claimed_delivery& d, const attempt_outcome& o, const retry_policy& p,
                                  std::string_view instance);
+    /// Deliveries not yet delivered or given up, and the age of the oldest (from the partial index of
+    /// pending deliveries, so cheap with a long history): the queue the metrics show.
+    struct queue_state
+    {
+        std::int64_t depth = 0;
+        double oldest_seconds = 0;
+    };
+    asio::awaitable<queue_state> queue();
     /// The manifest of a version, by path, at most `limit` entries.
     asio::awaitable<std::vector<manifest_entry>> manifest(std::int64_t version_id, std::size_t limit);
 

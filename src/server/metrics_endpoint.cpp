@@ -2,6 +2,7 @@
 
 #include "common/log.hpp"
 #include "common/metrics.hpp"
+#include "registry/webhook_repository.hpp"
 #include "server/services.hpp"
 
 #include <chrono>
@@ -55,11 +56,8 @@ public:
         } done{*this};
         values fresh;
         try {
-            auto conn = co_await svc.db->acquire();
-            auto rs = co_await conn->query("SELECT (SELECT coalesce(sum(size), 0) FROM object_versions"
-                                           "        WHERE superseded_seq IS NULL AND NOT is_delete_marker),"
-                                           "       (SELECT coalesce(sum(size), 0) FROM blobs)");
-            fresh = {.known = true, .logical = rs[0].i64(0), .physical = rs[0].i64(1)};
+            const auto totals = co_await svc.buckets.totals();
+            fresh = {.known = true, .logical = totals.logical, .physical = totals.physical};
         } catch (const std::exception& e) {
             log::debug("metrics: storage totals query failed", {{"error", e.what()}});
         }
@@ -185,16 +183,14 @@ asio::awaitable<response> metrics_response(services& svc)
     // The webhook queue: deliveries not yet delivered or given up, and how long the oldest has waited.
     // Both read the partial index of pending deliveries, so a scrape stays cheap with a long history.
     try {
-        auto conn = co_await svc.db->acquire();
-        auto rs = co_await conn->query(
-            "SELECT count(*), coalesce(extract(epoch FROM now() - min(created_at)) * 1000, 0)::bigint"
-            "  FROM webhook_deliveries WHERE state IN ('pending', 'delivering')");
+        const auto queue =
+            svc.webhooks ? co_await svc.webhooks->queue() : registry::webhook_repository::queue_state{};
         w.family("depot_webhook_queue_depth",
                  "Webhook deliveries waiting to be delivered (or being delivered).", "gauge");
-        w.sample("depot_webhook_queue_depth", {}, static_cast<double>(rs[0].i64(0)));
+        w.sample("depot_webhook_queue_depth", {}, static_cast<double>(queue.depth));
         w.family("depot_webhook_queue_oldest_seconds", "Age of the oldest undelivered webhook delivery.",
                  "gauge");
-        w.sample("depot_webhook_queue_oldest_seconds", {}, static_cast<double>(rs[0].i64(1)) / 1000.0);
+        w.sample("depot_webhook_queue_oldest_seconds", {}, queue.oldest_seconds);
     } catch (const std::exception& e) {
         log::debug("metrics: webhook queue query failed", {{"error", e.what()}});
     }
