@@ -1,10 +1,10 @@
-#include "server/blob_store_factory.hpp"
+#include "config/blob_store_factory.hpp"
 
 #include "storage/localfs/localfs_blob_store.hpp"
 #include "storage/memory/memory_blob_store.hpp"
 #include "storage/rados/rados_blob_store.hpp"
 
-namespace depot::server {
+namespace depot::config {
 
 std::shared_ptr<storage::blob_store> make_blob_store(const options& opts)
 {
@@ -23,4 +23,4 @@ std::shared_ptr<storage::blob_store> make_blob_store(const options& opts)
     return storage::make_localfs_blob_store({.root = opts.blob_dir});
 }
 
-} // namespace depot::server
+} // namespace depot::config

@@ -1,4 +1,4 @@
-#include "server/options.hpp"
+#include "config/options.hpp"
 
 #include "s3/names.hpp"
 
@@ -8,7 +8,7 @@
 #include <functional>
 #include <map>
 
-namespace depot::server {
+namespace depot::config {
 namespace {
 
 struct setting
@@ -238,7 +238,7 @@ const std::vector<setting>& settings()
         {"--webhook-allow-cidr", "DEPOT_WEBHOOK_ALLOW_CIDR",
          "comma-separated networks (10.42.0.0/16,fd00::/8) webhook targets may be in although not public",
          [](options& o, const std::string& v) {
-             auto nets = webhooks::parse_allowed_networks(v);
+             auto nets = parse_allowed_networks(v);
              return nets && (o.webhook_allow_cidr = std::move(*nets), true);
          }},
         {"--webhook-timeout", "DEPOT_WEBHOOK_TIMEOUT",
@@ -513,4 +513,4 @@ result<options> parse_options(const std::vector<std::string>& args, bool& help)
     return o;
 }
 
-} // namespace depot::server
+} // namespace depot::config

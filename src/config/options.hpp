@@ -4,15 +4,15 @@
 /// configuration file (--config / DEPOT_CONFIG: `key = value` lines, the keys being the flags without their
 /// dashes; see read_config_file in options.cpp), which wins over defaults.
 
+#include "common/networks.hpp"
 #include "common/result.hpp"
-#include "server/webhooks/target.hpp"
 
 #include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace depot::server {
+namespace depot::config {
 
 struct options
 {
@@ -93,7 +93,7 @@ struct options
     /// is set (an installation whose receivers live on its own network, and tests).
     bool webhook_allow_private = false;
     /// Networks (CIDR) webhook targets may resolve into although they are not public, e.g. the cluster's.
-    webhooks::allowed_networks webhook_allow_cidr;
+    allowed_networks webhook_allow_cidr;
     /// One delivery attempt: connect, send and read the answer within this.
     std::chrono::seconds webhook_timeout{10};
     /// Retries wait base * 2^(attempt-1) (at most webhook_retry_max), with +-50 % jitter; an event older
@@ -131,4 +131,4 @@ std::string options_help();
 /// `help` is set when --help was given.
 result<options> parse_options(const std::vector<std::string>& args, bool& help);
 
-} // namespace depot::server
+} // namespace depot::config

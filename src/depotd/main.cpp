@@ -1,7 +1,7 @@
 // depotd: the Depot server. See `depotd --help`.
 #include "common/log.hpp"
+#include "config/options.hpp"
 #include "server/api/api.hpp"
-#include "server/options.hpp"
 #include "server/server.hpp"
 
 #include <chrono>
@@ -69,9 +69,9 @@ int main(int argc, char** argv)
         return 0;
     }
     bool help = false;
-    auto opts = depot::server::parse_options(args, help);
+    auto opts = depot::config::parse_options(args, help);
     if (help) {
-        std::fputs(depot::server::options_help().c_str(), stdout);
+        std::fputs(depot::config::options_help().c_str(), stdout);
         return 0;
     }
     if (!opts) {

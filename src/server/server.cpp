@@ -4,6 +4,7 @@
 #include "common/log.hpp"
 #include "common/metrics.hpp"
 #include "common/secret_box.hpp"
+#include "config/blob_store_factory.hpp"
 #include "registry/audit.hpp"
 #include "registry/audit_archive.hpp"
 #include "registry/blob_collector.hpp"
@@ -12,7 +13,6 @@
 #include "registry/pg/migrations.hpp"
 #include "registry/warmup_repository.hpp"
 #include "registry/webhook_repository.hpp"
-#include "server/blob_store_factory.hpp"
 #include "server/health.hpp"
 #include "server/log_control.hpp"
 #include "server/rate_limit.hpp"
@@ -412,7 +412,7 @@ private:
 
 } // namespace
 
-void run(const options& opts)
+void run(const config::options& opts)
 {
     log::level lvl = log::level::info;
     log::parse_level(opts.log_level, lvl);
@@ -446,7 +446,8 @@ void run(const options& opts)
     auto pool = pg::make_pool(ioc.get_executor(),
                               {.conninfo = opts.database_url, .max_connections = opts.db_connections});
     // The cache sits above the instrumented store, so depot_blob_* metrics count only real backend calls.
-    std::shared_ptr<storage::blob_store> store = storage::make_instrumented_blob_store(make_blob_store(opts));
+    std::shared_ptr<storage::blob_store> store =
+        storage::make_instrumented_blob_store(config::make_blob_store(opts));
     std::shared_ptr<storage::cached_blob_store> cache;
     if (opts.cache_memory_bytes > 0 || opts.cache_disk_bytes > 0) {
         cache = storage::make_cached_blob_store(store, {.memory_bytes = opts.cache_memory_bytes,

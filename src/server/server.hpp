@@ -2,7 +2,7 @@
 /// \file
 /// depotd's top level: owns the I/O threads, the listener and the shared services.
 
-#include "server/options.hpp"
+#include "config/options.hpp"
 
 #include <memory>
 
@@ -11,6 +11,6 @@ namespace depot::server {
 /// Runs the server until SIGTERM/SIGINT, then shuts down gracefully: stops accepting, closes idle
 /// connections, lets in-flight requests finish within `shutdown_grace`, and returns. Throws on start-up
 /// failures (cannot bind, database unreachable, migration refused); the message says what to fix.
-void run(const options& opts);
+void run(const config::options& opts);
 
 } // namespace depot::server

@@ -3,6 +3,7 @@
 /// Everything request handlers share: settings, the database pool, the blob store, repositories and
 /// services. Built once by `server` and alive until it stops.
 
+#include "config/options.hpp"
 #include "registry/bucket_repository.hpp"
 #include "registry/content_catalog.hpp"
 #include "registry/identity_repository.hpp"
@@ -13,7 +14,6 @@
 #include "registry/pg/pg.hpp"
 #include "registry/snapshot_service.hpp"
 #include "registry/token_repository.hpp"
-#include "server/options.hpp"
 #include "server/rate_limit.hpp"
 #include "storage/blob_store.hpp"
 
@@ -32,8 +32,8 @@ namespace depot::server {
 
 struct services
 {
-    services(const options& o, std::shared_ptr<pg::pool> pool, std::shared_ptr<storage::blob_store> store,
-             std::string server_key)
+    services(const config::options& o, std::shared_ptr<pg::pool> pool,
+             std::shared_ptr<storage::blob_store> store, std::string server_key)
         : opts(o), db(std::move(pool)), blobs(std::move(store)), lookups({.max_age = o.lookup_cache_ttl}),
           identities(*db, std::move(server_key), cached()), buckets(*db, cached()),
           objects(*db, *blobs, cached()), models(*db, *blobs, objects, cached()), multipart(*db, *blobs),
@@ -44,7 +44,7 @@ struct services
                          .cooldown = o.auth_failure_cooldown})
     {}
 
-    const options& opts;
+    const config::options& opts;
     std::shared_ptr<pg::pool> db;
     std::shared_ptr<storage::blob_store> blobs;
     /// Access keys and buckets in memory (registry/lookup_cache.hpp); used once `run` has its LISTEN up.

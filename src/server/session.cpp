@@ -207,7 +207,7 @@ asio::awaitable<bool> drain_body(body_source<Stream>& body)
 
 template <class Stream>
 asio::awaitable<bool> write_response(Stream& stream, response& res, bool keep_alive, unsigned version,
-                                     const options& opts)
+                                     const config::options& opts)
 {
     boost::system::error_code ec;
     auto set_common = [&](auto& msg) {

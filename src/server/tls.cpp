@@ -1,6 +1,7 @@
 #include "server/tls.hpp"
 
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -9,10 +10,6 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
-
-// The single translation unit that compiles Asio's SSL support (BOOST_ASIO_SEPARATE_COMPILATION is set
-// project-wide; src/common/asio_impl.cpp compiles the rest of Asio).
-#include <boost/asio/ssl/impl/src.hpp>
 
 namespace depot::server {
 namespace {

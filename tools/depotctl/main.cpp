@@ -6,6 +6,8 @@
 #include "cli.hpp"
 #include "command_line.hpp"
 #include "common/secret_box.hpp"
+#include "config/blob_store_factory.hpp"
+#include "config/options.hpp"
 #include "registry/audit.hpp"
 #include "registry/blob_collector.hpp"
 #include "registry/credential_scope.hpp"
@@ -13,8 +15,6 @@
 #include "registry/pg/migrations.hpp"
 #include "registry/pg/pg.hpp"
 #include "registry/token_repository.hpp"
-#include "server/blob_store_factory.hpp"
-#include "server/options.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -77,7 +77,7 @@ bool parse_seconds(const std::string& text, long& out)
 
 /// The settings depotd would run with given these flags, the DEPOT_* environment and the --config file
 /// (DEPOT_CONFIG): the database, the server key and the blob store are resolved exactly as depotd does.
-server::options depotd_options(const cli& c)
+config::options depotd_options(const cli& c)
 {
     static const char* const shared[] = {"--config",     "--database-url",    "--server-key-file",
                                          "--server-key", "--storage",         "--blob-dir",
@@ -94,10 +94,10 @@ server::options depotd_options(const cli& c)
     auto with_placeholder = args;
     with_placeholder.insert(with_placeholder.end(), {"--database-url", "unset"});
     bool help = false;
-    auto opts = server::parse_options(with_placeholder, help);
+    auto opts = config::parse_options(with_placeholder, help);
     if (!opts)
         throw failure(opts.error().message, 2);
-    auto real = server::parse_options(args, help);
+    auto real = config::parse_options(args, help);
     opts->database_url = real ? real->database_url : std::string();
     return std::move(*opts);
 }
@@ -105,7 +105,7 @@ server::options depotd_options(const cli& c)
 /// The blob store depotd would use.
 std::shared_ptr<storage::blob_store> blob_store_of(const cli& c)
 {
-    return server::make_blob_store(depotd_options(c));
+    return config::make_blob_store(depotd_options(c));
 }
 
 std::string format_time(registry::time_point t)
@@ -405,7 +405,7 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
 /// The server key depotd uses: --server-key / DEPOT_SERVER_KEY, else the key file, resolved as depotd
 /// resolves it (--server-key-file, DEPOT_SERVER_KEY_FILE, server-key-file in --config, ./var/server.key,
 /// relative to the working directory). Never creates one: keys sealed under a fresh key would fail later.
-std::string server_key_of(const server::options& o)
+std::string server_key_of(const config::options& o)
 {
     if (!o.server_key_hex.empty()) {
         auto k = secret_box::parse_server_key(o.server_key_hex);
@@ -454,7 +454,7 @@ int main(int argc, char** argv)
     };
     if (ctl::is_remote_command(c))
         return remote();
-    server::options depotd;
+    config::options depotd;
     try {
         depotd = depotd_options(c);
     } catch (const failure& f) {

@@ -12,7 +12,7 @@ namespace depot::server::webhooks {
 namespace {
 
 /// "http://host:port" of the installation as clients reach it.
-std::string public_base(const options& o)
+std::string public_base(const config::options& o)
 {
     std::string base = o.public_url;
     if (base.empty()) {

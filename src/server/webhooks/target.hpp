@@ -9,11 +9,11 @@
 /// subscription is saved and again before every attempt, against the addresses the attempt then connects to
 /// (a DNS answer that changed meanwhile cannot smuggle a private address in).
 
+#include "common/networks.hpp"
 #include "common/result.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/address.hpp>
-#include <boost/asio/ip/network_v6.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <string>
 #include <string_view>
@@ -39,18 +39,6 @@ result<webhook_target> parse_target(std::string_view url);
 /// 6to4 2002::/16, Teredo 2001::/32 with its server and its inverted client address) is public only when
 /// every IPv4 address it embeds is.
 bool is_public_address(const asio::ip::address& a);
-
-/// Networks whose addresses a target may resolve to although they are not public (--webhook-allow-cidr):
-/// the cluster network of an installation whose receivers run next to it, without opening every private
-/// range. IPv4 networks are kept as their IPv4-mapped IPv6 form (::ffff:a.b.c.d/96+n).
-using allowed_networks = std::vector<asio::ip::network_v6>;
-
-/// Parses a comma-separated list of CIDR networks ("10.42.0.0/16,fd00:42::/48"); spaces around items are
-/// ignored, an empty text is an empty list. invalid_argument naming the bad item; host bits must be zero.
-result<allowed_networks> parse_allowed_networks(std::string_view text);
-
-/// True when `a` (or the IPv4 address it maps) lies in one of `nets`.
-bool in_allowed_networks(const asio::ip::address& a, const allowed_networks& nets);
 
 /// Resolves the target's host; invalid_argument (field "url") when it does not resolve or, unless
 /// `allow_private`, resolves to any address that is neither public nor in `allowed`.

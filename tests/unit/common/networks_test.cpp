@@ -1,10 +1,8 @@
-#include "server/webhooks/target.hpp"
+#include "common/networks.hpp"
 
 #include <doctest/doctest.h>
 
 using namespace depot;
-using depot::server::webhooks::in_allowed_networks;
-using depot::server::webhooks::parse_allowed_networks;
 namespace asio = boost::asio;
 
 TEST_CASE("--webhook-allow-cidr admits the addresses of its networks and no other")

@@ -1,4 +1,4 @@
-#include "server/options.hpp"
+#include "config/options.hpp"
 
 #include <cstdlib>
 #include <doctest/doctest.h>
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <unistd.h>
 
-using depot::server::parse_options;
+using depot::config::parse_options;
 
 TEST_CASE("flags override environment variables which override defaults")
 {
@@ -50,7 +50,7 @@ TEST_CASE("help is recognised before validation")
     bool help = false;
     auto o = parse_options({"--help"}, help);
     CHECK(help);
-    CHECK(depot::server::options_help().find("DEPOT_STORAGE") != std::string::npos);
+    CHECK(depot::config::options_help().find("DEPOT_STORAGE") != std::string::npos);
 }
 
 TEST_CASE("TLS needs both a certificate and a key, from flags or the environment")
