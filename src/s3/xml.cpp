@@ -1,6 +1,7 @@
 #include "s3/xml.hpp"
 
 #include "s3/utf8.hpp"
+#include "s3/xml_read.hpp"
 
 #include <algorithm>
 #include <cassert>
@@ -183,7 +184,7 @@ std::string xml_writer::finish() &&
 
 // ---- parsers -------------------------------------------------------------------------------------------
 
-namespace {
+namespace xml_read {
 
 error malformed()
 {
@@ -294,7 +295,9 @@ std::size_t code_points(std::string_view s) noexcept
         s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
-} // namespace
+} // namespace xml_read
+
+using namespace xml_read;
 
 result<create_bucket_configuration> parse_create_bucket_configuration(std::string_view body)
 {
