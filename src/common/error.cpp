@@ -101,6 +101,12 @@ std::string_view to_string(errc code) noexcept
         return "rate_limited";
     case errc::invalid_location_constraint:
         return "invalid_location_constraint";
+    case errc::no_such_cors_configuration:
+        return "no_such_cors_configuration";
+    case errc::cors_forbidden:
+        return "cors_forbidden";
+    case errc::bad_request:
+        return "bad_request";
     }
     return "unknown";
 }

@@ -61,8 +61,11 @@ enum class errc
     metadata_too_large,          ///< x-amz-meta-* headers above 2 KiB (S3: MetadataTooLarge)
     invalid_tag,                 ///< a tag set breaking S3's tagging rules (S3: InvalidTag)
     invalid_location_constraint, ///< CreateBucketConfiguration names an unknown region
-    invalid_part_number, ///< GetObject ?partNumber=N beyond the object's parts (S3: InvalidPartNumber)
-    rate_limited,        ///< the credential exceeded its request rate (S3: 503 SlowDown)
+    invalid_part_number,        ///< GetObject ?partNumber=N beyond the object's parts (S3: InvalidPartNumber)
+    rate_limited,               ///< the credential exceeded its request rate (S3: 503 SlowDown)
+    no_such_cors_configuration, ///< GetBucketCors of a bucket without one (S3: NoSuchCORSConfiguration)
+    cors_forbidden,             ///< a CORS preflight no rule allows (S3: 403 AccessForbidden)
+    bad_request,                ///< a request missing what its kind needs (S3: 400 BadRequest)
 };
 
 /// A failure with a human-readable message for the client. Messages never contain secrets.

@@ -11,7 +11,7 @@ namespace {
 constexpr const char* bucket_columns =
     "b.id, b.name, b.owner_id, u.display_name, b.region, b.versioning, " DEPOT_MS(
         "b.created_at") ", b.dedup, b.object_events, EXISTS (SELECT 1 FROM models m WHERE m.bucket_id = "
-                        "b.id)";
+                        "b.id), coalesce(b.cors, '')";
 
 bucket bucket_from(const pg::row& r)
 {
@@ -24,7 +24,8 @@ bucket bucket_from(const pg::row& r)
                   .created_at = from_millis(r.i64(6)),
                   .dedup = r.boolean(7),
                   .object_events = r.boolean(8),
-                  .has_models = r.boolean(9)};
+                  .has_models = r.boolean(9),
+                  .cors = r.str(10)};
 }
 
 } // namespace
@@ -118,6 +119,26 @@ asio::awaitable<result<bucket>> bucket_repository::set_object_events(std::string
             co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
         co_await append_audit(c, "bucket.update", name, "",
                               std::string("{\"object_events\":") + (enabled ? "true" : "false") + "}");
+        co_return bucket_from(rs[0]);
+    });
+    if (changed)
+        forget(name);
+    co_return changed;
+}
+
+asio::awaitable<result<bucket>> bucket_repository::set_cors(std::string_view name,
+                                                            std::optional<std::string> cors)
+{
+    auto changed = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<bucket>> {
+        auto rs = co_await sql(
+            c,
+            std::string("WITH b AS (UPDATE buckets SET cors = $2 WHERE name = $1 RETURNING *) SELECT ") +
+                bucket_columns + " FROM b JOIN users u ON u.id = b.owner_id",
+            name, cors);
+        if (rs.empty())
+            co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
+        co_await append_audit(c, "bucket.update", name, "",
+                              std::string("{\"cors\":") + (cors ? "true" : "false") + "}");
         co_return bucket_from(rs[0]);
     });
     if (changed)

@@ -7,6 +7,8 @@
 #include "registry/types.hpp"
 
 #include <boost/asio/awaitable.hpp>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace depot::registry {
@@ -35,6 +37,10 @@ public:
     asio::awaitable<result<bucket>> set_dedup(std::string_view name, bool dedup);
     /// Turns object.created / object.deleted events for the bucket's writes on or off. no_such_bucket.
     asio::awaitable<result<bucket>> set_object_events(std::string_view name, bool enabled);
+
+    /// Sets (or, with nullopt, removes) the bucket's CORS configuration: the XML GetBucketCors returns.
+    /// no_such_bucket.
+    asio::awaitable<result<bucket>> set_cors(std::string_view name, std::optional<std::string> cors);
 
     /// What the installation stores: logical bytes (current object versions, delete markers excepted) and
     /// physical bytes (stored blobs, each identical content once). Two full scans: callers cache the answer.

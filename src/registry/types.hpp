@@ -51,6 +51,8 @@ struct bucket
     bool object_events = false;
     /// Some model lives in the bucket (as read with the bucket): its downloads may be model downloads.
     bool has_models = false;
+    /// The CORS configuration as GetBucketCors returns it (s3/cors.hpp); empty when there is none.
+    std::string cors;
 };
 
 /// Standard HTTP headers S3 stores with an object and returns on GET/HEAD.

@@ -129,6 +129,12 @@ error_mapping lookup(errc code) noexcept
         return {"InvalidPartNumber", 416, "The requested partnumber is not satisfiable"};
     case errc::rate_limited:
         return {"SlowDown", 503, "Please reduce your request rate."};
+    case errc::no_such_cors_configuration:
+        return {"NoSuchCORSConfiguration", 404, "The CORS configuration does not exist"};
+    case errc::cors_forbidden:
+        return {"AccessForbidden", 403, "CORSResponse: This CORS request is not allowed."};
+    case errc::bad_request:
+        return {"BadRequest", 400, "Bad Request"};
     }
     // Only reachable with a value outside the enumeration.
     return {"InternalError", 500, "We encountered an internal error. Please try again."};

@@ -57,7 +57,7 @@ constexpr std::array<std::string_view, 28> subresources = {"accelerate",  "acl",
                                                            "tagging",     "uploads",
                                                            "versioning",  "versions"};
 
-constexpr std::array<route, 27> routes = {{
+constexpr std::array<route, 32> routes = {{
     {http::verb::get, scope::service, "", "ListBuckets", s3op::list_buckets},
     {http::verb::put, scope::bucket, "", "CreateBucket", s3op::create_bucket},
     {http::verb::head, scope::bucket, "", "HeadBucket", s3op::head_bucket},
@@ -85,7 +85,23 @@ constexpr std::array<route, 27> routes = {{
     {http::verb::delete_, scope::object, "uploadId", "AbortMultipartUpload", s3op::abort_multipart_upload},
     {http::verb::get, scope::object, "uploadId", "ListParts", s3op::list_parts},
     {http::verb::get, scope::object, "tagging", "GetObjectTagging", nullptr},
+    {http::verb::put, scope::bucket, "cors", "PutBucketCors", s3op::put_bucket_cors},
+    {http::verb::get, scope::bucket, "cors", "GetBucketCors", s3op::get_bucket_cors},
+    {http::verb::delete_, scope::bucket, "cors", "DeleteBucketCors", s3op::delete_bucket_cors},
+    // Browsers' CORS preflights: unauthenticated, whatever the query (run_s3 answers them first).
+    {http::verb::options, scope::bucket, "", "PreflightBucket", s3op::cors_preflight},
+    {http::verb::options, scope::object, "", "PreflightObject", s3op::cors_preflight},
 }};
+
+/// The preflight route for `where` (a service-level OPTIONS counts as a bucket's: it has no bucket).
+std::size_t preflight_route(scope where)
+{
+    for (std::size_t i = 0; i < routes.size(); ++i)
+        if (routes[i].method == http::verb::options &&
+            routes[i].where == (where == scope::object ? scope::object : scope::bucket))
+            return i;
+    return routes.size();
+}
 
 /// Operation names for metrics and logs: the S3 routes' in order, then "Unknown" (no route matched), then
 /// "RestApi" (an /api/v1 request no route matched), then the REST routes' operation ids, then the Hugging
@@ -201,6 +217,19 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
         co_return std::move(text).error();
 
     const scope where = ctx.bucket.empty() ? scope::service : ctx.key.empty() ? scope::bucket : scope::object;
+    if (ctx.header->method() == http::verb::options) {
+        operation = preflight_route(where);
+        // Unauthenticated, so the failed-authentication cool-down applies, and a preflight that no rule
+        // allows (or for a bucket that does not exist) counts as a failure of the address: guessing bucket
+        // names through preflights costs what guessing keys does.
+        if (auto wait = auth_cooldown(ctx))
+            co_return make_error(errc::rate_limited, "Too many failed requests from your address; retry in " +
+                                                         std::to_string(wait->count()) + " s.");
+        auto answer = co_await s3op::cors_preflight(ctx);
+        if (!answer && answer.error().code == errc::cors_forbidden)
+            record_auth_failure(ctx);
+        co_return answer;
+    }
     std::string_view unimplemented;
     const route* r = find_route(ctx, where, unimplemented);
     operation = r ? static_cast<std::size_t>(r - routes.data()) : unknown_operation;
@@ -336,6 +365,9 @@ asio::awaitable<response> dispatch(request_context& ctx)
     if (failure)
         res = s3_error_response(*failure, resource, ctx.request_id, ctx.header->method() == http::verb::head,
                                 ctx.bucket, ctx.key);
+    // A browser reads a response (an error too) only with the CORS headers the bucket grants its origin.
+    if (ctx.header->method() != http::verb::options)
+        co_await s3op::add_cors_headers(ctx, *res);
 
     const std::string_view error_code = failure ? to_string(failure->code) : std::string_view();
     request_record::attach(std::move(record), ctx, operation, operation_names()[operation], error_code, *res);

@@ -106,6 +106,12 @@ S3_OPERATIONS: dict[str, Callable] = {
     "AbortMultipartUpload": one("multipart.abort", obj),
     "ListParts": NONE,
     "GetObjectTagging": NONE,  # not implemented: never succeeds
+    "PutBucketCors": one("bucket.update", BUCKET),
+    "GetBucketCors": NONE,
+    # A row only when there was a configuration to remove.
+    "DeleteBucketCors": lambda line, facts: [Row("bucket.update", resource=BUCKET(line), min=0, max=1)],
+    "PreflightBucket": NONE,  # unauthenticated reads of the configuration
+    "PreflightObject": NONE,
 }
 
 REST_OPERATIONS: dict[str, Callable] = {

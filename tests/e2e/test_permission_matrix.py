@@ -137,6 +137,11 @@ BUCKET_READS = {"HeadBucket", "GetBucketLocation", "GetBucketVersioning", "GetBu
 OBJECT_WRITES = {"PutObject", "CopyObject", "DeleteObject", "CreateMultipartUpload", "UploadPart",
                  "UploadPartCopy", "CompleteMultipartUpload", "AbortMultipartUpload"}
 NOT_IMPLEMENTED = {"GetObjectTagging"}
+# Bucket configuration reads: reads for a read-only key, but not the bucket-level reads a key limited to a
+# prefix (or a model) may make.
+CONFIG_READS = {"GetBucketCors"}
+# Routed without authentication (a browser's CORS preflight): test_cors_preflights_change_nothing.
+UNAUTHENTICATED = {"PreflightBucket", "PreflightObject"}
 
 
 def upload(world, bucket, owner):
@@ -166,6 +171,10 @@ S3_OPERATIONS = {
     "PutBucketVersioning": lambda c, b, w, o, u: c.put_bucket_versioning(
         Bucket=b, VersioningConfiguration={"Status": "Suspended"}),
     "GetBucketAcl": lambda c, b, w, o, u: c.get_bucket_acl(Bucket=b),
+    "PutBucketCors": lambda c, b, w, o, u: c.put_bucket_cors(Bucket=b, CORSConfiguration={
+        "CORSRules": [{"AllowedOrigins": ["https://matrix.example"], "AllowedMethods": ["GET"]}]}),
+    "GetBucketCors": lambda c, b, w, o, u: c.get_bucket_cors(Bucket=b),  # NoSuchCORSConfiguration: allowed
+    "DeleteBucketCors": lambda c, b, w, o, u: c.delete_bucket_cors(Bucket=b),
     "ListObjectsV2": lambda c, b, w, o, u: c.list_objects_v2(Bucket=b, Prefix="p/"),
     "ListObjects": lambda c, b, w, o, u: c.list_objects(Bucket=b, Prefix="p/"),
     "ListObjectVersions": lambda c, b, w, o, u: c.list_object_versions(Bucket=b, Prefix="p/"),
@@ -193,7 +202,7 @@ S3_OPERATIONS = {
 def s3_expected(op: str, p: Principal, side: str) -> str:
     if op == "ListBuckets":
         return ALLOWED
-    write = op not in OBJECT_READS | LISTINGS | BUCKET_READS
+    write = op not in OBJECT_READS | LISTINGS | BUCKET_READS | CONFIG_READS
     if p.scope == "read-only" and write:
         return DENIED
     if side == "other" and p.name != "installation-admin":
@@ -228,8 +237,8 @@ def test_every_routed_s3_operation_has_a_row():
     source = (REPO_ROOT / "src" / "server" / "dispatch.cpp").read_text()
     routed = set(re.findall(r'"([A-Za-z0-9]+)", s3op::', source)) | set(re.findall(r'"([A-Za-z0-9]+)", nullptr', source))
     assert routed, "no S3 routes found in dispatch.cpp"
-    assert routed - NOT_IMPLEMENTED == set(S3_OPERATIONS), (
-        f"without a row: {sorted(routed - NOT_IMPLEMENTED - set(S3_OPERATIONS))}; "
+    assert routed - NOT_IMPLEMENTED - UNAUTHENTICATED == set(S3_OPERATIONS), (
+        f"without a row: {sorted(routed - NOT_IMPLEMENTED - UNAUTHENTICATED - set(S3_OPERATIONS))}; "
         f"rows for unknown operations: {sorted(set(S3_OPERATIONS) - routed)}")
 
 
@@ -242,7 +251,7 @@ DATA_STATE_SQL = " UNION ALL ".join([
         "buckets", "object_versions", "object_segments", "multipart_uploads", "multipart_parts", "snapshots",
         "models", "model_versions", "model_aliases", "team_members", "access_keys", "api_tokens")),
     "SELECT 'buckets.settings', md5(coalesce(string_agg(name || versioning || dedup::text || "
-    "object_events::text, ',' ORDER BY name), '')) FROM buckets",
+    "object_events::text || coalesce(cors, ''), ',' ORDER BY name), '')) FROM buckets",
     "SELECT 'model_aliases.targets', md5(coalesce(string_agg(model_id::text || name || version_id::text, ',' "
     "ORDER BY model_id, name), '')) FROM model_aliases",
 ])
@@ -276,6 +285,24 @@ def test_s3_operation(depot, world, op):
             elif got == DENIED and (changed := changes(depot, before)):
                 mismatches.append(f"{p.name:18} {side:5} denied, but changed: {changed}")
     assert not mismatches, f"{op}:\n" + "\n".join(mismatches)
+
+
+def test_cors_preflights_change_nothing_and_tell_no_bucket_apart(depot, world):
+    """A preflight is unauthenticated: whoever sends it, for a bucket with no configuration, another team's
+    bucket or one that does not exist, the answer is the same 403 and nothing changes."""
+    answers = set()
+    owned = list(world["buckets"].items())[:2]
+    for owner, bucket in owned:  # the S3 rows above may have left a configuration
+        world["clients"][owner].delete_bucket_cors(Bucket=bucket)
+    for owner, bucket in owned + [("nobody", "no-such-bucket-for-preflight")]:
+        before = data_state(depot)
+        for path in (f"/{bucket}", f"/{bucket}/p/obj"):
+            r = requests.options(depot.endpoint + path, headers={"Origin": "https://matrix.example",
+                                                                 "Access-Control-Request-Method": "GET"})
+            answers.add((r.status_code, re.search(r"<Code>.*</Message>", r.text).group(0)))
+            assert "Access-Control-Allow-Origin" not in r.headers
+        assert not changes(depot, before), owner
+    assert len(answers) == 1 and next(iter(answers))[0] == 403, answers
 
 
 def test_the_model_view_shows_own_team_models_only(depot, world):

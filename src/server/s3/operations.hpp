@@ -51,6 +51,13 @@ asio::awaitable<result<response>> complete_multipart_upload(request_context& ctx
 asio::awaitable<result<response>> abort_multipart_upload(request_context& ctx);
 asio::awaitable<result<response>> list_parts(request_context& ctx);
 asio::awaitable<result<response>> list_multipart_uploads(request_context& ctx);
+asio::awaitable<result<response>> put_bucket_cors(request_context& ctx);
+asio::awaitable<result<response>> get_bucket_cors(request_context& ctx);
+asio::awaitable<result<response>> delete_bucket_cors(request_context& ctx);
+/// OPTIONS on a bucket or object: a browser's CORS preflight, answered without authentication.
+asio::awaitable<result<response>> cors_preflight(request_context& ctx);
+/// Adds the CORS headers the bucket's configuration gives a request carrying Origin (none otherwise).
+asio::awaitable<void> add_cors_headers(request_context& ctx, response& res);
 
 /// GetObject/HeadObject of an opened object: conditionals, Range or partNumber, headers, and the body (its
 /// first bytes read before the headers go out). `bucket` adds x-amz-version-id; nullptr for none.
