@@ -102,23 +102,29 @@ result<registry::object_headers> object_headers_of(const request_context& ctx)
     h.cache_control = opt(http::field::cache_control);
     h.expires = opt(http::field::expires);
     if (auto enc = opt(http::field::content_encoding)) {
-        // aws-chunked is transfer framing, not a property of the stored object.
+        // aws-chunked is transfer framing, not a property of the stored object: that token goes, the rest of
+        // the list stays exactly as sent (spacing included), as S3 stores it.
         std::string kept;
         std::string_view rest = *enc;
-        while (!rest.empty()) {
+        while (true) {
             auto comma = rest.find(',');
             auto item = rest.substr(0, comma);
-            while (!item.empty() && item.front() == ' ')
-                item.remove_prefix(1);
-            while (!item.empty() && item.back() == ' ')
-                item.remove_suffix(1);
-            if (!item.empty() && !boost::beast::iequals(item, "aws-chunked")) {
+            auto trimmed = item;
+            while (!trimmed.empty() && (trimmed.front() == ' ' || trimmed.front() == '\t'))
+                trimmed.remove_prefix(1);
+            while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\t'))
+                trimmed.remove_suffix(1);
+            if (!trimmed.empty() && !boost::beast::iequals(trimmed, "aws-chunked")) {
                 if (!kept.empty())
                     kept += ",";
                 kept += item;
             }
-            rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+            if (comma == std::string_view::npos)
+                break;
+            rest.remove_prefix(comma + 1);
         }
+        kept.erase(0, kept.find_first_not_of(" \t"));
+        kept.erase(kept.find_last_not_of(" \t") + 1);
         if (!kept.empty())
             h.content_encoding = std::move(kept);
     }
