@@ -80,7 +80,7 @@ bool has_auth_params(std::string_view target)
     if (!params)
         return true;
     for (const auto& [name, value] : *params)
-        if (name == "X-Amz-Algorithm" || name == "AWSAccessKeyId" || name == "Signature")
+        if (name == "X-Amz-Algorithm" || name == "AWSAccessKeyId" || name == "Signature" || name == "Expires")
             return true;
     return false;
 }
