@@ -151,13 +151,13 @@ def test_default_canned_acl_headers_are_accepted_on_every_write(depot, s3, bucke
     assert s3.get_object(Bucket=bucket, Key="acl-cli")["Body"].read() == b"cli"
 
 
-def test_list_multipart_uploads_reports_the_checksum_algorithm(depot, s3, bucket):
+def test_list_multipart_uploads_reports_the_checksum_algorithm_and_type(depot, s3, bucket):
     composite = s3.create_multipart_upload(Bucket=bucket, Key="ck-c", ChecksumAlgorithm="SHA256")["UploadId"]
     plain = s3.create_multipart_upload(Bucket=bucket, Key="ck-p")["UploadId"]
     r = depot.request("GET", f"/{bucket}?uploads")
     assert r.status_code == 200, r.text
     assert (f"<UploadId>{composite}</UploadId>" in r.text and
-            "<ChecksumAlgorithm>SHA256</ChecksumAlgorithm>" in r.text), r.text
+            "<ChecksumAlgorithm>SHA256</ChecksumAlgorithm><ChecksumType>COMPOSITE</ChecksumType>" in r.text), r.text
     entry = r.text.split(f"<UploadId>{plain}</UploadId>", 1)[1].split("</Upload>", 1)[0]
     assert "Checksum" not in entry
     for key, upload in (("ck-c", composite), ("ck-p", plain)):
