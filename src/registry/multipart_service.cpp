@@ -360,6 +360,53 @@ result<void> check_part_list(const std::vector<completed_part_ref>& wanted)
     return ok();
 }
 
+/// The version a completed upload made, when `wanted` is the part list it was completed with and the version
+/// still exists: a repeated CompleteMultipartUpload (a client retrying after a lost response), which S3
+/// answers with success. Records an audit row for the repeat. nullopt otherwise.
+asio::awaitable<std::optional<object_version>> completed_before(pg::pool& pool, std::int64_t bucket_id,
+                                                                std::string_view key,
+                                                                std::string_view upload_id,
+                                                                const std::vector<completed_part_ref>& wanted)
+{
+    // The same part list as the completion (its multipart ETag), and the version still there (not deleted).
+    std::vector<std::string> etags;
+    for (const auto& w : wanted)
+        etags.emplace_back(s3::unquote_etag(w.etag));
+    auto etag = s3::multipart_etag(etags);
+    if (!etag)
+        co_return std::nullopt;
+    auto found = co_await transact(pool, [&](pg::connection& c) -> asio::awaitable<result<object_version>> {
+        auto rs =
+            co_await sql(c,
+                         "SELECT id, version_id, etag, size, coalesce(checksum_algorithm, ''), "
+                         "coalesce(checksum_type, ''), coalesce(checksum_value, '') FROM object_versions "
+                         "WHERE bucket_id = $1 AND key = $2 AND upload_id = $3 AND NOT purged "
+                         "AND NOT is_delete_marker",
+                         bucket_id, key, upload_id);
+        if (rs.empty() || rs[0].str(2) != *etag)
+            co_return no_such_upload();
+        object_version v;
+        v.bucket_id = bucket_id;
+        v.key = std::string(key);
+        v.row_id = rs[0].i64(0);
+        v.version_id = rs[0].str(1);
+        v.etag = rs[0].str(2);
+        v.size = static_cast<std::uint64_t>(rs[0].i64(3));
+        v.checksum_algorithm = rs[0].str(4);
+        v.checksum_type = rs[0].str(5);
+        v.checksum_value = rs[0].str(6);
+        // Audited like a delete that found nothing: the request succeeded, nothing changed.
+        co_await append_object_audit(
+            c, "object.put", bucket_id, v.key,
+            "{\"version_id\":" + audit_quote(v.version_id) + ",\"size\":" + std::to_string(v.size) +
+                ",\"etag\":" + audit_quote(v.etag) + ",\"multipart\":true,\"repeated\":true}");
+        co_return v;
+    });
+    if (!found)
+        co_return std::nullopt;
+    co_return std::move(*found);
+}
+
 } // namespace
 
 asio::awaitable<result<object_version>>
@@ -369,8 +416,12 @@ multipart_service::complete(std::int64_t bucket_id, std::string_view key, std::s
     if (auto listed = check_part_list(wanted); !listed)
         co_return std::move(listed).error();
     auto upload = co_await find(bucket_id, key, upload_id);
-    if (!upload)
+    if (!upload) {
+        if (upload.error().code == errc::no_such_upload)
+            if (auto again = co_await completed_before(pool_, bucket_id, key, upload_id, wanted))
+                co_return std::move(*again);
         co_return std::move(upload).error();
+    }
     std::vector<std::string> unreferenced;
     auto done = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<object_version>> {
         unreferenced.clear();
@@ -527,6 +578,7 @@ multipart_service::complete_in(pg::connection& c, const multipart_upload& upload
     v.version_id = slot.version_id;
     auto [row, modified] = co_await insert_version(c, v, slot.seq);
     co_await insert_segments(c, row, manifest);
+    co_await sql(c, "UPDATE object_versions SET upload_id = $2 WHERE id = $1", row, upload.upload_id);
     const std::string numbers = bigint_array(part_numbers), offsets = bigint_array(part_offsets),
                       sizes = bigint_array(part_sizes);
     nlohmann::json sums = part_checksums;

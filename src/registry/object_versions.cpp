@@ -3,6 +3,7 @@
 // and the key's current row, retire_current, insert_version), so exactly one version of a key is current at
 // any time and a version that is not current keeps its blob references until it is deleted permanently.
 #include "registry/audit.hpp"
+#include "registry/conditional_delete.hpp"
 #include "registry/content.hpp"
 #include "registry/events.hpp"
 #include "registry/lookup_cache.hpp"
@@ -10,6 +11,7 @@
 #include "registry/sql_util.hpp"
 #include "registry/transaction.hpp"
 #include "registry/versions.hpp"
+#include "s3/conditions.hpp"
 #include "s3/listing.hpp"
 #include "s3/names.hpp"
 
@@ -36,6 +38,35 @@ lock_version(pg::connection& c, std::int64_t bucket_id, std::string_view key, co
     co_return located_version{rs[0].i64(0), rs[0].boolean(1), rs[0].boolean(2)};
 }
 
+/// Checks the conditions of a conditional delete against the version row `row` (0: none), locked by the
+/// caller.
+asio::awaitable<result<void>> check_delete_conditions(pg::connection& c, const delete_conditions& req,
+                                                      std::int64_t row)
+{
+    if (req.empty())
+        co_return ok();
+    if (row == 0)
+        co_return make_error(errc::no_such_key);
+    auto rs =
+        co_await sql(c,
+                     "SELECT etag, size, " DEPOT_MS("last_modified") ", is_delete_marker "
+                                                                     "FROM object_versions WHERE id = $1",
+                     row);
+    if (rs.empty() || rs[0].boolean(3))
+        co_return make_error(errc::no_such_key);
+    if (req.if_match && !s3::etag_list_matches(*req.if_match, rs[0].str(0), false))
+        co_return make_error(errc::precondition_failed);
+    if (req.if_match_size && static_cast<std::uint64_t>(rs[0].i64(1)) != *req.if_match_size)
+        co_return make_error(errc::precondition_failed);
+    if (req.if_match_last_modified) {
+        using std::chrono::floor;
+        using std::chrono::seconds;
+        if (floor<seconds>(from_millis(rs[0].i64(2))) != floor<seconds>(*req.if_match_last_modified))
+            co_return make_error(errc::precondition_failed);
+    }
+    co_return ok();
+}
+
 /// Records a delete (also one that found nothing: S3 reports it as done) and returns its outcome.
 asio::awaitable<result<delete_outcome>> audited_delete(pg::connection& c, const delete_request& req,
                                                        delete_outcome out)
@@ -50,62 +81,71 @@ asio::awaitable<result<delete_outcome>> audited_delete(pg::connection& c, const 
 
 asio::awaitable<result<delete_outcome>> object_service::remove(delete_request req)
 {
+    co_return co_await remove_object(pool_, store_, std::move(req), {});
+}
+
+asio::awaitable<result<delete_outcome>> remove_object(pg::pool& pool, storage::blob_store& store,
+                                                      delete_request req, delete_conditions conditions)
+{
     std::vector<std::string> unreferenced;
-    auto removed =
-        co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<delete_outcome>> {
-            unreferenced.clear();
-            auto mode = co_await lock_bucket_versioning(c, req.bucket_id);
-            if (!mode)
-                co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-            // Every change to a key's versions takes the current row's lock first: writers of the key
-            // serialize.
-            auto current = co_await lock_current(c, req.bucket_id, req.key);
-            delete_outcome out;
-            if (!req.version_id) {
-                if (*mode == versioning_mode::unversioned) {
-                    if (current) {
-                        co_await release_version(c, current->row, unreferenced);
-                        co_await events::emit_object_event(c, "object.deleted", req.bucket_id, req.key,
-                                                           "null", 0, "", req.owner_id);
-                    }
-                    co_return co_await audited_delete(c, req, out);
+    auto removed = co_await transact(pool, [&](pg::connection& c) -> asio::awaitable<result<delete_outcome>> {
+        unreferenced.clear();
+        auto mode = co_await lock_bucket_versioning(c, req.bucket_id);
+        if (!mode)
+            co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
+        // Every change to a key's versions takes the current row's lock first: writers of the key
+        // serialize.
+        auto current = co_await lock_current(c, req.bucket_id, req.key);
+        delete_outcome out;
+        if (!req.version_id) {
+            if (auto met = co_await check_delete_conditions(c, conditions, current ? current->row : 0); !met)
+                co_return std::move(met).error();
+            if (*mode == versioning_mode::unversioned) {
+                if (current) {
+                    co_await release_version(c, current->row, unreferenced);
+                    co_await events::emit_object_event(c, "object.deleted", req.bucket_id, req.key, "null", 0,
+                                                       "", req.owner_id);
                 }
-                // A delete marker becomes the current version, even when the key has no version at all.
-                auto slot = co_await retire_current(c, *mode, req.bucket_id, req.key, current, unreferenced);
-                object_version marker;
-                marker.bucket_id = req.bucket_id;
-                marker.key = req.key;
-                marker.version_id = slot.version_id;
-                marker.is_delete_marker = true;
-                marker.owner_id = req.owner_id;
-                if (marker.owner_id.empty()) {
-                    auto owner = co_await sql(c, "SELECT owner_id FROM buckets WHERE id = $1", req.bucket_id);
-                    marker.owner_id = owner[0].str(0);
-                }
-                co_await insert_version(c, marker, slot.seq);
-                out.version_id = slot.version_id;
-                out.delete_marker = true;
                 co_return co_await audited_delete(c, req, out);
             }
-            out.version_id = *req.version_id;
-            auto found = co_await lock_version(c, req.bucket_id, req.key, *req.version_id);
-            if (!found)
-                co_return co_await audited_delete(c, req, out);
-            out.delete_marker = found->is_delete_marker;
-            co_await release_version(c, found->row, unreferenced);
-            co_await events::emit_object_event(c, "object.deleted", req.bucket_id, req.key, *req.version_id,
-                                               0, "", req.owner_id);
-            if (found->is_current) {
-                auto newest = co_await sql(c,
-                                           "SELECT id FROM object_versions WHERE bucket_id = $1 AND key = $2 "
-                                           "AND NOT purged ORDER BY created_seq DESC LIMIT 1",
-                                           req.bucket_id, req.key);
-                if (!newest.empty())
-                    co_await reinstate_version(c, newest[0].i64(0));
+            // A delete marker becomes the current version, even when the key has no version at all.
+            auto slot = co_await retire_current(c, *mode, req.bucket_id, req.key, current, unreferenced);
+            object_version marker;
+            marker.bucket_id = req.bucket_id;
+            marker.key = req.key;
+            marker.version_id = slot.version_id;
+            marker.is_delete_marker = true;
+            marker.owner_id = req.owner_id;
+            if (marker.owner_id.empty()) {
+                auto owner = co_await sql(c, "SELECT owner_id FROM buckets WHERE id = $1", req.bucket_id);
+                marker.owner_id = owner[0].str(0);
             }
+            co_await insert_version(c, marker, slot.seq);
+            out.version_id = slot.version_id;
+            out.delete_marker = true;
             co_return co_await audited_delete(c, req, out);
-        });
-    co_await remove_blobs(store_, std::move(unreferenced));
+        }
+        out.version_id = *req.version_id;
+        auto found = co_await lock_version(c, req.bucket_id, req.key, *req.version_id);
+        if (auto met = co_await check_delete_conditions(c, conditions, found ? found->row : 0); !met)
+            co_return std::move(met).error();
+        if (!found)
+            co_return co_await audited_delete(c, req, out);
+        out.delete_marker = found->is_delete_marker;
+        co_await release_version(c, found->row, unreferenced);
+        co_await events::emit_object_event(c, "object.deleted", req.bucket_id, req.key, *req.version_id, 0,
+                                           "", req.owner_id);
+        if (found->is_current) {
+            auto newest = co_await sql(c,
+                                       "SELECT id FROM object_versions WHERE bucket_id = $1 AND key = $2 "
+                                       "AND NOT purged ORDER BY created_seq DESC LIMIT 1",
+                                       req.bucket_id, req.key);
+            if (!newest.empty())
+                co_await reinstate_version(c, newest[0].i64(0));
+        }
+        co_return co_await audited_delete(c, req, out);
+    });
+    co_await remove_blobs(store, std::move(unreferenced));
     co_return removed;
 }
 

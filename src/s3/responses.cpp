@@ -1,8 +1,8 @@
 #include "s3/responses.hpp"
 
+#include "common/http_date.hpp"
 #include "common/uri.hpp"
 #include "s3/etag.hpp"
-#include "common/http_date.hpp"
 #include "s3/xml.hpp"
 
 namespace depot::s3 {
@@ -373,6 +373,7 @@ std::string list_uploads_xml(const list_uploads_result& r)
         w.element("StorageClass", u.storage_class);
         w.element("Initiated", format_iso8601(u.initiated));
         w.element_if("ChecksumAlgorithm", u.checksum_algorithm);
+        w.element_if("ChecksumType", u.checksum_type);
         w.close();
     }
     write_common_prefixes(w, r.common_prefixes, enc);

@@ -251,6 +251,7 @@ struct upload_entry
     std::string storage_class = "STANDARD";
     time_point initiated{};
     std::string checksum_algorithm{}; ///< empty to omit
+    std::string checksum_type{};      ///< COMPOSITE / FULL_OBJECT; empty to omit
 };
 
 /// ListMultipartUploads: ListMultipartUploadsResult.

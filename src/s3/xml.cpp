@@ -1,5 +1,6 @@
 #include "s3/xml.hpp"
 
+#include "s3/delete_conditions_xml.hpp"
 #include "s3/utf8.hpp"
 #include "s3/xml_read.hpp"
 
@@ -345,6 +346,31 @@ result<delete_objects_request> parse_delete_objects(std::string_view body)
     if (request.objects.empty())
         return malformed();
     return request;
+}
+
+result<std::vector<delete_object_conditions>> parse_delete_objects_conditions(std::string_view body)
+{
+    pugi::xml_document doc;
+    auto root = load(doc, body, "Delete");
+    if (!root)
+        return std::move(root).error();
+    std::vector<delete_object_conditions> out;
+    for (auto c = root->first_child(); c; c = c.next_sibling()) {
+        if (c.type() != pugi::node_element || local_name(c) != "Object")
+            continue;
+        delete_object_conditions conditions;
+        const auto value = [&](std::string_view name) -> std::optional<std::string> {
+            auto e = child(c, name);
+            if (!e)
+                return std::nullopt;
+            return std::string(trim(text(e)));
+        };
+        conditions.etag = value("ETag");
+        conditions.last_modified_time = value("LastModifiedTime");
+        conditions.size = value("Size");
+        out.push_back(std::move(conditions));
+    }
+    return out;
 }
 
 result<std::vector<completed_part>> parse_complete_multipart_upload(std::string_view body)

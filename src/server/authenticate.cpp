@@ -1,7 +1,9 @@
-// Authentication of S3 requests: SigV4 in the Authorization header or a presigned query string, checked
-// against the access key's secret from the registry. Runs on the header alone, before any body byte is read.
+// Authentication of S3 requests: SigV4 or SigV2 in the Authorization header or a presigned query string,
+// checked against the access key's secret from the registry. Runs on the header alone, before any body byte
+// is read.
 #include "server/authenticate.hpp"
 
+#include "auth/sigv2.hpp"
 #include "auth/sigv4.hpp"
 #include "common/hash.hpp"
 #include "server/chunked_body.hpp"
@@ -14,6 +16,65 @@ namespace depot::server {
 
 namespace {
 
+void set_caller(request_context& ctx, const registry::access_key& key)
+{
+    ctx.who = caller{.user_id = key.user_id,
+                     .display_name = key.user_display_name,
+                     .access_key_id = key.access_key_id,
+                     .is_admin = key.user_is_admin,
+                     .scope = key.scope};
+}
+
+/// The bucket a virtual-hosted-style request names in its Host header (SigV2 signs "/bucket" + path then),
+/// empty for a path-style request: the same test as dispatch's resolve_address.
+std::string_view virtual_host_bucket(const request_context& ctx)
+{
+    const auto& domain = ctx.svc->opts.domain;
+    if (domain.empty() || ctx.bucket.empty())
+        return {};
+    auto host = ctx.get("host").value_or("");
+    if (auto colon = host.rfind(':');
+        colon != std::string_view::npos && host.find(']') == std::string_view::npos)
+        host = host.substr(0, colon);
+    if (host.size() > domain.size() + 1 && host.ends_with(domain) &&
+        host[host.size() - domain.size() - 1] == '.')
+        return ctx.bucket;
+    return {};
+}
+
+/// Signature Version 2 (boto3's default presigned URLs, s3cmd's signature_v2): the same key lookup, the
+/// same caller (and so the same scope and team checks), the same presign lifetime limit as SigV4. The body
+/// is unsigned unless the (signed) x-amz-content-sha256 header names its hash. Returned as a parsed SigV4
+/// structure with an unsigned payload, which is all the callers look at.
+asio::awaitable<result<std::optional<auth::parsed_auth>>> check_sigv2(request_context& ctx,
+                                                                      const auth::request_view& view)
+{
+    auto parsed = auth::sigv2::parse(view);
+    if (!parsed)
+        co_return std::move(parsed).error();
+    auto key = co_await ctx.svc->identities.find_active_key(parsed->access_key_id);
+    if (!key)
+        co_return make_error(errc::invalid_access_key_id,
+                             "The AWS Access Key Id you provided does not exist in our records.");
+    const std::string_view vhost_bucket = virtual_host_bucket(ctx);
+    auto verified =
+        auth::sigv2::verify(*parsed, view, vhost_bucket, key->secret, std::chrono::system_clock::now(),
+                            {.max_skew = ctx.svc->opts.max_clock_skew});
+    if (!verified)
+        co_return std::move(verified).error();
+    set_caller(ctx, *key);
+    auth::parsed_auth out;
+    out.presigned = parsed->presigned;
+    out.access_key_id = parsed->access_key_id;
+    out.payload_hash = "UNSIGNED-PAYLOAD";
+    if (auto sha = ctx.get("x-amz-content-sha256"); sha && *sha != "UNSIGNED-PAYLOAD") {
+        out.mode = auth::payload_mode::signed_hash;
+        out.payload_hash = std::string(*sha);
+        ctx.payload.sha256 = from_hex(out.payload_hash).value_or(std::string());
+    }
+    co_return std::optional<auth::parsed_auth>(std::move(out));
+}
+
 asio::awaitable<result<std::optional<auth::parsed_auth>>> check_signature(request_context& ctx)
 {
     std::vector<auth::header_view> headers;
@@ -25,6 +86,8 @@ asio::awaitable<result<std::optional<auth::parsed_auth>>> check_signature(reques
     auto target = ctx.header->target();
     auth::request_view view{std::string_view(method.data(), method.size()),
                             std::string_view(target.data(), target.size()), headers};
+    if (auth::sigv2::applies(view))
+        co_return co_await check_sigv2(ctx, view);
 
     auto parsed = auth::parse(view);
     if (!parsed)
@@ -42,11 +105,7 @@ asio::awaitable<result<std::optional<auth::parsed_auth>>> check_signature(reques
     if (!verified)
         co_return std::move(verified).error();
 
-    ctx.who = caller{.user_id = key->user_id,
-                     .display_name = key->user_display_name,
-                     .access_key_id = key->access_key_id,
-                     .is_admin = key->user_is_admin,
-                     .scope = key->scope};
+    set_caller(ctx, *key);
     if (a.mode == auth::payload_mode::signed_hash) {
         ctx.payload.sha256 = from_hex(a.payload_hash).value_or(std::string());
     } else if (a.mode != auth::payload_mode::unsigned_payload) {

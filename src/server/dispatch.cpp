@@ -243,8 +243,18 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
     auto authed = co_await authenticate(ctx);
     if (!authed)
         co_return std::move(authed).error();
-    if (!*authed)
+    if (!*authed) {
+        // Anonymous: nothing is granted to anonymous callers, so S3's answer is 403 AccessDenied, except for
+        // a bucket that does not exist, which S3 answers with 404 NoSuchBucket (bucket names are global and
+        // public there; here any key holder learns the same). Whether a key exists is never told (403 either
+        // way, as S3 answers callers that may not list the bucket); CreateBucket is refused as on S3.
+        if (r && where != scope::service && r->fn != s3op::create_bucket && !s3op::is_model_view(ctx)) {
+            auto b = co_await ctx.svc->buckets.get(ctx.bucket);
+            if (!b && b.error().code == errc::no_such_bucket)
+                co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
+        }
         co_return make_error(errc::access_denied, "Access Denied");
+    }
     if (!ctx.svc->limiter.admit(ctx.who.access_key_id))
         co_return make_error(errc::rate_limited, "Please reduce your request rate.");
 

@@ -270,7 +270,11 @@ def test_sizes_and_chunk_boundaries(depot, s3, bucket, mode, size, chunk_size):
 
 
 @pytest.mark.parametrize("encoding,stored", [("aws-chunked,gzip", "gzip"), ("gzip,aws-chunked", "gzip"),
-                                             ("aws-chunked, br", "br")])
+                                             ("aws-chunked, br", "br"),
+                                             # The rest of the list is kept as sent, spacing included (issue 27).
+                                             ("aws-chunked,gzip,deflate", "gzip,deflate"),
+                                             ("aws-chunked, deflate, gzip", "deflate, gzip"),
+                                             ("deflate, aws-chunked, gzip", "deflate, gzip")])
 def test_content_encoding_is_stored_without_aws_chunked(depot, s3, bucket, encoding, stored):
     payload = data(5000, encoding)
     response = chunked_put(depot, bucket, "obj", payload, UNSIGNED_TRAILER, headers={"Content-Encoding": encoding})
@@ -278,6 +282,12 @@ def test_content_encoding_is_stored_without_aws_chunked(depot, s3, bucket, encod
     head = s3.head_object(Bucket=bucket, Key="obj")
     assert head["ContentEncoding"] == stored
     assert s3.get_object(Bucket=bucket, Key="obj")["Body"].read() == payload
+
+
+def test_content_encoding_lists_are_stored_as_sent(depot, s3, bucket):
+    for encoding in ("deflate, gzip", "gzip,deflate", "br"):
+        s3.put_object(Bucket=bucket, Key="enc", Body=b"x", ContentEncoding=encoding)
+        assert s3.head_object(Bucket=bucket, Key="enc")["ContentEncoding"] == encoding
 
 
 def test_metadata_and_content_type_survive_the_chunked_encoding(depot, s3, bucket):

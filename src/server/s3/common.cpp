@@ -9,6 +9,7 @@
 #include "s3/names.hpp"
 #include "s3/utf8.hpp"
 #include "server/chunked_body.hpp"
+#include "server/s3/delete_conditions.hpp"
 #include "server/s3/operations.hpp"
 #include "server/services.hpp"
 
@@ -101,23 +102,29 @@ result<registry::object_headers> object_headers_of(const request_context& ctx)
     h.cache_control = opt(http::field::cache_control);
     h.expires = opt(http::field::expires);
     if (auto enc = opt(http::field::content_encoding)) {
-        // aws-chunked is transfer framing, not a property of the stored object.
+        // aws-chunked is transfer framing, not a property of the stored object: that token goes, the rest of
+        // the list stays exactly as sent (spacing included), as S3 stores it.
         std::string kept;
         std::string_view rest = *enc;
-        while (!rest.empty()) {
+        while (true) {
             auto comma = rest.find(',');
             auto item = rest.substr(0, comma);
-            while (!item.empty() && item.front() == ' ')
-                item.remove_prefix(1);
-            while (!item.empty() && item.back() == ' ')
-                item.remove_suffix(1);
-            if (!item.empty() && !boost::beast::iequals(item, "aws-chunked")) {
+            auto trimmed = item;
+            while (!trimmed.empty() && (trimmed.front() == ' ' || trimmed.front() == '\t'))
+                trimmed.remove_prefix(1);
+            while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\t'))
+                trimmed.remove_suffix(1);
+            if (!trimmed.empty() && !boost::beast::iequals(trimmed, "aws-chunked")) {
                 if (!kept.empty())
                     kept += ",";
                 kept += item;
             }
-            rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+            if (comma == std::string_view::npos)
+                break;
+            rest.remove_prefix(comma + 1);
         }
+        kept.erase(0, kept.find_first_not_of(" \t"));
+        kept.erase(kept.find_last_not_of(" \t") + 1);
         if (!kept.empty())
             h.content_encoding = std::move(kept);
     }
@@ -342,6 +349,49 @@ result<void> check_copy_source_conditions(const request_context& ctx, const regi
                                    .if_modified_since = ctx.get("x-amz-copy-source-if-modified-since"),
                                    .if_unmodified_since = ctx.get("x-amz-copy-source-if-unmodified-since")};
     return s3::to_result(s3::evaluate_copy_source_conditions(conditions, source.etag, source.last_modified));
+}
+
+namespace {
+std::string_view trim_blanks(std::string_view v)
+{
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t'))
+        v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t'))
+        v.remove_suffix(1);
+    return v;
+}
+} // namespace
+
+result<void> delete_conditions_of(registry::delete_conditions& request,
+                                  std::optional<std::string_view> if_match,
+                                  std::optional<std::string_view> size,
+                                  std::optional<std::string_view> last_modified, std::string_view size_name,
+                                  std::string_view last_modified_name)
+{
+    if (if_match)
+        request.if_match = std::string(*if_match);
+    if (size) {
+        std::uint64_t n = 0;
+        auto v = trim_blanks(*size);
+        auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+        if (v.empty() || ec != std::errc{} || end != v.data() + v.size())
+            return make_error(errc::invalid_argument, std::string(size_name) + " must be a number of bytes",
+                              std::string(size_name));
+        request.if_match_size = n;
+    }
+    if (last_modified) {
+        auto v = trim_blanks(*last_modified);
+        auto t = parse_http_date(v);
+        if (!t)
+            t = parse_iso8601(v);
+        if (!t)
+            return make_error(errc::invalid_argument,
+                              std::string(last_modified_name) +
+                                  " must be an HTTP date or an ISO 8601 timestamp",
+                              std::string(last_modified_name));
+        request.if_match_last_modified = *t;
+    }
+    return ok();
 }
 
 } // namespace depot::server::s3op

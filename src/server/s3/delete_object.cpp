@@ -1,5 +1,6 @@
 // DeleteObject — https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObject.html
 #include "server/s3/common.hpp"
+#include "server/s3/delete_conditions.hpp"
 #include "server/s3/operations.hpp"
 #include "server/s3/versioning.hpp"
 #include "server/services.hpp"
@@ -14,10 +15,22 @@ asio::awaitable<result<response>> delete_object(request_context& ctx)
     auto bucket = co_await authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
-    // Deleting a key or a version that does not exist succeeds, as in S3.
+    // Deleting a key or a version that does not exist succeeds, as in S3 (unless a condition asks for it).
     registry::delete_request request{
         .bucket_id = bucket->id, .key = ctx.key, .version_id = *version_id, .owner_id = ctx.who.user_id};
-    auto deleted = co_await ctx.svc->objects.remove(std::move(request));
+    // Conditional deletes: checked with the delete, under the row lock (registry/conditional_delete.hpp).
+    if (ctx.get("if-none-match"))
+        co_return make_error(errc::not_implemented,
+                             "A header you provided implies functionality that is not implemented",
+                             "If-None-Match");
+    registry::delete_conditions conditions;
+    if (auto valid = delete_conditions_of(conditions, ctx.get("if-match"), ctx.get("x-amz-if-match-size"),
+                                          ctx.get("x-amz-if-match-last-modified-time"), "x-amz-if-match-size",
+                                          "x-amz-if-match-last-modified-time");
+        !valid)
+        co_return std::move(valid).error();
+    auto deleted = co_await registry::remove_object(*ctx.svc->db, *ctx.svc->blobs, std::move(request),
+                                                    std::move(conditions));
     if (!deleted)
         co_return std::move(deleted).error();
     response res;

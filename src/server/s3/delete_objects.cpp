@@ -1,8 +1,10 @@
 // DeleteObjects — https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObjects.html
+#include "s3/delete_conditions_xml.hpp"
 #include "s3/errors.hpp"
 #include "s3/responses.hpp"
 #include "s3/xml.hpp"
 #include "server/s3/common.hpp"
+#include "server/s3/delete_conditions.hpp"
 #include "server/s3/operations.hpp"
 #include "server/s3/versioning.hpp"
 #include "server/services.hpp"
@@ -20,9 +22,14 @@ asio::awaitable<result<response>> delete_objects(request_context& ctx)
     auto request = s3::parse_delete_objects(*body);
     if (!request)
         co_return std::move(request).error();
+    auto conditions = s3::parse_delete_objects_conditions(*body);
+    if (!conditions)
+        co_return std::move(conditions).error();
 
     s3::delete_result out{.quiet = request->quiet};
-    for (const auto& object : request->objects) {
+    for (std::size_t i = 0; i < request->objects.size(); ++i) {
+        const auto& object = request->objects[i];
+        const auto& wanted = (*conditions)[i];
         result<void> outcome = check_key(object.key);
         if (outcome && registry::is_snapshot_key(object.key))
             outcome = make_error(errc::access_denied, "Snapshots are read-only");
@@ -34,11 +41,20 @@ asio::awaitable<result<response>> delete_objects(request_context& ctx)
                                              .key = object.key,
                                              .version_id = object.version_id,
                                              .owner_id = ctx.who.user_id};
-            auto r = co_await ctx.svc->objects.remove(std::move(request));
-            if (r)
-                removed = std::move(*r);
-            else
-                outcome = std::move(r).error();
+            auto opt = [](const std::optional<std::string>& v) {
+                return v ? std::optional<std::string_view>(*v) : std::nullopt;
+            };
+            registry::delete_conditions checks;
+            outcome = delete_conditions_of(checks, opt(wanted.etag), opt(wanted.size),
+                                           opt(wanted.last_modified_time), "Size", "LastModifiedTime");
+            if (outcome) {
+                auto r = co_await registry::remove_object(*ctx.svc->db, *ctx.svc->blobs, std::move(request),
+                                                          std::move(checks));
+                if (r)
+                    removed = std::move(*r);
+                else
+                    outcome = std::move(r).error();
+            }
         }
         if (outcome) {
             s3::deleted_entry done;

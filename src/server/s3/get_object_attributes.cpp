@@ -65,9 +65,9 @@ asio::awaitable<result<response>> get_object_attributes(request_context& ctx)
         out.etag = v.etag;
     if (checksum && !v.checksum_value.empty()) {
         s3::checksums c;
-        // The composite value's "-N" suffix is reported in ObjectParts, not in the checksum itself.
-        std::string value = v.checksum_value.substr(0, v.checksum_value.find('-'));
-        set_xml_checksum(c, v.checksum_algorithm, v.checksum_type, std::move(value));
+        // A COMPOSITE value keeps its "-N" part-count suffix, as S3 reports it (and as GetObject/HeadObject
+        // do).
+        set_xml_checksum(c, v.checksum_algorithm, v.checksum_type, v.checksum_value);
         // Depot knows every single-PUT object's SHA-256 (and a multipart object's once a model version
         // included it): reported next to the upload's own checksum when that one is a full-object one.
         if (v.checksum_type == "FULL_OBJECT" && v.sha256.size() == 32 && c.sha256.empty())

@@ -45,7 +45,10 @@ asio::awaitable<result<response>> list_multipart_uploads(request_context& ctx)
                                .upload_id = u.upload_id,
                                .initiator = {u.owner_id, u.owner_display_name},
                                .owner = {u.owner_id, u.owner_display_name},
-                               .initiated = u.initiated});
+                               .initiated = u.initiated,
+                               // Declared at creation, as S3 lists them (clients read ChecksumType).
+                               .checksum_algorithm = u.algorithm ? std::string(to_string(*u.algorithm)) : "",
+                               .checksum_type = u.algorithm ? std::string(to_string(u.type)) : ""});
     co_return xml_response(s3::list_uploads_xml(out));
 }
 
