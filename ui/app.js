@@ -25,7 +25,7 @@ function clearStatus() {
 function render(title, ...children) {
   document.title = `${title} · Depot console`;
   const m = main();
-  m.replaceChildren(h("h1", {}, title), ...children);
+  m.replaceChildren(h("h1", {}, title), ...children.filter(Boolean));
 }
 
 function crumbs(...parts) {
