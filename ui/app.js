@@ -160,12 +160,13 @@ function labelsText(labels) {
 }
 
 async function modelPage(team, model) {
-  const [m, versions, aliases, role, history] = await Promise.all([
+  const [m, versions, aliases, role, history, warmups] = await Promise.all([
     api("GET", path("teams", team, "models", model)),
     listAll(path("teams", team, "models", model, "versions")),
     listAll(path("teams", team, "models", model, "aliases")),
     myRole(team),
     listAll(path("teams", team, "models", model, "history"), 200),
+    listAll(path("teams", team, "models", model, "warmups"), 20),
   ]);
   const base = `#/t/${enc(team)}/m/${enc(model)}`;
   const canMove = RANK[role] >= RANK.maintainer;
@@ -205,8 +206,50 @@ async function modelPage(team, model) {
     h("h2", {}, "Aliases"),
     table("Aliases", ["Alias", "Version", "", "Moved by", "At"], aliasRows, { id: "aliases" }),
     moveForm,
+    h("h2", {}, "Warm-ups"),
+    warmupSection(team, model, versions, warmups, RANK[role] >= RANK.writer),
     h("h2", {}, "History"),
     historyTable(history));
+}
+
+/// The model's recent warm-ups with their progress per instance; refreshed while one is running, for as
+/// long as the page shows them.
+function warmupSection(team, model, versions, warmups, canStart) {
+  const list = h("div", { id: "warmups" });
+  const draw = (jobs) => list.replaceChildren(table("Recent warm-ups", ["#", "Version", "State", "Progress", "Per instance", "Requested by"],
+    jobs.map((j) => [String(j.id), String(j.version), j.state, `${j.percent} %`,
+      h("ul", { class: "plain" }, (j.progress || []).map((p) => h("li", {}, `${p.instance}: ${p.state}, ${p.files_done}/${p.files_total} files, ${p.percent} %${p.last_error ? ` (${p.last_error})` : ""}`))),
+      j.requested_by])));
+  draw(warmups);
+  const poll = async () => {
+    if (!list.isConnected) return;
+    try {
+      const jobs = await listAll(path("teams", team, "models", model, "warmups"), 20);
+      if (!list.isConnected) return;
+      draw(jobs);
+      if (jobs.some((j) => j.state === "running")) setTimeout(poll, 2000);
+    } catch (err) {
+      showError(err);
+    }
+  };
+  if (warmups.some((j) => j.state === "running")) setTimeout(poll, 2000);
+  let form = null;
+  if (canStart && versions.length) {
+    const version = h("select", { id: "warmup-version" }, [...versions].reverse().map((v) => h("option", { value: v.number }, `${v.number}${v.label ? ` (${v.label})` : ""}`)));
+    form = h("form", { id: "start-warmup", class: "inline" }, h("label", { for: "warmup-version" }, "Warm up version"), version,
+      h("button", { type: "submit" }, "Start warm-up"));
+    form.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      clearStatus();
+      try {
+        await api("POST", path("teams", team, "models", model, "warmups"), { version: Number(version.value) });
+        poll();
+      } catch (err) {
+        showError(err);
+      }
+    });
+  }
+  return h("div", {}, list, form);
 }
 
 function historyTable(items) {

@@ -132,6 +132,14 @@ def test_an_alias_moves(depot, world, console):
     assert r.json()["version"] == 2
 
 
+def test_a_warm_up_starts_and_shows_its_progress(depot, world, console):
+    (job,) = console["warmups"]
+    assert job[1] == "2" and job[2] in ("running", "completed", "failed") and job[3].endswith("%")
+    r = call(depot, "GET", f"/api/v1/teams/{world['team']}/models/{world['model']}/warmups",
+             token=world["tokens"]["reader"])
+    assert [(j["id"], j["version"]) for j in r.json()["items"]] == [(int(job[0]), 2)]
+
+
 def test_the_diff_shows_the_right_files_and_metric_deltas(console):
     d = console["diff"]
     assert [row[0] for row in d["added"]] == ["tokenizer.txt"]

@@ -111,6 +111,11 @@ try {
   await a.page.click("#move-alias button[type=submit]");
   // `latest` already points at version 2: wait for the production row
   await a.page.waitForSelector(`#aliases tbody tr:has-text("production") a[href="${modelHash}/v/2"]`);
+  // start a warm-up of version 2 and see it listed with its progress
+  await a.page.selectOption("#warmup-version", "2");
+  await a.page.click("#start-warmup button[type=submit]");
+  await a.page.waitForSelector("#warmups tbody tr td:nth-child(6)");
+  out.warmups = await a.page.$$eval("#warmups tbody tr", (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
   out.aliases = await a.page.$$eval("#aliases tbody tr", (rows) => rows.map((r) => [...r.cells].slice(0, 2).map((c) => c.textContent)));
   // the diff of version 2 against 1
   await go(a.page, `${modelHash}/v/2`);
