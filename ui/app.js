@@ -260,14 +260,17 @@ function historyTable(items) {
 
 async function versionPage(team, model, number) {
   const vpath = ["teams", team, "models", model, "versions", number];
-  const [v, files, history, m, role, versions] = await Promise.all([
+  const [v, files, history, m, role, versions, manifest] = await Promise.all([
     api("GET", path(...vpath)),
     listAll(path(...vpath, "files"), 100000),
     listAll(path(...vpath, "history"), 200),
     api("GET", path("teams", team, "models", model)),
     myRole(team),
     listAll(path("teams", team, "models", model, "versions")),
+    // presigned GET URLs of the files (they expire: --event-url-expiry); without them, no download links
+    api("GET", path(...vpath, "manifest")).catch(() => null),
   ]);
+  const urls = new Map((manifest?.files || []).filter((f) => f.url).map((f) => [f.path, f.url]));
   const base = `#/t/${enc(team)}/m/${enc(model)}`;
   const rank = RANK[role] || 0;
   const approverRank = RANK[m.policy?.approver_role] || RANK.maintainer;
@@ -327,8 +330,11 @@ async function versionPage(team, model, number) {
     diffForm,
     h("h2", {}, "Files"),
     pagedList("files", ["Path", "Size", "SHA-256"], files,
-      (f) => [h("span", { class: "name" }, f.path), bytes(f.size), h("code", { class: "digest" }, f.sha256)],
+      (f) => [urls.has(f.path) && /^https?:\/\//.test(urls.get(f.path))
+        ? h("a", { class: "name download", href: urls.get(f.path), download: f.path.split("/").pop(), rel: "noopener noreferrer", title: `Download ${f.path}` }, f.path)
+        : h("span", { class: "name" }, f.path), bytes(f.size), h("code", { class: "digest" }, f.sha256)],
       (f, q) => has(f.path, q)),
+    manifest?.urls_expire_at ? h("p", { class: "muted" }, `Download links are presigned and expire at ${when(manifest.urls_expire_at)}.`) : null,
     h("h2", {}, "History"),
     historyTable(history));
 }

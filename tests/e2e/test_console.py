@@ -125,6 +125,14 @@ def test_four_eyes_the_submitter_cannot_approve_a_second_maintainer_can(depot, w
     assert v["submitted_by"] == world["names"]["submitter"]
 
 
+def test_the_files_download_through_presigned_links(console):
+    links = dict(console["download_links"])
+    assert sorted(links) == ["config.json", "tokenizer.txt"]
+    assert "X-Amz-Signature=" in links["config.json"] and "X-Amz-Expires=" in links["config.json"]
+    r = requests.get(links["config.json"], timeout=30)
+    assert r.status_code == 200 and r.content == b'{"layers": 101}'
+
+
 def test_an_alias_moves(depot, world, console):
     assert ["production", "version 2"] in console["aliases"]
     r = call(depot, "GET", f"/api/v1/teams/{world['team']}/models/{world['model']}/aliases/production",

@@ -104,6 +104,7 @@ try {
   await a.page.click("#approve-version");
   await a.page.waitForSelector("#version-state .state-approved");
   out.approvals = (await a.page.textContent("#approvals")).trim();
+  out.download_links = await a.page.$$eval("table[data-list=files] a.download", (links) => links.map((l) => [l.textContent, l.href]));
   await shot(a.page, "version");
   await go(a.page, modelHash);
   await a.page.fill("#alias-name", "production");
