@@ -221,8 +221,8 @@ response unauthenticated(std::string_view instance, std::string_view request_id)
     json::object body{{"type", "urn:depot:problem:unauthenticated"},
                       {"title", "Unauthenticated"},
                       {"status", 401},
-                      {"detail", "This call needs an API token (Authorization: Bearer dpt_...) or a SigV4 "
-                                 "signature from an active access key."},
+                      {"detail", "This call needs an API token (Authorization: Bearer dpt_...), a SigV4 "
+                                 "signature from an active access key, or a live console session."},
                       {"instance", instance},
                       {"request_id", request_id}};
     auto res = json_response(body, http::status::unauthorized);
