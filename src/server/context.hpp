@@ -35,6 +35,8 @@ struct caller
     bool is_admin = false;
     /// The credential's scope (a JSON object, server/scope_check.hpp); empty = not narrowed.
     std::string scope;
+    /// Set when a console session cookie authenticated the request (api/sessions.cpp): its id.
+    std::string session_id;
 };
 
 /// How the request body is protected, as declared by the signature.

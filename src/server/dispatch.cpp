@@ -7,6 +7,7 @@
 #include "server/api/api.hpp"
 #include "server/audit_requests.hpp"
 #include "server/authenticate.hpp"
+#include "server/console.hpp"
 #include "server/errors.hpp"
 #include "server/health.hpp"
 #include "server/hf/hf.hpp"
@@ -310,6 +311,10 @@ asio::awaitable<response> dispatch(request_context& ctx)
         res.head_only = ctx.header->method() == http::verb::head;
         co_return res;
     }
+
+    // The web console's static files: public, like the page a sign-in form is on (console.hpp).
+    if (is_console_request(ctx))
+        co_return console_response(ctx);
 
     // Counts the request in flight now; writes the access log once the response has been sent.
     auto record = std::make_shared<request_record>(s3_request_metrics(), ctx);

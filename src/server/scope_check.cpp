@@ -163,7 +163,9 @@ asio::awaitable<result<void>> check_scope_reaches(request_context& ctx, std::str
 asio::awaitable<result<void>> check_api_scope(request_context& ctx, std::string_view operation,
                                               const api::path_params& params)
 {
-    if (ctx.who.scope.empty() || operation == "whoami")
+    // A session of a scoped credential can always read and end itself.
+    if (ctx.who.scope.empty() || operation == "whoami" || operation == "getCurrentSession" ||
+        operation == "deleteCurrentSession")
         co_return ok();
     auto s = registry::parse_scope(ctx.who.scope);
     if (!s)

@@ -12,6 +12,7 @@
 #include "registry/multipart_service.hpp"
 #include "registry/object_service.hpp"
 #include "registry/pg/pg.hpp"
+#include "registry/session_repository.hpp"
 #include "registry/snapshot_service.hpp"
 #include "registry/token_repository.hpp"
 #include "server/rate_limit.hpp"
@@ -37,7 +38,7 @@ struct services
         : opts(o), db(std::move(pool)), blobs(std::move(store)), lookups({.max_age = o.lookup_cache_ttl}),
           identities(*db, std::move(server_key), cached()), buckets(*db, cached()),
           objects(*db, *blobs, cached()), models(*db, *blobs, objects, cached()), multipart(*db, *blobs),
-          snapshots(*db, *blobs, objects), tokens(*db), catalog(*db),
+          snapshots(*db, *blobs, objects), tokens(*db), sessions(*db), catalog(*db),
           limiter(o.rate_limit, o.rate_burst > 0 ? o.rate_burst : o.rate_limit),
           auth_failures({.limit = o.auth_failure_limit,
                          .window = o.auth_failure_window,
@@ -56,6 +57,7 @@ struct services
     registry::multipart_service multipart;
     registry::snapshot_service snapshots;
     registry::token_repository tokens;
+    registry::session_repository sessions;
     registry::content_catalog catalog;
     rate_limiter limiter;
     /// Failed authentications per client address (rate_limit.hpp); checked before authenticating.

@@ -116,6 +116,9 @@ S3_OPERATIONS: dict[str, Callable] = {
 
 REST_OPERATIONS: dict[str, Callable] = {
     "whoami": NONE,
+    "createSession": one("session.create"),
+    "getCurrentSession": NONE,
+    "deleteCurrentSession": one("session.revoke"),
     "lookupContent": NONE,
     "getUsage": NONE,
     "listAudit": NONE,

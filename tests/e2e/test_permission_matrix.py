@@ -524,9 +524,15 @@ def test_the_hugging_face_api_follows_team_roles_and_scopes(depot, world):
 
 # "METHOD template" -> (minimum own-team role, target kind, path suffix builder, body). Target kinds: "team"
 # (authorized by the team role in the path), "bucket" (by bucket ownership), "self" (the caller's own
-# resources), "admin" (installation admins; team admins for the audit log).
+# resources), "admin" (installation admins; team admins for the audit log), "public" (authenticated by the body:
+# signing in).
 REST_ROUTES = {
     "GET /api/v1/whoami": ("none", "self", None),
+    # Sign-in authenticates from its body (here: none, so 400 for everyone); the current session of a bearer
+    # token is absent (404). A session can always read and end itself, whatever its credential's scope.
+    "POST /api/v1/sessions": ("none", "public", {}),
+    "GET /api/v1/sessions/current": ("none", "self", None),
+    "DELETE /api/v1/sessions/current": ("none", "self", None),
     "POST /api/v1/content/lookup": ("none", "self", {"sha256": []}),
     "GET /api/v1/usage": ("none", "self", None),
     "GET /api/v1/audit": ("admin", "audit", None),
@@ -622,8 +628,11 @@ def rest_expected(route: str, p: Principal, side: str) -> str:
     method = route.split(" ", 1)[0]
     minimum, kind, _ = REST_ROUTES[route]
     has = lambda param: "{" + param + "}" in route  # noqa: E731
+    if kind == "public":
+        return ALLOWED
     # The scope comes first (before the handler looks anything up).
-    if p.scope and route != "GET /api/v1/whoami":
+    if p.scope and route not in ("GET /api/v1/whoami", "GET /api/v1/sessions/current",
+                                 "DELETE /api/v1/sessions/current"):
         if method != "GET" and p.scope in ("read-only", "alias"):
             return DENIED
         if p.scope in ("bucket", "prefix"):

@@ -2,6 +2,7 @@
 // exceptions become problem responses.
 #include "server/api/api.hpp"
 
+#include "common/hash.hpp"
 #include "common/log.hpp"
 #include "common/uri.hpp"
 #include "s3/utf8.hpp"
@@ -29,8 +30,11 @@ struct route
     handler fn;
 };
 
-constexpr std::array<route, 65> routes = {{
+constexpr std::array<route, 68> routes = {{
     {http::verb::get, "/whoami", "whoami", whoami},
+    {http::verb::post, "/sessions", "createSession", create_session},
+    {http::verb::get, "/sessions/current", "getCurrentSession", get_current_session},
+    {http::verb::delete_, "/sessions/current", "deleteCurrentSession", delete_current_session},
     {http::verb::post, "/content/lookup", "lookupContent", lookup_content},
     {http::verb::get, "/usage", "getUsage", owner_usage},
     {http::verb::get, "/audit", "listAudit", list_audit},
@@ -142,6 +146,49 @@ bool match(std::string_view pattern, const std::vector<std::string_view>& segmen
     return true;
 }
 
+bool is_safe(http::verb m) noexcept
+{
+    return m == http::verb::get || m == http::verb::head;
+}
+
+/// The scheme and authority this server is reached at, as a browser's Origin header names it.
+std::string own_origin(const request_context& ctx)
+{
+    const bool tls = !ctx.svc->opts.tls_cert_file.empty();
+    return std::string(tls ? "https://" : "http://") + std::string(ctx.get("host").value_or(""));
+}
+
+/// A console session cookie (api/sessions.cpp). A request that changes something must also prove it comes
+/// from the console's own page: an Origin header, when the browser sends one, naming this server, and the
+/// session's CSRF token in X-Depot-CSRF (a header another site's page cannot set on a cross-site request
+/// without a CORS preflight, which depotd never grants). SECURITY.md explains the choice.
+asio::awaitable<result<bool>> authenticate_session(request_context& ctx, std::string_view cookie)
+{
+    auto s = co_await ctx.svc->sessions.authenticate(cookie);
+    if (!s) {
+        record_auth_failure(ctx);
+        co_return false;
+    }
+    ctx.who = caller{.user_id = s->user_id,
+                     .display_name = s->user_display_name,
+                     .access_key_id = s->credential,
+                     .is_admin = s->user_is_admin,
+                     .scope = s->scope,
+                     .session_id = s->id};
+    if (!is_safe(ctx.header->method())) {
+        auto origin = ctx.get("origin");
+        if (origin && *origin != own_origin(ctx))
+            co_return make_error(errc::access_denied,
+                                 "A console session may change something only from the console's own origin");
+        auto csrf = ctx.get("x-depot-csrf");
+        if (!csrf || !constant_time_equal(*csrf, s->csrf_token))
+            co_return make_error(errc::access_denied,
+                                 "A console session request that changes something needs "
+                                 "the session's X-Depot-CSRF header");
+    }
+    co_return true;
+}
+
 /// Fills ctx.who from a bearer token or a SigV4 signature. Returns false (and sets `failure`) when the
 /// request is not authenticated.
 asio::awaitable<result<bool>> authenticate_api(request_context& ctx)
@@ -159,6 +206,10 @@ asio::awaitable<result<bool>> authenticate_api(request_context& ctx)
                          .scope = token->scope};
         co_return true;
     }
+    if (ctx.header->find(http::field::authorization) == ctx.header->end() &&
+        !ctx.has_param("X-Amz-Signature"))
+        if (auto cookie = session_cookie(ctx))
+            co_return co_await authenticate_session(ctx, *cookie);
     auto signed_request = co_await authenticate(ctx);
     if (!signed_request)
         co_return std::move(signed_request).error();
@@ -170,8 +221,8 @@ response unauthenticated(std::string_view instance, std::string_view request_id)
     json::object body{{"type", "urn:depot:problem:unauthenticated"},
                       {"title", "Unauthenticated"},
                       {"status", 401},
-                      {"detail", "This call needs an API token (Authorization: Bearer dpt_...) or a SigV4 "
-                                 "signature from an active access key."},
+                      {"detail", "This call needs an API token (Authorization: Bearer dpt_...), a SigV4 "
+                                 "signature from an active access key, or a live console session."},
                       {"instance", instance},
                       {"request_id", request_id}};
     auto res = json_response(body, http::status::unauthorized);
@@ -288,11 +339,19 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
             operation = found->name;
             route_index = static_cast<std::size_t>(found - routes.data());
             const std::optional<std::chrono::seconds> cooldown = auth_cooldown(ctx);
+            // Signing in authenticates from the body (the handler checks the credential it names).
+            const bool sign_in = found->fn == create_session;
             result<bool> authed = false;
-            if (!cooldown)
+            if (!cooldown && !sign_in)
                 authed = co_await authenticate_api(ctx);
             if (cooldown) {
                 res = too_many_auth_failures(path, ctx.request_id, *cooldown);
+            } else if (sign_in) {
+                auto r = co_await found->fn(ctx, params);
+                if (r)
+                    res = std::move(*r);
+                else
+                    failure = std::move(r).error();
             } else if (!authed) {
                 failure = std::move(authed).error();
             } else if (!*authed) {

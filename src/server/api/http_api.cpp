@@ -20,6 +20,26 @@ std::string_view path_param(const path_params& params, std::string_view name)
     return {};
 }
 
+std::optional<std::string_view> session_cookie(const request_context& ctx)
+{
+    for (const auto& field : *ctx.header) {
+        if (field.name() != http::field::cookie)
+            continue;
+        std::string_view rest(field.value().data(), field.value().size());
+        while (!rest.empty()) {
+            auto semi = rest.find(';');
+            auto pair = rest.substr(0, semi);
+            rest = semi == std::string_view::npos ? std::string_view() : rest.substr(semi + 1);
+            while (!pair.empty() && pair.front() == ' ')
+                pair.remove_prefix(1);
+            auto eq = pair.find('=');
+            if (eq != std::string_view::npos && pair.substr(0, eq) == session_cookie_name)
+                return pair.substr(eq + 1);
+        }
+    }
+    return std::nullopt;
+}
+
 response json_response(const json::value& body, http::status status)
 {
     response r;

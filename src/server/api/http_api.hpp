@@ -30,6 +30,10 @@ using handler = asio::awaitable<result<response>> (*)(request_context&, const pa
 
 std::string_view path_param(const path_params& params, std::string_view name);
 
+/// The console's session cookie (api/sessions.cpp) and its value in the request's Cookie header, if any.
+inline constexpr std::string_view session_cookie_name = "depot_session";
+std::optional<std::string_view> session_cookie(const request_context& ctx);
+
 response json_response(const json::value& body, http::status status = http::status::ok);
 
 /// The problem document of an error: type urn:depot:problem:<code>, title, status, detail, instance, and
@@ -58,6 +62,10 @@ std::string iso8601(std::chrono::system_clock::time_point t);
 
 // Handlers (one file per resource).
 asio::awaitable<result<response>> whoami(request_context&, const path_params&);
+// Console sessions (sessions.cpp). createSession authenticates from its body, not from the request.
+asio::awaitable<result<response>> create_session(request_context&, const path_params&);
+asio::awaitable<result<response>> get_current_session(request_context&, const path_params&);
+asio::awaitable<result<response>> delete_current_session(request_context&, const path_params&);
 asio::awaitable<result<response>> lookup_content(request_context&, const path_params&);
 asio::awaitable<result<response>> create_object_from_digest(request_context&, const path_params&);
 asio::awaitable<result<response>> get_bucket(request_context&, const path_params&);

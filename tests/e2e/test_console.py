@@ -1,0 +1,263 @@
+"""The web console (/ui/) in a real browser: Debian's Chromium driven by playwright-core (js/console.mjs)
+against this depotd and its PostgreSQL. People sign in with an access key and secret or an API token; the
+console acts through the public REST API with their session, so the API's authorization decides everything:
+four-eyes approval, roles, team isolation. Also the session's own rules: the CSRF header and Origin check
+for cookie-authenticated changes, sign-out revoking the cookie, and the headers the console is served with.
+
+Needs node >= 20, tests/e2e/js/node_modules (scripts/js-deps) and /usr/bin/chromium (scripts/deps).
+Screenshots of the main pages are left under the pytest basetemp (console-screenshots/).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+from pathlib import Path
+
+import pytest
+import requests
+
+from depot_harness import clean_env, run, unique_bucket_name
+from rest import assert_problem, call, token_for, validate
+
+HERE = Path(__file__).resolve().parent
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    path = shutil.which("node", path="/usr/local/bin:/usr/bin:/bin")
+    assert path, "node is not installed (the console tests need node >= 20)"
+    assert (HERE / "js" / "node_modules" / "playwright-core").is_dir(), (
+        "tests/e2e/js/node_modules is missing: run scripts/js-deps (npm ci in tests/e2e/js)")
+    assert CHROMIUM.exists(), "/usr/bin/chromium is missing: scripts/deps installs Debian's chromium"
+    return path
+
+
+@pytest.fixture(scope="module")
+def world(depot):
+    """A team with a writer (who uploads), two maintainers (submitter and approver) and a reader; an outsider
+    who administers another team; a model with two versions (v2: one file changed, one removed, one added)."""
+    tag = secrets.token_hex(3)
+    names = {role: f"ui-{role[:6]}-{tag}" for role in ("writer", "submitter", "approver", "reader", "outsider")}
+    users = {role: depot.add_user(name, f"{role.title()} {tag}") for role, name in names.items()}
+    tokens = {role: token_for(depot, name)["token"] for role, name in names.items()}
+    admin = token_for(depot, "alice")["token"]
+    team, other = f"vision-{tag}", f"speech-{tag}"
+    for t in (team, other):
+        assert call(depot, "POST", "/api/v1/teams", token=admin, body={"name": t}).status_code == 201
+    for role, team_role in (("writer", "writer"), ("submitter", "maintainer"), ("approver", "maintainer"),
+                            ("reader", "reader")):
+        r = call(depot, "PUT", f"/api/v1/teams/{team}/members/{names[role]}", token=admin, body={"role": team_role})
+        assert r.status_code == 200, r.text
+    assert call(depot, "PUT", f"/api/v1/teams/{other}/members/{names['outsider']}", token=admin,
+                body={"role": "admin"}).status_code == 200
+
+    bucket = unique_bucket_name("ui")
+    s3 = depot.client(names["writer"])
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="m/config.json", Body=b'{"layers": 50}')
+    s3.put_object(Bucket=bucket, Key="m/weights.bin", Body=secrets.token_bytes(2000))
+    model = f"a-rather-long-model-name-that-must-not-break-the-layout-{tag}"
+    w = lambda method, path, body=None: call(depot, method, f"/api/v1/teams/{team}{path}",  # noqa: E731
+                                             token=tokens["writer"], body=body)
+    assert w("POST", "/models", {"name": model, "bucket": bucket, "prefix": "m/",
+                                 "description": "image classifier"}).status_code == 201
+    assert w("POST", f"/models/{model}/versions", {"label": "v1.0.0", "metrics": {"top1": 0.76, "loss": 0.9},
+                                                   "labels": {"dataset": "imagenet"}}).status_code == 201
+    s3.put_object(Bucket=bucket, Key="m/config.json", Body=b'{"layers": 101}')
+    s3.delete_object(Bucket=bucket, Key="m/weights.bin")
+    s3.put_object(Bucket=bucket, Key="m/tokenizer.txt", Body=b"a b c\n")
+    assert w("POST", f"/models/{model}/versions",
+             {"label": "v1.1.0", "parent": 1, "metrics": {"top1": 0.79, "loss": 0.7},
+              "run_url": "https://ci.example/runs/42", "labels": {"dataset": "imagenet"}}).status_code == 201
+    # version 1 waits for approval: the reader's forged approve targets it
+    assert w("POST", f"/models/{model}/versions/1/submit", {}).status_code == 200
+    return {"team": team, "other": other, "model": model, "users": users, "tokens": tokens, "names": names}
+
+
+@pytest.fixture(scope="module")
+def console(depot, world, node, tmp_path_factory):
+    """One browser run through every scenario (js/console.mjs); its observations."""
+    shots = tmp_path_factory.mktemp("console-screenshots")
+    users = {role: {"access_key": u.access_key, "secret": u.secret, "token": world["tokens"][role]}
+             for role, u in world["users"].items()}
+    env = clean_env({"CONSOLE_INPUT": json.dumps({
+        "endpoint": depot.endpoint, "team": world["team"], "other": world["other"], "model": world["model"],
+        "users": users, "shots": str(shots),
+    }), "NODE_NO_WARNINGS": "1", "TMPDIR": str(tmp_path_factory.mktemp("chromium-profile"))})
+    proc = run([node, str(HERE / "js" / "console.mjs")], env=env, cwd=str(HERE / "js"), timeout=300)
+    out = json.loads(proc.stdout)
+    assert "error" not in out, out["error"]
+    out["shots"] = shots
+    return out
+
+
+def version(depot, world, n: int) -> dict:
+    r = call(depot, "GET", f"/api/v1/teams/{world['team']}/models/{world['model']}/versions/{n}",
+             token=world["tokens"]["writer"])
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_the_pages_run_without_script_errors(console):
+    assert not console.get("page_errors"), console["page_errors"]
+    # the only console errors are the refused requests the scenarios make on purpose (Chromium logs them)
+    for line in console.get("console_errors", []):
+        assert "Failed to load resource" in line and any(f" {s} " in line for s in ("401", "403", "404")), line
+
+
+def test_sign_in_and_browse_to_a_model(console):
+    assert console["wrong_secret"].startswith("The access key and secret, or the API token, are not valid")
+    assert console["model_versions"] == 2
+    cookie = console["submitter_cookie"]
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/api/v1/"
+    assert cookie["value"].startswith("dps_") and cookie["expires"] > 0
+
+
+def test_four_eyes_the_submitter_cannot_approve_a_second_maintainer_can(depot, world, console):
+    assert console["self_approve"] == "The submitter of a version cannot approve it"
+    assert console["state_after_self_approve"] == "pending"
+    assert console["approvals"].startswith("1 of 1")
+    v = version(depot, world, 2)
+    assert v["state"] == "approved" and v["approvals"] == [world["names"]["approver"]]
+    assert v["submitted_by"] == world["names"]["submitter"]
+
+
+def test_the_files_download_through_presigned_links(console):
+    links = dict(console["download_links"])
+    assert sorted(links) == ["config.json", "tokenizer.txt"]
+    assert "X-Amz-Signature=" in links["config.json"] and "X-Amz-Expires=" in links["config.json"]
+    r = requests.get(links["config.json"], timeout=30)
+    assert r.status_code == 200 and r.content == b'{"layers": 101}'
+
+
+def test_an_alias_moves(depot, world, console):
+    assert ["production", "version 2"] in console["aliases"]
+    r = call(depot, "GET", f"/api/v1/teams/{world['team']}/models/{world['model']}/aliases/production",
+             token=world["tokens"]["reader"])
+    assert r.json()["version"] == 2
+
+
+def test_a_warm_up_starts_and_shows_its_progress(depot, world, console):
+    (job,) = console["warmups"]
+    assert job[1] == "2" and job[2] in ("running", "completed", "failed") and job[3].endswith("%")
+    r = call(depot, "GET", f"/api/v1/teams/{world['team']}/models/{world['model']}/warmups",
+             token=world["tokens"]["reader"])
+    assert [(j["id"], j["version"]) for j in r.json()["items"]] == [(int(job[0]), 2)]
+
+
+def test_the_diff_shows_the_right_files_and_metric_deltas(console):
+    d = console["diff"]
+    assert [row[0] for row in d["added"]] == ["tokenizer.txt"]
+    assert [row[0] for row in d["removed"]] == ["weights.bin"]
+    assert [row[0] for row in d["changed"]] == ["config.json"]
+    assert ["top1", "0.76", "0.79", "+0.03"] in d["metrics"]
+    assert ["loss", "0.9", "0.7", "-0.2"] in d["metrics"]
+
+
+def test_a_reader_sees_no_approve_button_and_a_forged_approve_is_refused(depot, world, console):
+    assert console["reader_state"] == "pending"
+    assert console["reader_approve_button"] == 0 and console["reader_buttons"] == 0
+    forged = console["forged_approve"]
+    assert forged["status"] == 403, forged
+    assert version(depot, world, 1)["state"] == "pending"
+    assert console["reader_after_reload"] == world["users"]["reader"].display_name
+    assert console["first_tab"] == "Skip to content"
+
+
+def test_a_change_without_the_csrf_header_is_refused(depot, world, console):
+    refused = console["no_csrf"]
+    assert refused["status"] == 403
+    assert "X-Depot-CSRF" in refused["body"]["detail"]
+    assert version(depot, world, 1)["state"] == "pending"
+
+
+def test_a_user_of_another_team_sees_nothing_of_it(world, console):
+    assert world["team"] not in console["outsider_teams"] and world["other"] in console["outsider_teams"]
+    assert console["outsider_model"] == "No such team"
+    assert console["outsider_team"] == "No such team"
+
+
+def test_sign_out_ends_the_session(depot, console):
+    assert console["after_sign_out"] == 401
+    assert console["signed_out_page_shows_sign_in"]
+    # the cookie the browser held no longer works anywhere
+    old = console["approver_cookie"]["value"]
+    r = requests.get(depot.endpoint + "/api/v1/whoami", cookies={"depot_session": old}, timeout=30)
+    assert_problem(r, 401, "unauthenticated")
+    # while the submitter's session (never signed out) still does
+    live = console["submitter_cookie"]["value"]
+    r = requests.get(depot.endpoint + "/api/v1/whoami", cookies={"depot_session": live}, timeout=30)
+    assert r.status_code == 200
+
+
+def test_cookie_changes_need_the_csrf_token_and_the_own_origin(depot, world, console):
+    cookie = {"depot_session": console["submitter_cookie"]["value"]}
+    current = requests.get(depot.endpoint + "/api/v1/sessions/current", cookies=cookie, timeout=30)
+    session = validate(current, "GET", "/api/v1/sessions/current")
+    url = f"{depot.endpoint}/api/v1/teams/{world['team']}/models/{world['model']}/versions/1/reject"
+    wrong = requests.post(url, cookies=cookie, json={}, headers={"X-Depot-CSRF": "x" * 32}, timeout=30)
+    assert_problem(wrong, 403, "access-denied")
+    # the right token, sent from another site's page (the browser names that site in Origin)
+    cross = requests.post(url, cookies=cookie, json={},
+                          headers={"X-Depot-CSRF": session["csrf_token"], "Origin": "http://evil.example"},
+                          timeout=30)
+    assert_problem(cross, 403, "access-denied")
+    assert version(depot, world, 1)["state"] == "pending"
+
+
+def test_sessions_api(depot, world):
+    u = world["users"]["reader"]
+    made = requests.post(depot.endpoint + "/api/v1/sessions", timeout=30,
+                         json={"access_key_id": u.access_key, "secret_access_key": u.secret, "expires_in": 600})
+    body = validate(made, "POST", "/api/v1/sessions")
+    assert body["user_id"] == world["names"]["reader"] and "secret" not in json.dumps(body).lower()
+    set_cookie = made.headers["Set-Cookie"]
+    for attribute in ("HttpOnly", "SameSite=Strict", "Path=/api/v1/", "Max-Age="):
+        assert attribute in set_cookie
+    assert "Secure" not in set_cookie  # no TLS here; with --tls-cert the cookie is Secure
+    for bad in ({}, {"token": "dpt_x", "access_key_id": u.access_key}, {"access_key_id": u.access_key},
+                {"token": world["tokens"]["reader"], "expires_in": 10}, {"token": 5}, {"nope": 1}):
+        assert_problem(requests.post(depot.endpoint + "/api/v1/sessions", json=bad, timeout=30), 400,
+                       "invalid-argument")
+    refused = requests.post(depot.endpoint + "/api/v1/sessions", timeout=30,
+                            json={"access_key_id": u.access_key, "secret_access_key": u.secret + "x"})
+    assert_problem(refused, 401, "unauthenticated")
+    # a bearer token is no session: there is no current session to read or end
+    for method in ("GET", "DELETE"):
+        assert_problem(call(depot, method, "/api/v1/sessions/current", token=world["tokens"]["reader"]), 404,
+                       "not-found")
+    # a session ends with its credential: revoking the token it was opened with ends it
+    tok = token_for(depot, world["names"]["reader"])
+    made = requests.post(depot.endpoint + "/api/v1/sessions", json={"token": tok["token"]}, timeout=30)
+    cookie = {"depot_session": made.cookies["depot_session"]}
+    assert requests.get(depot.endpoint + "/api/v1/whoami", cookies=cookie, timeout=30).status_code == 200
+    assert call(depot, "DELETE", f"/api/v1/tokens/{tok['id']}", token=tok["token"]).status_code == 204
+    assert requests.get(depot.endpoint + "/api/v1/whoami", cookies=cookie, timeout=30).status_code == 401
+
+
+def test_the_console_is_served_with_strict_headers(depot):
+    index = requests.get(depot.endpoint + "/ui/", timeout=30)
+    assert index.status_code == 200 and index.headers["Content-Type"] == "text/html; charset=utf-8"
+    csp = index.headers["Content-Security-Policy"]
+    assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp and "unsafe-inline" not in csp
+    assert index.headers["X-Content-Type-Options"] == "nosniff"
+    assert "<script" in index.text and "<script>" not in index.text  # module scripts by URL only, none inline
+    script = requests.get(depot.endpoint + "/ui/app.js", timeout=30)
+    assert script.headers["Content-Type"] == "text/javascript; charset=utf-8"
+    again = requests.get(depot.endpoint + "/ui/app.js", headers={"If-None-Match": script.headers["ETag"]}, timeout=30)
+    assert again.status_code == 304 and again.content == b""
+    assert requests.get(depot.endpoint + "/ui", allow_redirects=False, timeout=30).headers["Location"] == "/ui/"
+    missing = requests.get(depot.endpoint + "/ui/../api/v1/whoami", timeout=30)
+    assert missing.status_code in (401, 404)
+    assert requests.get(depot.endpoint + "/ui/nope.js", timeout=30).status_code == 404
+    # writes are not the console's: a POST to /ui/ is S3 (and refused there)
+    assert requests.post(depot.endpoint + "/ui/x", timeout=30).status_code in (400, 403, 405)
+
+
+def test_screenshots_are_saved(console):
+    for name in ("sign-in", "model", "version", "diff", "version-narrow"):
+        shot = console["shots"] / f"{name}.png"
+        assert shot.stat().st_size > 1000, name
