@@ -295,6 +295,13 @@ result<void> decide(const principal& who, permission what, const user_resource& 
     return make_error(errc::access_denied, "Only an installation admin creates credentials for another user");
 }
 
+result<void> decide(const principal& who, permission, const upload_resource& u)
+{
+    if (u.owner_id == who.user_id)
+        return ok();
+    return make_error(errc::access_denied, "Only the user who started an upload publishes it");
+}
+
 result<void> decide(const principal& who, permission what, const installation& i)
 {
     if (who.installation_admin)

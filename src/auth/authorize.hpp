@@ -198,6 +198,13 @@ struct user_resource
     std::string_view owner_id;
 };
 
+/// A multipart upload a model version is created from: only its initiator publishes it (in their name),
+/// installation admins included.
+struct upload_resource
+{
+    std::string_view owner_id;
+};
+
 /// The installation itself (users, teams, the whole audit log). `team_admin_somewhere`: the caller is the
 /// admin of at least one team (reads its teams' audit rows).
 struct installation
@@ -217,7 +224,7 @@ struct granted_scope
 };
 
 using resource = std::variant<s3_target, bucket_resource, key_area, api_target, team_resource, hf_model,
-                              user_resource, installation, granted_scope>;
+                              user_resource, upload_resource, installation, granted_scope>;
 
 /// The decision. ok() or the refusal (access_denied, or not_found for a team the caller is not in).
 result<void> authorize(const principal& who, permission what, const resource& on);
