@@ -17,8 +17,6 @@
 namespace depot::registry {
 namespace {
 
-constexpr std::array<std::string_view, 4> role_names = {"reader", "writer", "maintainer", "admin"};
-
 /// A text[] literal; every element matches the alias-name pattern, so nothing needs quoting.
 std::string text_array(const std::vector<std::string>& v)
 {
@@ -302,19 +300,6 @@ std::vector<segment> segments_of(const pg::result_set& rs)
 }
 
 } // namespace
-
-std::optional<team_role> team_role_of(std::string_view name) noexcept
-{
-    for (std::size_t i = 0; i < role_names.size(); ++i)
-        if (role_names[i] == name)
-            return static_cast<team_role>(i + 1);
-    return std::nullopt;
-}
-
-std::string_view to_string(team_role role) noexcept
-{
-    return role_names[static_cast<std::size_t>(role) - 1];
-}
 
 // --- teams -----------------------------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@
 /// last submission. A protected alias (policy) can only point at an approved version; no alias can point at
 /// an archived one. Every transition is a model_events row.
 
+#include "auth/authorize.hpp"
 #include "common/result.hpp"
 #include "registry/object_service.hpp"
 #include "registry/pg/pg.hpp"
@@ -33,16 +34,10 @@ namespace depot::registry {
 
 namespace asio = boost::asio;
 
-enum class team_role
-{
-    reader = 1,     ///< reads models, versions and files
-    writer = 2,     ///< creates models and versions, submits versions
-    maintainer = 3, ///< approves, rejects, deprecates, archives, moves aliases
-    admin = 4,      ///< manages members and model policies
-};
-
-std::optional<team_role> team_role_of(std::string_view name) noexcept;
-std::string_view to_string(team_role role) noexcept;
+// Team roles are authorization's vocabulary (auth/authorize.hpp); the registry stores them.
+using auth::team_role;
+using auth::team_role_of;
+using auth::to_string;
 
 struct approval_policy
 {

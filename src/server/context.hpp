@@ -4,6 +4,7 @@
 /// a lazily read body) and returns `result<response>`; an error becomes an S3 XML error (or problem+json for
 /// the REST API) at one place, the session.
 
+#include "auth/authorize.hpp"
 #include "common/result.hpp"
 #include "registry/byte_source.hpp"
 #include "registry/types.hpp"
@@ -33,7 +34,7 @@ struct caller
     std::string display_name;
     std::string access_key_id;
     bool is_admin = false;
-    /// The credential's scope (a JSON object, server/scope_check.hpp); empty = not narrowed.
+    /// The credential's scope (a JSON object, auth/scope.hpp); empty = not narrowed.
     std::string scope;
     /// Set when a console session cookie authenticated the request (api/sessions.cpp): its id.
     std::string session_id;
@@ -55,6 +56,10 @@ struct request_context
     std::string key;    ///< decoded; empty for bucket-level requests
     std::vector<std::pair<std::string, std::string>> query;
     caller who;
+    /// Who asks, as authorization sees it: set once after authentication (server/authorization.hpp).
+    auth::principal principal;
+    /// The permission of the route being served (its table's column).
+    auth::permission permission = auth::permission::whoami;
     payload_check payload;
     /// The body, read on demand; the first read sends "100 Continue" when the client asked for it.
     registry::byte_source* body = nullptr;

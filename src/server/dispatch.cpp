@@ -7,6 +7,7 @@
 #include "server/api/api.hpp"
 #include "server/audit_requests.hpp"
 #include "server/authenticate.hpp"
+#include "server/authorization.hpp"
 #include "server/console.hpp"
 #include "server/errors.hpp"
 #include "server/health.hpp"
@@ -14,7 +15,6 @@
 #include "server/metrics_endpoint.hpp"
 #include "server/metrics_requests.hpp"
 #include "server/s3/operations.hpp"
-#include "server/scope_check.hpp"
 #include "server/services.hpp"
 #include "server/session.hpp"
 
@@ -36,9 +36,10 @@ struct route
 {
     http::verb method;
     scope where;
-    std::string_view subresource; ///< "" = plain request; else a query parameter (or pseudo "copy")
-    std::string_view name;        ///< AWS action name, for logs and metrics
-    s3op::handler fn;             ///< nullptr = NotImplemented
+    std::string_view subresource;      ///< "" = plain request; else a query parameter (or pseudo "copy")
+    std::string_view name;             ///< AWS action name, for logs and metrics
+    s3op::handler fn;                  ///< nullptr = NotImplemented
+    auth::route_permission permission; ///< what the action does (auth/authorize.hpp); required
 };
 
 // Query parameters that select a different operation on the same path. A request naming one that has no
@@ -58,40 +59,59 @@ constexpr std::array<std::string_view, 28> subresources = {"accelerate",  "acl",
                                                            "tagging",     "uploads",
                                                            "versioning",  "versions"};
 
+using auth::permission;
+
 constexpr std::array<route, 32> routes = {{
-    {http::verb::get, scope::service, "", "ListBuckets", s3op::list_buckets},
-    {http::verb::put, scope::bucket, "", "CreateBucket", s3op::create_bucket},
-    {http::verb::head, scope::bucket, "", "HeadBucket", s3op::head_bucket},
-    {http::verb::delete_, scope::bucket, "", "DeleteBucket", s3op::delete_bucket},
-    {http::verb::get, scope::bucket, "location", "GetBucketLocation", s3op::get_bucket_location},
-    {http::verb::get, scope::bucket, "versioning", "GetBucketVersioning", s3op::get_bucket_versioning},
-    {http::verb::put, scope::bucket, "versioning", "PutBucketVersioning", s3op::put_bucket_versioning},
-    {http::verb::get, scope::bucket, "acl", "GetBucketAcl", s3op::get_bucket_acl},
-    {http::verb::get, scope::bucket, "list-type", "ListObjectsV2", s3op::list_objects_v2},
-    {http::verb::get, scope::bucket, "", "ListObjects", s3op::list_objects},
-    {http::verb::get, scope::bucket, "versions", "ListObjectVersions", s3op::list_object_versions},
-    {http::verb::get, scope::bucket, "uploads", "ListMultipartUploads", s3op::list_multipart_uploads},
-    {http::verb::post, scope::bucket, "delete", "DeleteObjects", s3op::delete_objects},
-    {http::verb::put, scope::object, "", "PutObject", s3op::put_object},
-    {http::verb::put, scope::object, "copy", "CopyObject", s3op::copy_object},
-    {http::verb::get, scope::object, "", "GetObject", s3op::get_object},
-    {http::verb::head, scope::object, "", "HeadObject", s3op::head_object},
-    {http::verb::delete_, scope::object, "", "DeleteObject", s3op::delete_object},
-    {http::verb::get, scope::object, "acl", "GetObjectAcl", s3op::get_object_acl},
-    {http::verb::get, scope::object, "attributes", "GetObjectAttributes", s3op::get_object_attributes},
-    {http::verb::post, scope::object, "uploads", "CreateMultipartUpload", s3op::create_multipart_upload},
-    {http::verb::put, scope::object, "uploadId", "UploadPart", s3op::upload_part},
-    {http::verb::put, scope::object, "uploadId+copy", "UploadPartCopy", s3op::upload_part_copy},
-    {http::verb::post, scope::object, "uploadId", "CompleteMultipartUpload", s3op::complete_multipart_upload},
-    {http::verb::delete_, scope::object, "uploadId", "AbortMultipartUpload", s3op::abort_multipart_upload},
-    {http::verb::get, scope::object, "uploadId", "ListParts", s3op::list_parts},
-    {http::verb::get, scope::object, "tagging", "GetObjectTagging", nullptr},
-    {http::verb::put, scope::bucket, "cors", "PutBucketCors", s3op::put_bucket_cors},
-    {http::verb::get, scope::bucket, "cors", "GetBucketCors", s3op::get_bucket_cors},
-    {http::verb::delete_, scope::bucket, "cors", "DeleteBucketCors", s3op::delete_bucket_cors},
+    {http::verb::get, scope::service, "", "ListBuckets", s3op::list_buckets, permission::list_buckets},
+    {http::verb::put, scope::bucket, "", "CreateBucket", s3op::create_bucket, permission::create_bucket},
+    {http::verb::head, scope::bucket, "", "HeadBucket", s3op::head_bucket, permission::read_bucket},
+    {http::verb::delete_, scope::bucket, "", "DeleteBucket", s3op::delete_bucket, permission::delete_bucket},
+    {http::verb::get, scope::bucket, "location", "GetBucketLocation", s3op::get_bucket_location,
+     permission::read_bucket},
+    {http::verb::get, scope::bucket, "versioning", "GetBucketVersioning", s3op::get_bucket_versioning,
+     permission::read_bucket},
+    {http::verb::put, scope::bucket, "versioning", "PutBucketVersioning", s3op::put_bucket_versioning,
+     permission::configure_bucket},
+    {http::verb::get, scope::bucket, "acl", "GetBucketAcl", s3op::get_bucket_acl,
+     permission::read_bucket_acl},
+    {http::verb::get, scope::bucket, "list-type", "ListObjectsV2", s3op::list_objects_v2,
+     permission::list_objects},
+    {http::verb::get, scope::bucket, "", "ListObjects", s3op::list_objects, permission::list_objects},
+    {http::verb::get, scope::bucket, "versions", "ListObjectVersions", s3op::list_object_versions,
+     permission::list_object_versions},
+    {http::verb::get, scope::bucket, "uploads", "ListMultipartUploads", s3op::list_multipart_uploads,
+     permission::list_uploads},
+    {http::verb::post, scope::bucket, "delete", "DeleteObjects", s3op::delete_objects,
+     permission::delete_objects},
+    {http::verb::put, scope::object, "", "PutObject", s3op::put_object, permission::write_object},
+    {http::verb::put, scope::object, "copy", "CopyObject", s3op::copy_object, permission::write_object},
+    {http::verb::get, scope::object, "", "GetObject", s3op::get_object, permission::read_object},
+    {http::verb::head, scope::object, "", "HeadObject", s3op::head_object, permission::read_object},
+    {http::verb::delete_, scope::object, "", "DeleteObject", s3op::delete_object, permission::write_object},
+    {http::verb::get, scope::object, "acl", "GetObjectAcl", s3op::get_object_acl,
+     permission::read_object_metadata},
+    {http::verb::get, scope::object, "attributes", "GetObjectAttributes", s3op::get_object_attributes,
+     permission::read_object_metadata},
+    {http::verb::post, scope::object, "uploads", "CreateMultipartUpload", s3op::create_multipart_upload,
+     permission::write_object},
+    {http::verb::put, scope::object, "uploadId", "UploadPart", s3op::upload_part, permission::write_object},
+    {http::verb::put, scope::object, "uploadId+copy", "UploadPartCopy", s3op::upload_part_copy,
+     permission::write_object},
+    {http::verb::post, scope::object, "uploadId", "CompleteMultipartUpload", s3op::complete_multipart_upload,
+     permission::write_object},
+    {http::verb::delete_, scope::object, "uploadId", "AbortMultipartUpload", s3op::abort_multipart_upload,
+     permission::write_object},
+    {http::verb::get, scope::object, "uploadId", "ListParts", s3op::list_parts,
+     permission::read_object_metadata},
+    {http::verb::get, scope::object, "tagging", "GetObjectTagging", nullptr,
+     permission::read_object_metadata},
+    {http::verb::put, scope::bucket, "cors", "PutBucketCors", s3op::put_bucket_cors, permission::configure_bucket},
+    {http::verb::get, scope::bucket, "cors", "GetBucketCors", s3op::get_bucket_cors, permission::read_bucket_acl},
+    {http::verb::delete_, scope::bucket, "cors", "DeleteBucketCors", s3op::delete_bucket_cors,
+     permission::configure_bucket},
     // Browsers' CORS preflights: unauthenticated, whatever the query (run_s3 answers them first).
-    {http::verb::options, scope::bucket, "", "PreflightBucket", s3op::cors_preflight},
-    {http::verb::options, scope::object, "", "PreflightObject", s3op::cors_preflight},
+    {http::verb::options, scope::bucket, "", "PreflightBucket", s3op::cors_preflight, permission::cors_preflight},
+    {http::verb::options, scope::object, "", "PreflightObject", s3op::cors_preflight, permission::cors_preflight},
 }};
 
 /// The preflight route for `where` (a service-level OPTIONS counts as a bucket's: it has no bucket).
@@ -258,6 +278,7 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
     }
     if (!ctx.svc->limiter.admit(ctx.who.access_key_id))
         co_return make_error(errc::rate_limited, "Please reduce your request rate.");
+    set_principal(ctx);
 
     if (!r) {
         if (!unimplemented.empty())
@@ -273,18 +294,24 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
     const auto executor = co_await asio::this_coro::executor;
     const registry::audit_context audit = audit_context_of(ctx);
     const registry::audit_scope audit_guard(executor, audit);
-    if (auto allowed = co_await check_s3_scope(ctx, r->name); !allowed)
+    ctx.permission = r->permission.value;
+    if (auto allowed = co_await authorize_s3_request(ctx, ctx.permission, r->name); !allowed)
         co_return std::move(allowed).error();
-    if (s3op::is_model_view(ctx) && r->fn != s3op::create_bucket && !s3op::model_view_allows(r->name))
-        co_return make_error(errc::access_denied, "The model view is read-only: " + std::string(r->name) +
-                                                      " is not allowed on bucket " + ctx.bucket);
-    if (where == scope::object && registry::is_snapshot_key(ctx.key) && !s3op::snapshot_view_allows(r->name))
-        co_return make_error(errc::access_denied, "Snapshots are read-only: " + std::string(r->name) +
-                                                      " is not allowed under .snapshots/");
     co_return co_await r->fn(ctx);
 }
 
 } // namespace
+
+std::vector<route_permission_entry> s3_route_permissions()
+{
+    std::vector<route_permission_entry> out;
+    for (const auto& r : routes)
+        out.push_back({.route = std::string(http::to_string(r.method)) + " " + std::string(r.name),
+                       .read_method = r.method == http::verb::get || r.method == http::verb::head ||
+                                      r.method == http::verb::options,
+                       .permission = r.permission.value});
+    return out;
+}
 
 asio::awaitable<response> dispatch(request_context& ctx)
 {

@@ -1,7 +1,7 @@
 /// \file
 /// Fuzzes the REST API's JSON request handling that does not need a database: the body parsed as
 /// read_json_object does (Boost.JSON, an object required), the credential scope as the credential handlers
-/// pass it on (src/server/api/access.cpp: the "scope" member serialized, then registry::parse_scope and
+/// pass it on (src/server/api/access.cpp: the "scope" member serialized, then auth::parse_scope and
 /// scope_json), and the webhook "url" member through webhooks::parse_target. The raw input also goes to
 /// parse_scope directly, as a stored scope would.
 ///
@@ -11,7 +11,7 @@
 /// IPv4-mapped IPv6 form are judged alike by is_public_address.
 
 #include "check.hpp"
-#include "registry/credential_scope.hpp"
+#include "auth/scope.hpp"
 #include "server/webhooks/target.hpp"
 
 #include <algorithm>
@@ -26,7 +26,7 @@ namespace {
 using namespace depot;
 namespace json = boost::json;
 
-bool same(const registry::credential_scope& a, const registry::credential_scope& b)
+bool same(const auth::access_scope& a, const auth::access_scope& b)
 {
     return a.read_only == b.read_only && a.bucket == b.bucket && a.prefix == b.prefix && a.team == b.team &&
            a.model == b.model && a.alias == b.alias;
@@ -34,18 +34,18 @@ bool same(const registry::credential_scope& a, const registry::credential_scope&
 
 void check_scope(std::string_view text)
 {
-    auto s = registry::parse_scope(text);
+    auto s = auth::parse_scope(text);
     if (!s)
         return;
     FUZZ_CHECK(s->prefix.empty() || !s->bucket.empty());
     FUZZ_CHECK(s->alias.empty() || (!s->model.empty() && s->read_only));
     FUZZ_CHECK(s->model.empty() || s->bucket.empty());
     FUZZ_CHECK(s->model.empty() == s->team.empty());
-    auto canonical = registry::scope_json(*s);
+    auto canonical = auth::scope_json(*s);
     FUZZ_CHECK(canonical.empty() == s->unrestricted());
-    auto again = registry::parse_scope(canonical);
+    auto again = auth::parse_scope(canonical);
     FUZZ_CHECK(again && same(*again, *s));
-    FUZZ_CHECK(registry::scope_json(*again) == canonical);
+    FUZZ_CHECK(auth::scope_json(*again) == canonical);
 }
 
 void check_address(std::string_view host)

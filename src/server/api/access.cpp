@@ -3,6 +3,7 @@
 #include "registry/credential_scope.hpp"
 #include "server/api/http_api.hpp"
 #include "server/api/paging.hpp"
+#include "server/authorization.hpp"
 #include "server/services.hpp"
 
 #include <algorithm>
@@ -52,18 +53,18 @@ asio::awaitable<result<credential_request>> credential_request_of(request_contex
         co_return std::move(only).error();
     credential_request out;
     out.user = ctx.who.user_id;
+    bool owner_is_admin = ctx.principal.installation_admin;
     if (body->contains("user")) {
         auto user = string_field(*body, "user");
         if (!user)
             co_return std::move(user).error();
+        if (auto allowed = authorize_user(ctx, auth::permission::account_write, *user); !allowed)
+            co_return std::move(allowed).error();
         if (*user != ctx.who.user_id) {
-            const bool admin = co_await is_installation_admin(ctx);
-            if (!admin)
-                co_return make_error(errc::access_denied,
-                                     "Only an installation admin creates credentials for another user");
             auto known = co_await ctx.svc->identities.get_user(*user);
             if (!known)
                 co_return make_error(errc::invalid_argument, "No such user", "user");
+            owner_is_admin = known->is_admin;
         }
         out.user = std::move(*user);
     }
@@ -85,33 +86,23 @@ asio::awaitable<result<credential_request>> credential_request_of(request_contex
         auto parsed = registry::parse_scope(json::serialize(it->value()));
         if (!parsed)
             co_return std::move(parsed).error();
-        if (!parsed->bucket.empty()) {
-            auto b = co_await ctx.svc->buckets.get(parsed->bucket);
-            if (!b || b->owner_id != out.user)
-                co_return make_error(errc::invalid_argument, "scope.bucket: no such bucket of the user",
-                                     "scope");
-        }
-        if (!parsed->model.empty()) {
-            auto team = co_await ctx.svc->models.get_team(parsed->team);
-            std::optional<registry::team_role> role;
-            if (team)
-                role = co_await ctx.svc->models.role_of(team->id, out.user);
-            if (team && !role) {
-                // An installation admin reaches every team.
-                auto owner = co_await ctx.svc->identities.get_user(out.user);
-                if (owner && owner->is_admin)
-                    role = registry::team_role::admin;
+        // The scope narrows what its owner reaches: what it names must be theirs to reach.
+        const auth::principal owner{.user_id = out.user, .installation_admin = owner_is_admin};
+        auth::granted_scope granted{.scope = &*parsed};
+        std::optional<registry::bucket> bucket;
+        if (!parsed->bucket.empty())
+            if (auto b = co_await ctx.svc->buckets.get(parsed->bucket))
+                bucket = std::move(*b);
+        if (bucket)
+            granted.bucket_owner_id = bucket->owner_id;
+        if (!parsed->model.empty())
+            if (auto team = co_await ctx.svc->models.get_team(parsed->team)) {
+                granted.model_team_role = co_await ctx.svc->models.role_of(team->id, out.user);
+                granted.model_exists =
+                    static_cast<bool>(co_await ctx.svc->models.get_model(team->id, parsed->model));
             }
-            std::optional<registry::model> model;
-            if (role) {
-                auto m = co_await ctx.svc->models.get_model(team->id, parsed->model);
-                if (m)
-                    model = std::move(*m);
-            }
-            if (!model)
-                co_return make_error(errc::invalid_argument, "scope.model: no such model in the user's teams",
-                                     "scope");
-        }
+        if (auto allowed = auth::authorize(owner, auth::permission::account_write, granted); !allowed)
+            co_return std::move(allowed).error();
         out.scope = registry::scope_json(*parsed);
     }
     co_return out;
@@ -147,19 +138,12 @@ asio::awaitable<result<std::string>> listed_user(request_context& ctx)
     auto user = ctx.param("user");
     if (!user || *user == ctx.who.user_id)
         co_return ctx.who.user_id;
-    if (!co_await is_installation_admin(ctx))
-        co_return make_error(errc::access_denied,
-                             "Only an installation admin lists another user's credentials");
+    if (auto allowed = authorize_user(ctx, auth::permission::account_read, *user); !allowed)
+        co_return std::move(allowed).error();
     co_return std::string(*user);
 }
 
 } // namespace
-
-asio::awaitable<bool> is_installation_admin(request_context& ctx)
-{
-    auto u = co_await ctx.svc->identities.get_user(ctx.who.user_id);
-    co_return u && u->is_admin;
-}
 
 asio::awaitable<result<response>> create_token(request_context& ctx, const path_params&)
 {
@@ -188,9 +172,7 @@ asio::awaitable<result<response>> revoke_token(request_context& ctx, const path_
 {
     const std::string id(path_param(params, "token"));
     auto t = co_await ctx.svc->tokens.get(id);
-    bool mine = t && t->user_id == ctx.who.user_id;
-    if (t && !mine)
-        mine = co_await is_installation_admin(ctx);
+    const bool mine = t && authorize_user(ctx, ctx.permission, t->user_id);
     // Another user's token is as absent as an unknown one.
     if (!mine)
         co_return make_error(errc::not_found, "No such token");
@@ -229,9 +211,7 @@ asio::awaitable<result<response>> revoke_key(request_context& ctx, const path_pa
 {
     const std::string id(path_param(params, "key"));
     auto k = co_await ctx.svc->identities.get_key(id);
-    bool mine = k && k->user_id == ctx.who.user_id;
-    if (k && !mine)
-        mine = co_await is_installation_admin(ctx);
+    const bool mine = k && authorize_user(ctx, ctx.permission, k->user_id);
     if (!mine)
         co_return make_error(errc::not_found, "No such access key");
     auto revoked = co_await ctx.svc->identities.revoke_key(id);
@@ -273,20 +253,10 @@ asio::awaitable<result<response>> list_audit(request_context& ctx, const path_pa
     q.action = std::string(ctx.param("action").value_or(""));
     q.resource = std::string(ctx.param("resource").value_or(""));
     q.viewer = ctx.who.user_id;
-    q.viewer_is_admin = co_await is_installation_admin(ctx);
-    if (!q.viewer_is_admin) {
-        // Team admins read their teams' rows; anyone else has no audit log to read.
-        auto teams = co_await ctx.svc->models.teams_of(ctx.who.user_id, false);
-        bool administers = false;
-        for (const auto& t : teams) {
-            auto role = co_await ctx.svc->models.role_of(t.id, ctx.who.user_id);
-            if (role && *role == registry::team_role::admin)
-                administers = true;
-        }
-        if (!administers)
-            co_return make_error(errc::access_denied,
-                                 "Reading the audit log needs installation admin or a team's admin role");
-    }
+    // Team admins read their teams' rows (list_audit filters); anyone else has no audit log to read.
+    q.viewer_is_admin = ctx.principal.installation_admin;
+    if (auto allowed = co_await authorize_installation(ctx, ctx.permission); !allowed)
+        co_return std::move(allowed).error();
     auto rows = co_await registry::list_audit(*ctx.svc->db, q);
     if (!rows)
         co_return std::move(rows).error();

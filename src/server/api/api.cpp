@@ -9,8 +9,8 @@
 #include "server/api/http_api.hpp"
 #include "server/audit_requests.hpp"
 #include "server/authenticate.hpp"
+#include "server/authorization.hpp"
 #include "server/errors.hpp"
-#include "server/scope_check.hpp"
 #include "server/services.hpp"
 
 #include <array>
@@ -28,91 +28,124 @@ struct route
     std::string_view pattern; ///< below /api/v1; `{name}` matches one non-empty segment
     std::string_view name;    ///< for logs and metrics (the OpenAPI operationId)
     handler fn;
+    auth::route_permission permission; ///< what the call does (auth/authorize.hpp); required
 };
 
+using auth::permission;
+
 constexpr std::array<route, 68> routes = {{
-    {http::verb::get, "/whoami", "whoami", whoami},
-    {http::verb::post, "/sessions", "createSession", create_session},
-    {http::verb::get, "/sessions/current", "getCurrentSession", get_current_session},
-    {http::verb::delete_, "/sessions/current", "deleteCurrentSession", delete_current_session},
-    {http::verb::post, "/content/lookup", "lookupContent", lookup_content},
-    {http::verb::get, "/usage", "getUsage", owner_usage},
-    {http::verb::get, "/audit", "listAudit", list_audit},
-    {http::verb::get, "/tokens", "listTokens", list_tokens},
-    {http::verb::post, "/tokens", "createToken", create_token},
-    {http::verb::delete_, "/tokens/{token}", "revokeToken", revoke_token},
-    {http::verb::get, "/users", "listUsers", list_users},
-    {http::verb::post, "/users", "createUser", create_user},
-    {http::verb::get, "/keys", "listKeys", list_keys},
-    {http::verb::post, "/keys", "createKey", create_key},
-    {http::verb::delete_, "/keys/{key}", "revokeKey", revoke_key},
-    {http::verb::get, "/buckets/{bucket}", "getBucket", get_bucket},
-    {http::verb::patch, "/buckets/{bucket}", "updateBucket", update_bucket},
-    {http::verb::get, "/buckets/{bucket}/usage", "getBucketUsage", bucket_usage},
-    {http::verb::post, "/buckets/{bucket}/objects", "createObjectFromDigest", create_object_from_digest},
-    {http::verb::get, "/buckets/{bucket}/snapshots", "listSnapshots", list_snapshots},
-    {http::verb::post, "/buckets/{bucket}/snapshots", "createSnapshot", create_snapshot},
-    {http::verb::get, "/buckets/{bucket}/snapshots/{snapshot}", "getSnapshot", get_snapshot},
-    {http::verb::delete_, "/buckets/{bucket}/snapshots/{snapshot}", "deleteSnapshot", delete_snapshot},
-    {http::verb::post, "/buckets/{bucket}/snapshots/{snapshot}/restore", "restoreSnapshot", restore_snapshot},
-    {http::verb::get, "/teams", "listTeams", list_teams},
-    {http::verb::post, "/teams", "createTeam", create_team},
-    {http::verb::get, "/teams/{team}", "getTeam", get_team},
-    {http::verb::get, "/teams/{team}/members", "listTeamMembers", list_members},
-    {http::verb::put, "/teams/{team}/members/{user}", "setTeamMember", set_member},
-    {http::verb::delete_, "/teams/{team}/members/{user}", "removeTeamMember", remove_member},
-    {http::verb::get, "/teams/{team}/models", "listModels", list_models},
-    {http::verb::post, "/teams/{team}/models", "createModel", create_model},
-    {http::verb::get, "/teams/{team}/models/{model}", "getModel", get_model},
-    {http::verb::patch, "/teams/{team}/models/{model}", "updateModel", update_model},
-    {http::verb::get, "/teams/{team}/models/{model}/history", "listModelHistory", model_history},
-    {http::verb::get, "/teams/{team}/models/{model}/versions", "listVersions", list_versions},
-    {http::verb::post, "/teams/{team}/models/{model}/versions", "createVersion", create_version},
-    {http::verb::get, "/teams/{team}/models/{model}/versions/{version}", "getVersion", get_version},
+    {http::verb::get, "/whoami", "whoami", whoami, permission::whoami},
+    {http::verb::post, "/sessions", "createSession", create_session, permission::session_start},
+    {http::verb::get, "/sessions/current", "getCurrentSession", get_current_session, permission::whoami},
+    {http::verb::delete_, "/sessions/current", "deleteCurrentSession", delete_current_session,
+     permission::session_end},
+    {http::verb::post, "/content/lookup", "lookupContent", lookup_content, permission::account_write},
+    {http::verb::get, "/usage", "getUsage", owner_usage, permission::account_read},
+    {http::verb::get, "/audit", "listAudit", list_audit, permission::audit_read},
+    {http::verb::get, "/tokens", "listTokens", list_tokens, permission::account_read},
+    {http::verb::post, "/tokens", "createToken", create_token, permission::account_write},
+    {http::verb::delete_, "/tokens/{token}", "revokeToken", revoke_token, permission::account_write},
+    {http::verb::get, "/users", "listUsers", list_users, permission::users_read},
+    {http::verb::post, "/users", "createUser", create_user, permission::users_write},
+    {http::verb::get, "/keys", "listKeys", list_keys, permission::account_read},
+    {http::verb::post, "/keys", "createKey", create_key, permission::account_write},
+    {http::verb::delete_, "/keys/{key}", "revokeKey", revoke_key, permission::account_write},
+    {http::verb::get, "/buckets/{bucket}", "getBucket", get_bucket, permission::bucket_info_read},
+    {http::verb::patch, "/buckets/{bucket}", "updateBucket", update_bucket, permission::bucket_info_write},
+    {http::verb::get, "/buckets/{bucket}/usage", "getBucketUsage", bucket_usage,
+     permission::bucket_info_read},
+    {http::verb::post, "/buckets/{bucket}/objects", "createObjectFromDigest", create_object_from_digest,
+     permission::bucket_info_write},
+    {http::verb::get, "/buckets/{bucket}/snapshots", "listSnapshots", list_snapshots,
+     permission::bucket_info_read},
+    {http::verb::post, "/buckets/{bucket}/snapshots", "createSnapshot", create_snapshot,
+     permission::bucket_info_write},
+    {http::verb::get, "/buckets/{bucket}/snapshots/{snapshot}", "getSnapshot", get_snapshot,
+     permission::bucket_info_read},
+    {http::verb::delete_, "/buckets/{bucket}/snapshots/{snapshot}", "deleteSnapshot", delete_snapshot,
+     permission::bucket_info_write},
+    {http::verb::post, "/buckets/{bucket}/snapshots/{snapshot}/restore", "restoreSnapshot", restore_snapshot,
+     permission::bucket_info_write},
+    {http::verb::get, "/teams", "listTeams", list_teams, permission::teams_list},
+    {http::verb::post, "/teams", "createTeam", create_team, permission::team_create},
+    {http::verb::get, "/teams/{team}", "getTeam", get_team, permission::team_read},
+    {http::verb::get, "/teams/{team}/members", "listTeamMembers", list_members,
+     permission::team_contents_read},
+    {http::verb::put, "/teams/{team}/members/{user}", "setTeamMember", set_member,
+     permission::team_members_write},
+    {http::verb::delete_, "/teams/{team}/members/{user}", "removeTeamMember", remove_member,
+     permission::team_members_write},
+    {http::verb::get, "/teams/{team}/models", "listModels", list_models, permission::team_contents_read},
+    {http::verb::post, "/teams/{team}/models", "createModel", create_model, permission::model_create},
+    {http::verb::get, "/teams/{team}/models/{model}", "getModel", get_model, permission::model_read},
+    {http::verb::patch, "/teams/{team}/models/{model}", "updateModel", update_model,
+     permission::model_update},
+    {http::verb::get, "/teams/{team}/models/{model}/history", "listModelHistory", model_history,
+     permission::model_history_read},
+    {http::verb::get, "/teams/{team}/models/{model}/versions", "listVersions", list_versions,
+     permission::model_history_read},
+    {http::verb::post, "/teams/{team}/models/{model}/versions", "createVersion", create_version,
+     permission::version_create},
+    {http::verb::get, "/teams/{team}/models/{model}/versions/{version}", "getVersion", get_version,
+     permission::model_read},
     {http::verb::get, "/teams/{team}/models/{model}/versions/{version}/files", "listVersionFiles",
-     list_version_files},
+     list_version_files, permission::model_read},
     {http::verb::get, "/teams/{team}/models/{model}/versions/{version}/manifest", "getVersionManifest",
-     get_version_manifest},
-    {http::verb::get, "/teams/{team}/models/{model}/versions/{version}/diff", "diffVersions", diff_versions},
+     get_version_manifest, permission::model_read},
+    {http::verb::get, "/teams/{team}/models/{model}/versions/{version}/diff", "diffVersions", diff_versions,
+     permission::model_history_read},
     {http::verb::get, "/teams/{team}/models/{model}/versions/{version}/history", "listVersionHistory",
-     version_history},
+     version_history, permission::model_history_read},
     {http::verb::post, "/teams/{team}/models/{model}/versions/{version}/submit", "submitVersion",
-     submit_version},
+     submit_version, permission::version_create},
     {http::verb::post, "/teams/{team}/models/{model}/versions/{version}/approve", "approveVersion",
-     approve_version},
+     approve_version, permission::version_review},
     {http::verb::post, "/teams/{team}/models/{model}/versions/{version}/reject", "rejectVersion",
-     reject_version},
+     reject_version, permission::version_review},
     {http::verb::post, "/teams/{team}/models/{model}/versions/{version}/deprecate", "deprecateVersion",
-     deprecate_version},
+     deprecate_version, permission::version_retire},
     {http::verb::post, "/teams/{team}/models/{model}/versions/{version}/archive", "archiveVersion",
-     archive_version},
-    {http::verb::get, "/teams/{team}/models/{model}/aliases", "listAliases", list_aliases},
-    {http::verb::get, "/teams/{team}/models/{model}/aliases/{alias}", "getAlias", get_alias},
-    {http::verb::put, "/teams/{team}/models/{model}/aliases/{alias}", "setAlias", set_alias},
-    {http::verb::delete_, "/teams/{team}/models/{model}/aliases/{alias}", "deleteAlias", delete_alias},
-    {http::verb::get, "/teams/{team}/models/{model}/warmups", "listWarmups", list_warmups},
-    {http::verb::post, "/teams/{team}/models/{model}/warmups", "createWarmup", create_warmup},
-    {http::verb::get, "/teams/{team}/models/{model}/warmups/{warmup}", "getWarmup", get_warmup},
+     archive_version, permission::version_retire},
+    {http::verb::get, "/teams/{team}/models/{model}/aliases", "listAliases", list_aliases,
+     permission::model_history_read},
+    {http::verb::get, "/teams/{team}/models/{model}/aliases/{alias}", "getAlias", get_alias,
+     permission::model_read},
+    {http::verb::put, "/teams/{team}/models/{model}/aliases/{alias}", "setAlias", set_alias,
+     permission::alias_write},
+    {http::verb::delete_, "/teams/{team}/models/{model}/aliases/{alias}", "deleteAlias", delete_alias,
+     permission::alias_write},
+    {http::verb::get, "/teams/{team}/models/{model}/warmups", "listWarmups", list_warmups,
+     permission::model_history_read},
+    {http::verb::post, "/teams/{team}/models/{model}/warmups", "createWarmup", create_warmup,
+     permission::version_create},
+    {http::verb::get, "/teams/{team}/models/{model}/warmups/{warmup}", "getWarmup", get_warmup,
+     permission::model_history_read},
     {http::verb::get, "/teams/{team}/models/{model}/warmup-policy", "getModelWarmupPolicy",
-     get_model_warmup_policy},
+     get_model_warmup_policy, permission::model_history_read},
     {http::verb::put, "/teams/{team}/models/{model}/warmup-policy", "setModelWarmupPolicy",
-     set_model_warmup_policy},
-    {http::verb::get, "/teams/{team}/warmup-policy", "getTeamWarmupPolicy", get_team_warmup_policy},
-    {http::verb::put, "/teams/{team}/warmup-policy", "setTeamWarmupPolicy", set_team_warmup_policy},
-    {http::verb::get, "/teams/{team}/webhooks", "listWebhooks", list_webhooks},
-    {http::verb::post, "/teams/{team}/webhooks", "createWebhook", create_webhook},
-    {http::verb::get, "/teams/{team}/webhooks/{webhook}", "getWebhook", get_webhook},
-    {http::verb::patch, "/teams/{team}/webhooks/{webhook}", "updateWebhook", update_webhook},
-    {http::verb::delete_, "/teams/{team}/webhooks/{webhook}", "deleteWebhook", delete_webhook},
+     set_model_warmup_policy, permission::model_policy_write},
+    {http::verb::get, "/teams/{team}/warmup-policy", "getTeamWarmupPolicy", get_team_warmup_policy,
+     permission::team_contents_read},
+    {http::verb::put, "/teams/{team}/warmup-policy", "setTeamWarmupPolicy", set_team_warmup_policy,
+     permission::team_policy_write},
+    {http::verb::get, "/teams/{team}/webhooks", "listWebhooks", list_webhooks, permission::webhooks_read},
+    {http::verb::post, "/teams/{team}/webhooks", "createWebhook", create_webhook, permission::webhooks_write},
+    {http::verb::get, "/teams/{team}/webhooks/{webhook}", "getWebhook", get_webhook,
+     permission::webhooks_read},
+    {http::verb::patch, "/teams/{team}/webhooks/{webhook}", "updateWebhook", update_webhook,
+     permission::webhooks_write},
+    {http::verb::delete_, "/teams/{team}/webhooks/{webhook}", "deleteWebhook", delete_webhook,
+     permission::webhooks_write},
     {http::verb::post, "/teams/{team}/webhooks/{webhook}/rotate", "rotateWebhookSecret",
-     rotate_webhook_secret},
-    {http::verb::post, "/teams/{team}/webhooks/{webhook}/ping", "pingWebhook", ping_webhook},
+     rotate_webhook_secret, permission::webhooks_write},
+    {http::verb::post, "/teams/{team}/webhooks/{webhook}/ping", "pingWebhook", ping_webhook,
+     permission::webhooks_write},
     {http::verb::get, "/teams/{team}/webhooks/{webhook}/deliveries", "listWebhookDeliveries",
-     list_webhook_deliveries},
+     list_webhook_deliveries, permission::webhooks_read},
     {http::verb::get, "/teams/{team}/webhooks/{webhook}/deliveries/{delivery}", "getWebhookDelivery",
-     get_webhook_delivery},
+     get_webhook_delivery, permission::webhooks_read},
     {http::verb::post, "/teams/{team}/webhooks/{webhook}/deliveries/{delivery}/redeliver", "redeliverWebhook",
-     redeliver_webhook},
+     redeliver_webhook, permission::webhooks_write},
 }};
 
 std::vector<std::string_view> split(std::string_view path)
@@ -266,6 +299,17 @@ std::vector<std::string> route_list()
     return out;
 }
 
+std::vector<route_permission_entry> route_permissions()
+{
+    std::vector<route_permission_entry> out;
+    for (const auto& r : routes)
+        out.push_back({.route = std::string(http::to_string(r.method)) + " " + std::string(root) +
+                                std::string(r.pattern),
+                       .read_method = r.method == http::verb::get || r.method == http::verb::head,
+                       .permission = r.permission.value});
+    return out;
+}
+
 std::vector<std::string_view> operation_ids()
 {
     std::vector<std::string_view> out;
@@ -363,7 +407,9 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
                 const auto executor = co_await asio::this_coro::executor;
                 const registry::audit_context audit = audit_context_of(ctx);
                 const registry::audit_scope audit_guard(executor, audit);
-                auto allowed = co_await check_api_scope(ctx, found->name, params);
+                co_await resolve_principal(ctx);
+                ctx.permission = found->permission.value;
+                auto allowed = authorize_api_request(ctx, ctx.permission, params);
                 if (!allowed) {
                     failure = std::move(allowed).error();
                 } else {

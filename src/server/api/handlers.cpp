@@ -3,7 +3,7 @@
 #include "s3/header_values.hpp"
 #include "s3/names.hpp"
 #include "server/api/http_api.hpp"
-#include "server/scope_check.hpp"
+#include "server/authorization.hpp"
 #include "server/services.hpp"
 
 #include <array>
@@ -100,7 +100,7 @@ asio::awaitable<result<response>> create_object_from_digest(request_context& ctx
     if (registry::is_snapshot_key(*key))
         co_return make_error(errc::invalid_argument, "Keys under .snapshots/ are read-only snapshot views",
                              "key");
-    if (auto inside = co_await check_scope_reaches(ctx, target->name, *key); !inside)
+    if (auto inside = co_await authorize_area(ctx, ctx.permission, target->name, *key); !inside)
         co_return std::move(inside).error();
     auto hex = string_field(*body, "sha256");
     if (!hex)

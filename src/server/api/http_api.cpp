@@ -3,6 +3,7 @@
 #include "common/hash.hpp"
 #include "common/http_date.hpp"
 #include "s3/errors.hpp"
+#include "server/authorization.hpp"
 #include "server/s3/common.hpp"
 #include "server/services.hpp"
 
@@ -168,7 +169,7 @@ result<void> only_fields(const json::object& o, std::initializer_list<std::strin
 asio::awaitable<result<registry::bucket>> caller_bucket(request_context& ctx, std::string_view name)
 {
     auto b = co_await ctx.svc->buckets.get(name);
-    if (!b || (b->owner_id != ctx.who.user_id && !ctx.who.is_admin))
+    if (!b || !authorize_bucket(ctx, ctx.permission, *b))
         co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
     co_return b;
 }

@@ -129,8 +129,6 @@ asio::awaitable<result<response>> create_key(request_context&, const path_params
 asio::awaitable<result<response>> list_keys(request_context&, const path_params&);
 asio::awaitable<result<response>> revoke_key(request_context&, const path_params&);
 asio::awaitable<result<response>> list_audit(request_context&, const path_params&);
-/// Whether the caller is an installation admin (the user's flag, whatever the credential).
-asio::awaitable<bool> is_installation_admin(request_context& ctx);
 // Users, installation admins only (users.cpp).
 asio::awaitable<result<response>> list_users(request_context&, const path_params&);
 asio::awaitable<result<response>> create_user(request_context&, const path_params&);

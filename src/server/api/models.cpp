@@ -1,13 +1,13 @@
 // REST handlers of the model registry: teams and members, models, versions (manifest, diff, approval
-// workflow, history) and aliases. Authorization: the caller's role in the team (an installation admin acts
-// as a team admin everywhere); a caller outside the team gets 404 for everything in it, as if it did not
-// exist.
+// workflow, history) and aliases. Authorization: the route's permission on the team of the path
+// (server/authorization.hpp authorize_team; the rules in auth/authorize.hpp).
 #include "common/hash.hpp"
 #include "registry/model_registry.hpp"
 #include "s3/listing.hpp"
 #include "s3/names.hpp"
 #include "server/api/http_api.hpp"
 #include "server/api/paging.hpp"
+#include "server/authorization.hpp"
 #include "server/services.hpp"
 #include "server/webhooks/manifest.hpp"
 
@@ -202,39 +202,10 @@ response page_response(std::vector<Row> rows, std::size_t limit, Render render, 
     return list_response(std::move(items), next);
 }
 
-asio::awaitable<bool> installation_admin(request_context& ctx)
+/// The team named in the path, if the caller may do the route's permission in it (authorize_team).
+asio::awaitable<result<team_access>> team_for(request_context& ctx, const path_params& params)
 {
-    auto u = co_await ctx.svc->identities.get_user(ctx.who.user_id);
-    co_return u && u->is_admin;
-}
-
-struct team_access
-{
-    registry::team team;
-    team_role role = team_role::reader;
-};
-
-/// The team named in the path, if the caller belongs to it with at least `needed`. not_found when the caller
-/// is not a member (nothing about other teams leaks); access_denied when the role is too low.
-asio::awaitable<result<team_access>> team_for(request_context& ctx, const path_params& params,
-                                              team_role needed)
-{
-    auto t = co_await ctx.svc->models.get_team(path_param(params, "team"));
-    if (!t)
-        co_return make_error(errc::not_found, "No such team");
-    std::optional<team_role> role = co_await ctx.svc->models.role_of(t->id, ctx.who.user_id);
-    if (!role) {
-        const bool admin = co_await installation_admin(ctx);
-        if (admin)
-            role = team_role::admin;
-    }
-    if (!role)
-        co_return make_error(errc::not_found, "No such team");
-    if (*role < needed)
-        co_return make_error(errc::access_denied,
-                             "This needs the team role '" + std::string(to_string(needed)) +
-                                 "' or higher; yours is '" + std::string(to_string(*role)) + "'");
-    co_return team_access{std::move(*t), *role};
+    return authorize_team(ctx, ctx.permission, path_param(params, "team"));
 }
 
 struct model_access
@@ -243,10 +214,9 @@ struct model_access
     registry::model model;
 };
 
-asio::awaitable<result<model_access>> model_for(request_context& ctx, const path_params& params,
-                                                team_role needed)
+asio::awaitable<result<model_access>> model_for(request_context& ctx, const path_params& params)
 {
-    auto t = co_await team_for(ctx, params, needed);
+    auto t = co_await team_for(ctx, params);
     if (!t)
         co_return std::move(t).error();
     auto m = co_await ctx.svc->models.get_model(t->team.id, path_param(params, "model"));
@@ -261,10 +231,9 @@ struct version_access
     registry::model_version version;
 };
 
-asio::awaitable<result<version_access>> version_for(request_context& ctx, const path_params& params,
-                                                    team_role needed)
+asio::awaitable<result<version_access>> version_for(request_context& ctx, const path_params& params)
 {
-    auto m = co_await model_for(ctx, params, needed);
+    auto m = co_await model_for(ctx, params);
     if (!m)
         co_return std::move(m).error();
     auto v = co_await ctx.svc->models.get_version(m->model, path_param(params, "version"), true);
@@ -375,21 +344,18 @@ asio::awaitable<result<std::string>> comment_of(request_context& ctx)
 asio::awaitable<result<response>> transition(request_context& ctx, const path_params& params,
                                              std::optional<registry::transition> t)
 {
-    // Approve and reject need the policy's approver role; the other transitions their fixed role.
-    team_role needed = team_role::maintainer;
-    if (t == registry::transition::submit)
-        needed = team_role::writer;
-    else if (!t || t == registry::transition::reject)
-        needed = team_role::reader; // checked against the model's policy below
-    auto v = co_await version_for(ctx, params, needed);
+    // Approve and reject need the policy's approver role; the other transitions their route's role.
+    auto v = co_await version_for(ctx, params);
     if (!v)
         co_return std::move(v).error();
     const auto& m = v->model.model;
-    if ((!t || t == registry::transition::reject) && v->model.team.role < m.policy.approver_role)
-        co_return make_error(errc::access_denied,
-                             "Approving or rejecting versions of this model needs the team "
-                             "role '" +
-                                 std::string(to_string(m.policy.approver_role)) + "' or higher");
+    if (!t || t == registry::transition::reject)
+        if (auto allowed = auth::authorize(ctx.principal, ctx.permission,
+                                           auth::team_resource{.name = v->model.team.team.name,
+                                                               .role = v->model.team.role,
+                                                               .policy_role = m.policy.approver_role});
+            !allowed)
+            co_return std::move(allowed).error();
     auto comment = co_await comment_of(ctx);
     if (!comment)
         co_return std::move(comment).error();
@@ -410,8 +376,7 @@ asio::awaitable<result<response>> transition(request_context& ctx, const path_pa
 
 asio::awaitable<result<response>> list_teams(request_context& ctx, const path_params&)
 {
-    const bool admin = co_await installation_admin(ctx);
-    auto teams = co_await ctx.svc->models.teams_of(ctx.who.user_id, admin);
+    auto teams = co_await ctx.svc->models.teams_of(ctx.who.user_id, ctx.principal.installation_admin);
     json::array items;
     for (const auto& t : teams) {
         auto role = co_await ctx.svc->models.role_of(t.id, ctx.who.user_id);
@@ -422,9 +387,8 @@ asio::awaitable<result<response>> list_teams(request_context& ctx, const path_pa
 
 asio::awaitable<result<response>> create_team(request_context& ctx, const path_params&)
 {
-    const bool admin = co_await installation_admin(ctx);
-    if (!admin)
-        co_return make_error(errc::access_denied, "Only an installation admin can create teams");
+    if (auto allowed = co_await authorize_installation(ctx, ctx.permission); !allowed)
+        co_return std::move(allowed).error();
     auto body = co_await read_json_object(ctx);
     if (!body)
         co_return std::move(body).error();
@@ -460,7 +424,7 @@ asio::awaitable<result<response>> create_team(request_context& ctx, const path_p
 
 asio::awaitable<result<response>> get_team(request_context& ctx, const path_params& params)
 {
-    auto t = co_await team_for(ctx, params, team_role::reader);
+    auto t = co_await team_for(ctx, params);
     if (!t)
         co_return std::move(t).error();
     co_return json_response(team_json(t->team, t->role));
@@ -468,7 +432,7 @@ asio::awaitable<result<response>> get_team(request_context& ctx, const path_para
 
 asio::awaitable<result<response>> list_members(request_context& ctx, const path_params& params)
 {
-    auto t = co_await team_for(ctx, params, team_role::reader);
+    auto t = co_await team_for(ctx, params);
     if (!t)
         co_return std::move(t).error();
     json::array items;
@@ -480,7 +444,7 @@ asio::awaitable<result<response>> list_members(request_context& ctx, const path_
 
 asio::awaitable<result<response>> set_member(request_context& ctx, const path_params& params)
 {
-    auto t = co_await team_for(ctx, params, team_role::admin);
+    auto t = co_await team_for(ctx, params);
     if (!t)
         co_return std::move(t).error();
     auto body = co_await read_json_object(ctx);
@@ -499,7 +463,7 @@ asio::awaitable<result<response>> set_member(request_context& ctx, const path_pa
 
 asio::awaitable<result<response>> remove_member(request_context& ctx, const path_params& params)
 {
-    auto t = co_await team_for(ctx, params, team_role::admin);
+    auto t = co_await team_for(ctx, params);
     if (!t)
         co_return std::move(t).error();
     auto removed = co_await ctx.svc->models.remove_member(t->team.id, path_param(params, "user"));
@@ -517,7 +481,7 @@ asio::awaitable<result<response>> list_models(request_context& ctx, const path_p
     auto p = page_of(ctx);
     if (!p)
         co_return std::move(p).error();
-    auto t = co_await team_for(ctx, params, team_role::reader);
+    auto t = co_await team_for(ctx, params);
     if (!t)
         co_return std::move(t).error();
     auto rows = co_await ctx.svc->models.models(t->team.id, p->cursor, p->limit + 1);
@@ -527,7 +491,7 @@ asio::awaitable<result<response>> list_models(request_context& ctx, const path_p
 
 asio::awaitable<result<response>> create_model(request_context& ctx, const path_params& params)
 {
-    auto t = co_await team_for(ctx, params, team_role::writer);
+    auto t = co_await team_for(ctx, params);
     if (!t)
         co_return std::move(t).error();
     auto body = co_await read_json_object(ctx);
@@ -577,7 +541,7 @@ asio::awaitable<result<response>> create_model(request_context& ctx, const path_
 
 asio::awaitable<result<response>> get_model(request_context& ctx, const path_params& params)
 {
-    auto m = co_await model_for(ctx, params, team_role::reader);
+    auto m = co_await model_for(ctx, params);
     if (!m)
         co_return std::move(m).error();
     co_return with_etag(json_response(model_json(m->model)), m->model);
@@ -585,7 +549,7 @@ asio::awaitable<result<response>> get_model(request_context& ctx, const path_par
 
 asio::awaitable<result<response>> update_model(request_context& ctx, const path_params& params)
 {
-    auto m = co_await model_for(ctx, params, team_role::writer);
+    auto m = co_await model_for(ctx, params);
     if (!m)
         co_return std::move(m).error();
     auto body = co_await read_json_object(ctx);
@@ -603,9 +567,12 @@ asio::awaitable<result<response>> update_model(request_context& ctx, const path_
     auto policy = optional_policy(*body);
     if (!policy)
         co_return std::move(policy).error();
-    if (body->contains("policy") && m->team.role < team_role::admin)
-        co_return make_error(errc::access_denied,
-                             "Changing a model's approval policy needs the team role 'admin'");
+    if (body->contains("policy"))
+        if (auto allowed =
+                auth::authorize(ctx.principal, auth::permission::approval_policy_write,
+                                auth::team_resource{.name = m->team.team.name, .role = m->team.role});
+            !allowed)
+            co_return std::move(allowed).error();
     update.policy = std::move(*policy);
     std::optional<std::int64_t> expected;
     if (auto if_match = ctx.get("if-match"); if_match && *if_match != "*") {
@@ -635,7 +602,7 @@ asio::awaitable<result<response>> model_history(request_context& ctx, const path
     auto after = numeric_cursor(*p);
     if (!after)
         co_return std::move(after).error();
-    auto m = co_await model_for(ctx, params, team_role::reader);
+    auto m = co_await model_for(ctx, params);
     if (!m)
         co_return std::move(m).error();
     auto rows = co_await ctx.svc->models.history(m->model.id, std::nullopt, *after, p->limit + 1);
@@ -653,7 +620,7 @@ asio::awaitable<result<response>> list_versions(request_context& ctx, const path
     auto before = numeric_cursor(*p);
     if (!before)
         co_return std::move(before).error();
-    auto m = co_await model_for(ctx, params, team_role::reader);
+    auto m = co_await model_for(ctx, params);
     if (!m)
         co_return std::move(m).error();
     auto rows = co_await ctx.svc->models.versions(m->model.id, static_cast<int>(*before), p->limit + 1);
@@ -728,7 +695,8 @@ uploads_to_complete(request_context& ctx, const registry::model& m, const json::
         }
         auto found = co_await ctx.svc->multipart.find(m.bucket_id, key, *id);
         // Only the caller's own uploads: completing publishes into the bucket in their name.
-        if (!found || found->owner_id != ctx.who.user_id)
+        if (!found || !auth::authorize(ctx.principal, ctx.permission,
+                                       auth::upload_resource{.owner_id = found->owner_id}))
             co_return make_error(errc::no_such_upload,
                                  "No active multipart upload '" + *id + "' of yours for '" + u.path + "'",
                                  "uploads");
@@ -740,7 +708,7 @@ uploads_to_complete(request_context& ctx, const registry::model& m, const json::
 
 asio::awaitable<result<response>> create_version(request_context& ctx, const path_params& params)
 {
-    auto m = co_await model_for(ctx, params, team_role::writer);
+    auto m = co_await model_for(ctx, params);
     if (!m)
         co_return std::move(m).error();
     auto body = co_await read_json_object(ctx);
@@ -831,7 +799,7 @@ asio::awaitable<result<response>> create_version(request_context& ctx, const pat
 
 asio::awaitable<result<response>> get_version(request_context& ctx, const path_params& params)
 {
-    auto v = co_await version_for(ctx, params, team_role::reader);
+    auto v = co_await version_for(ctx, params);
     if (!v)
         co_return std::move(v).error();
     co_return json_response(version_json(v->model.model, v->version));
@@ -842,7 +810,7 @@ asio::awaitable<result<response>> list_version_files(request_context& ctx, const
     auto p = page_of(ctx);
     if (!p)
         co_return std::move(p).error();
-    auto v = co_await version_for(ctx, params, team_role::reader);
+    auto v = co_await version_for(ctx, params);
     if (!v)
         co_return std::move(v).error();
     auto rows = co_await ctx.svc->models.files(v->version.id, p->cursor, p->limit + 1);
@@ -852,7 +820,7 @@ asio::awaitable<result<response>> list_version_files(request_context& ctx, const
 
 asio::awaitable<result<response>> get_version_manifest(request_context& ctx, const path_params& params)
 {
-    auto v = co_await version_for(ctx, params, team_role::reader);
+    auto v = co_await version_for(ctx, params);
     if (!v)
         co_return std::move(v).error();
     // The payload version events carry (webhooks/manifest.hpp), URLs signed by the team's event-link key.
@@ -877,7 +845,7 @@ asio::awaitable<result<response>> diff_versions(request_context& ctx, const path
     if (!against || against->empty())
         co_return make_error(errc::invalid_argument, "Name the version to compare with: ?against=<version>",
                              "against");
-    auto v = co_await version_for(ctx, params, team_role::reader);
+    auto v = co_await version_for(ctx, params);
     if (!v)
         co_return std::move(v).error();
     auto other = co_await ctx.svc->models.get_version(v->model.model, *against, true);
@@ -928,7 +896,7 @@ asio::awaitable<result<response>> archive_version(request_context& ctx, const pa
 
 asio::awaitable<result<response>> version_history(request_context& ctx, const path_params& params)
 {
-    auto v = co_await version_for(ctx, params, team_role::reader);
+    auto v = co_await version_for(ctx, params);
     if (!v)
         co_return std::move(v).error();
     auto events = co_await ctx.svc->models.history(v->model.model.id, v->version.id, 0, 10000);
@@ -942,7 +910,7 @@ asio::awaitable<result<response>> version_history(request_context& ctx, const pa
 
 asio::awaitable<result<response>> list_aliases(request_context& ctx, const path_params& params)
 {
-    auto m = co_await model_for(ctx, params, team_role::reader);
+    auto m = co_await model_for(ctx, params);
     if (!m)
         co_return std::move(m).error();
     json::array items;
@@ -954,7 +922,7 @@ asio::awaitable<result<response>> list_aliases(request_context& ctx, const path_
 
 asio::awaitable<result<response>> get_alias(request_context& ctx, const path_params& params)
 {
-    auto m = co_await model_for(ctx, params, team_role::reader);
+    auto m = co_await model_for(ctx, params);
     if (!m)
         co_return std::move(m).error();
     const auto name = path_param(params, "alias");
@@ -977,7 +945,7 @@ asio::awaitable<result<response>> set_alias(request_context& ctx, const path_par
             "An alias is 1 to 63 characters of letters, digits, '.', '_' and '-', starting with a "
             "letter",
             "alias");
-    auto m = co_await model_for(ctx, params, team_role::maintainer);
+    auto m = co_await model_for(ctx, params);
     if (!m)
         co_return std::move(m).error();
     auto body = co_await read_json_object(ctx);
@@ -1011,7 +979,7 @@ asio::awaitable<result<response>> set_alias(request_context& ctx, const path_par
 
 asio::awaitable<result<response>> delete_alias(request_context& ctx, const path_params& params)
 {
-    auto m = co_await model_for(ctx, params, team_role::maintainer);
+    auto m = co_await model_for(ctx, params);
     if (!m)
         co_return std::move(m).error();
     std::optional<std::string> if_match;

@@ -3,7 +3,7 @@
 #include "registry/snapshot_service.hpp"
 #include "server/api/http_api.hpp"
 #include "server/api/paging.hpp"
-#include "server/scope_check.hpp"
+#include "server/authorization.hpp"
 #include "server/services.hpp"
 
 namespace depot::server::api {
@@ -127,10 +127,12 @@ asio::awaitable<result<response>> restore_snapshot(request_context& ctx, const p
     // keys keep their names, so they land under `prefix`. Checked before the target is looked up, so that
     // the answer tells nothing about buckets outside the scope.
     const std::string source_prefix = prefix->value_or("");
-    if (auto inside = co_await check_scope_reaches(ctx, b->name, source_prefix); !inside)
+    if (auto inside = co_await authorize_area(ctx, auth::permission::read_object, b->name, source_prefix);
+        !inside)
         co_return std::move(inside).error();
-    if (auto inside = co_await check_scope_reaches(ctx, target_name->value_or(b->name),
-                                                   target_prefix->value_or(source_prefix));
+    if (auto inside =
+            co_await authorize_area(ctx, auth::permission::write_object, target_name->value_or(b->name),
+                                    target_prefix->value_or(source_prefix));
         !inside)
         co_return std::move(inside).error();
     auto target = *b;

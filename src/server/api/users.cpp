@@ -3,6 +3,7 @@
 // repository, as from depotctl.
 #include "server/api/http_api.hpp"
 #include "server/api/paging.hpp"
+#include "server/authorization.hpp"
 #include "server/services.hpp"
 
 namespace depot::server::api {
@@ -21,8 +22,8 @@ json::object user_json(const registry::user& u)
 
 asio::awaitable<result<response>> list_users(request_context& ctx, const path_params&)
 {
-    if (!co_await is_installation_admin(ctx))
-        co_return make_error(errc::access_denied, "Listing users needs an installation admin");
+    if (auto allowed = co_await authorize_installation(ctx, ctx.permission); !allowed)
+        co_return std::move(allowed).error();
     const auto users = co_await ctx.svc->identities.list_users();
     json::array items;
     for (const auto& u : users)
@@ -32,8 +33,8 @@ asio::awaitable<result<response>> list_users(request_context& ctx, const path_pa
 
 asio::awaitable<result<response>> create_user(request_context& ctx, const path_params&)
 {
-    if (!co_await is_installation_admin(ctx))
-        co_return make_error(errc::access_denied, "Creating users needs an installation admin");
+    if (auto allowed = co_await authorize_installation(ctx, ctx.permission); !allowed)
+        co_return std::move(allowed).error();
     auto body = co_await read_json_object(ctx);
     if (!body)
         co_return std::move(body).error();

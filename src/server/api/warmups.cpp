@@ -1,11 +1,12 @@
 // REST handlers for warm-up jobs and the warm-up policy:
 // /api/v1/teams/{team}/models/{model}/warmups[/{warmup}] and
-// /api/v1/teams/{team}[/models/{model}]/warmup-policy. Reading needs the team role reader, starting a warm-up
-// writer, changing a policy admin; a caller outside the team gets 404 as for a missing team.
+// /api/v1/teams/{team}[/models/{model}]/warmup-policy. Authorization: the route's permission on the team
+// (reading: reader, starting a warm-up: writer, changing a policy: admin; auth/authorize.hpp).
 #include "registry/model_registry.hpp"
 #include "registry/warmup_repository.hpp"
 #include "server/api/http_api.hpp"
 #include "server/api/paging.hpp"
+#include "server/authorization.hpp"
 #include "server/services.hpp"
 
 #include <algorithm>
@@ -15,32 +16,19 @@ namespace {
 
 using registry::team_role;
 
-/// The caller's role in the team of the path (installation admins are admins); not_found when none.
-asio::awaitable<result<std::pair<registry::team, team_role>>>
-team_of(request_context& ctx, const path_params& params, team_role needed)
+/// The team of the path and the caller's role in it, if the caller may do the route's permission there.
+asio::awaitable<result<std::pair<registry::team, team_role>>> team_of(request_context& ctx,
+                                                                      const path_params& params)
 {
-    auto t = co_await ctx.svc->models.get_team(path_param(params, "team"));
+    auto t = co_await authorize_team(ctx, ctx.permission, path_param(params, "team"));
     if (!t)
-        co_return make_error(errc::not_found, "No such team");
-    std::optional<team_role> role = co_await ctx.svc->models.role_of(t->id, ctx.who.user_id);
-    if (!role) {
-        auto u = co_await ctx.svc->identities.get_user(ctx.who.user_id);
-        if (u && u->is_admin)
-            role = team_role::admin;
-    }
-    if (!role)
-        co_return make_error(errc::not_found, "No such team");
-    if (*role < needed)
-        co_return make_error(errc::access_denied,
-                             "This needs the team role '" + std::string(to_string(needed)) +
-                                 "' or higher; yours is '" + std::string(to_string(*role)) + "'");
-    co_return std::make_pair(std::move(*t), *role);
+        co_return std::move(t).error();
+    co_return std::make_pair(std::move(t->team), t->role);
 }
 
-asio::awaitable<result<registry::model>> model_of(request_context& ctx, const path_params& params,
-                                                  team_role needed)
+asio::awaitable<result<registry::model>> model_of(request_context& ctx, const path_params& params)
 {
-    auto t = co_await team_of(ctx, params, needed);
+    auto t = co_await team_of(ctx, params);
     if (!t)
         co_return std::move(t).error();
     co_return co_await ctx.svc->models.get_model(t->first.id, path_param(params, "model"));
@@ -153,7 +141,7 @@ json::array string_array(const std::vector<std::string>& v)
 
 asio::awaitable<result<response>> create_warmup(request_context& ctx, const path_params& params)
 {
-    auto m = co_await model_of(ctx, params, team_role::writer);
+    auto m = co_await model_of(ctx, params);
     if (!m)
         co_return std::move(m).error();
     auto body = co_await read_json_object(ctx);
@@ -190,7 +178,7 @@ asio::awaitable<result<response>> create_warmup(request_context& ctx, const path
 
 asio::awaitable<result<response>> list_warmups(request_context& ctx, const path_params& params)
 {
-    auto m = co_await model_of(ctx, params, team_role::reader);
+    auto m = co_await model_of(ctx, params);
     if (!m)
         co_return std::move(m).error();
     auto p = page_of(ctx);
@@ -218,7 +206,7 @@ asio::awaitable<result<response>> list_warmups(request_context& ctx, const path_
 
 asio::awaitable<result<response>> get_warmup(request_context& ctx, const path_params& params)
 {
-    auto m = co_await model_of(ctx, params, team_role::reader);
+    auto m = co_await model_of(ctx, params);
     if (!m)
         co_return std::move(m).error();
     auto id = warmup_id(params);
@@ -232,7 +220,7 @@ asio::awaitable<result<response>> get_warmup(request_context& ctx, const path_pa
 
 asio::awaitable<result<response>> get_team_warmup_policy(request_context& ctx, const path_params& params)
 {
-    auto t = co_await team_of(ctx, params, team_role::reader);
+    auto t = co_await team_of(ctx, params);
     if (!t)
         co_return std::move(t).error();
     auto list = co_await ctx.svc->warmups->team_policy(t->first.id);
@@ -241,7 +229,7 @@ asio::awaitable<result<response>> get_team_warmup_policy(request_context& ctx, c
 
 asio::awaitable<result<response>> set_team_warmup_policy(request_context& ctx, const path_params& params)
 {
-    auto t = co_await team_of(ctx, params, team_role::admin);
+    auto t = co_await team_of(ctx, params);
     if (!t)
         co_return std::move(t).error();
     auto body = co_await read_json_object(ctx);
@@ -256,7 +244,7 @@ asio::awaitable<result<response>> set_team_warmup_policy(request_context& ctx, c
 
 asio::awaitable<result<response>> get_model_warmup_policy(request_context& ctx, const path_params& params)
 {
-    auto m = co_await model_of(ctx, params, team_role::reader);
+    auto m = co_await model_of(ctx, params);
     if (!m)
         co_return std::move(m).error();
     auto own = co_await ctx.svc->warmups->model_policy(m->id);
@@ -268,7 +256,7 @@ asio::awaitable<result<response>> get_model_warmup_policy(request_context& ctx, 
 
 asio::awaitable<result<response>> set_model_warmup_policy(request_context& ctx, const path_params& params)
 {
-    auto m = co_await model_of(ctx, params, team_role::admin);
+    auto m = co_await model_of(ctx, params);
     if (!m)
         co_return std::move(m).error();
     auto body = co_await read_json_object(ctx);

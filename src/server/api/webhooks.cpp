@@ -6,6 +6,7 @@
 #include "registry/webhook_repository.hpp"
 #include "server/api/http_api.hpp"
 #include "server/api/paging.hpp"
+#include "server/authorization.hpp"
 #include "server/services.hpp"
 #include "server/webhooks/target.hpp"
 
@@ -17,25 +18,13 @@ namespace {
 constexpr std::int64_t default_overlap_seconds = 24 * 3600;
 constexpr std::int64_t max_overlap_seconds = 7 * 24 * 3600;
 
-/// The team in the path if the caller is its admin.
+/// The team in the path if the caller may manage its webhooks (team admins and installation admins).
 asio::awaitable<result<registry::team>> admin_team(request_context& ctx, const path_params& params)
 {
-    auto t = co_await ctx.svc->models.get_team(path_param(params, "team"));
+    auto t = co_await authorize_team(ctx, ctx.permission, path_param(params, "team"));
     if (!t)
-        co_return make_error(errc::not_found, "No such team");
-    auto role = co_await ctx.svc->models.role_of(t->id, ctx.who.user_id);
-    if (!role) {
-        auto u = co_await ctx.svc->identities.get_user(ctx.who.user_id);
-        if (u && u->is_admin)
-            role = registry::team_role::admin;
-    }
-    if (!role)
-        co_return make_error(errc::not_found, "No such team");
-    if (*role < registry::team_role::admin)
-        co_return make_error(errc::access_denied,
-                             "Managing a team's webhooks needs the team role 'admin'; yours is '" +
-                                 std::string(to_string(*role)) + "'");
-    co_return std::move(*t);
+        co_return std::move(t).error();
+    co_return std::move(t->team);
 }
 
 /// A numeric id path segment; not_found otherwise (no such resource can exist).

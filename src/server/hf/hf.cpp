@@ -6,6 +6,7 @@
 #include "common/uri.hpp"
 #include "server/api/api.hpp"
 #include "server/audit_requests.hpp"
+#include "server/authorization.hpp"
 #include "server/errors.hpp"
 #include "server/hf/repo.hpp"
 #include "server/services.hpp"
@@ -24,16 +25,23 @@ struct route
     std::string_view pattern; ///< `{name}` matches one non-empty segment; a final `{path+}` the rest
     std::string_view name;    ///< for metrics, the access log and denial audit rows (hf.<name>)
     handler fn;
+    auth::route_permission permission; ///< what the request does (auth/authorize.hpp); required
 };
 
 constexpr std::array<route, 7> routes = {{
-    {http::verb::get, "/api/models/{team}/{model}", "HfModelInfo", model_info},
-    {http::verb::get, "/api/models/{team}/{model}/revision/{revision}", "HfModelInfo", model_info},
-    {http::verb::get, "/api/models/{team}/{model}/tree/{revision}", "HfListTree", list_tree},
-    {http::verb::get, "/api/models/{team}/{model}/tree/{revision}/{path+}", "HfListTree", list_tree},
-    {http::verb::post, "/api/models/{team}/{model}/paths-info/{revision}", "HfPathsInfo", paths_info},
-    {http::verb::get, "/{team}/{model}/resolve/{revision}/{path+}", "HfResolve", resolve_file},
-    {http::verb::head, "/{team}/{model}/resolve/{revision}/{path+}", "HfResolveHead", resolve_file_head},
+    {http::verb::get, "/api/models/{team}/{model}", "HfModelInfo", model_info, auth::permission::hf_read},
+    {http::verb::get, "/api/models/{team}/{model}/revision/{revision}", "HfModelInfo", model_info,
+     auth::permission::hf_read},
+    {http::verb::get, "/api/models/{team}/{model}/tree/{revision}", "HfListTree", list_tree,
+     auth::permission::hf_read},
+    {http::verb::get, "/api/models/{team}/{model}/tree/{revision}/{path+}", "HfListTree", list_tree,
+     auth::permission::hf_read},
+    {http::verb::post, "/api/models/{team}/{model}/paths-info/{revision}", "HfPathsInfo", paths_info,
+     auth::permission::hf_read},
+    {http::verb::get, "/{team}/{model}/resolve/{revision}/{path+}", "HfResolve", resolve_file,
+     auth::permission::hf_read},
+    {http::verb::head, "/{team}/{model}/resolve/{revision}/{path+}", "HfResolveHead", resolve_file_head,
+     auth::permission::hf_read},
 }};
 
 std::vector<std::string_view> split(std::string_view path)
@@ -175,6 +183,16 @@ bool is_hf_request(const request_context& ctx)
     return segments.size() >= 5 && segments[2] == "resolve";
 }
 
+std::vector<route_permission_entry> route_permissions()
+{
+    std::vector<route_permission_entry> out;
+    for (const auto& r : routes)
+        out.push_back({.route = std::string(http::to_string(r.method)) + " " + std::string(r.pattern),
+                       .read_method = r.method == http::verb::get || r.method == http::verb::head,
+                       .permission = r.permission.value});
+    return out;
+}
+
 std::vector<std::string_view> operation_names()
 {
     std::vector<std::string_view> out;
@@ -249,6 +267,8 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
                     const auto executor = co_await asio::this_coro::executor;
                     const registry::audit_context audit = audit_context_of(ctx);
                     const registry::audit_scope audit_guard(executor, audit);
+                    co_await resolve_principal(ctx);
+                    ctx.permission = found->permission.value;
                     auto r = co_await found->fn(ctx, req);
                     if (r)
                         res = std::move(*r);

@@ -59,31 +59,19 @@ resolve_revision(request_context& ctx, const registry::model& m, std::string_vie
 asio::awaitable<result<repo_at>> open_repo(request_context& ctx, hub_request& req)
 {
     // The scope first: a refusal must not tell whether the model exists.
-    std::optional<registry::credential_scope> scope;
-    if (!ctx.who.scope.empty()) {
-        auto parsed = registry::parse_scope(ctx.who.scope);
-        if (!parsed)
-            co_return make_error(errc::access_denied, "Access Denied: the credential's scope is unreadable");
-        if (!parsed->unrestricted())
-            scope = std::move(*parsed);
-    }
-    if (scope && !scope->bucket.empty())
-        co_return make_error(errc::access_denied,
-                             "Access Denied: the credential is limited to bucket " + scope->bucket);
-    if (scope && !scope->model.empty() && (scope->team != req.team || scope->model != req.model))
-        co_return make_error(errc::access_denied, "Access Denied: the credential is limited to model " +
-                                                      scope->team + "/" + scope->model);
+    const auth::hf_model asked{.team = req.team, .model = req.model};
+    if (auto allowed = auth::authorize(ctx.principal, ctx.permission, asked); !allowed)
+        co_return std::move(allowed).error();
+    const auto& scope = ctx.principal.scope;
 
     auto& models = ctx.svc->models;
     auto team = co_await models.get_team(req.team);
     if (!team)
         co_return repo_not_found();
-    if (!ctx.who.is_admin && !co_await models.role_of(team->id, ctx.who.user_id)) {
-        // Installation admins read every team's models (the REST API's override).
-        auto user = co_await ctx.svc->identities.get_user(ctx.who.user_id);
-        if (!user || !user->is_admin)
-            co_return repo_not_found();
-    }
+    const auth::team_resource member{.name = team->name,
+                                     .role = co_await models.role_of(team->id, ctx.who.user_id)};
+    if (!auth::authorize(ctx.principal, ctx.permission, member))
+        co_return repo_not_found();
     auto model = co_await models.get_model(team->id, req.model);
     if (!model)
         co_return repo_not_found();
@@ -97,11 +85,11 @@ asio::awaitable<result<repo_at>> open_repo(request_context& ctx, hub_request& re
         co_return std::move(version).error();
     if (alias_scope) {
         // Exactly the files of the version the alias points to now, whichever revision names it.
-        auto allowed = co_await models.get_version(*model, scope->alias, true);
-        if (!allowed || allowed->id != version->id)
-            co_return make_error(errc::access_denied,
-                                 "Access Denied: the credential is limited to the version alias " +
-                                     scope->alias + " points to");
+        auto aliased = co_await models.get_version(*model, scope->alias, true);
+        auto at = asked;
+        at.alias_version = aliased && aliased->id == version->id;
+        if (auto allowed = auth::authorize(ctx.principal, ctx.permission, at); !allowed)
+            co_return std::move(allowed).error();
     }
     auto commit = co_await registry::version_commit(*ctx.svc->db, model->id, version->id);
     req.commit = commit;

@@ -8,6 +8,7 @@
 #include "s3/header_values.hpp"
 #include "s3/names.hpp"
 #include "s3/utf8.hpp"
+#include "server/authorization.hpp"
 #include "server/chunked_body.hpp"
 #include "server/s3/delete_conditions.hpp"
 #include "server/s3/operations.hpp"
@@ -36,12 +37,10 @@ std::string too_big_message(std::size_t limit)
 
 } // namespace
 
-asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx)
-{
-    return authorized_bucket(ctx, ctx.bucket);
-}
+namespace {
 
-asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx, std::string_view name)
+asio::awaitable<result<registry::bucket>> bucket_for(request_context& ctx, std::string_view name,
+                                                     auth::permission what)
 {
     // The model view is a bucket that exists for every caller; what it shows depends on the caller's teams.
     if (name == ctx.svc->opts.models_bucket) {
@@ -56,9 +55,21 @@ asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx
     auto b = co_await ctx.svc->buckets.get(name);
     if (!b)
         co_return std::move(b).error();
-    if (b->owner_id != ctx.who.user_id && !ctx.who.is_admin)
-        co_return make_error(errc::access_denied, "Access Denied");
+    if (auto allowed = authorize_bucket(ctx, what, *b); !allowed)
+        co_return std::move(allowed).error();
     co_return b;
+}
+
+} // namespace
+
+asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx)
+{
+    return bucket_for(ctx, ctx.bucket, ctx.permission);
+}
+
+asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx, std::string_view name)
+{
+    return bucket_for(ctx, name, auth::permission::read_object);
 }
 
 asio::awaitable<result<registry::list_page>> list_page_of(request_context& ctx, registry::list_request req)

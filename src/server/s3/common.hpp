@@ -15,10 +15,10 @@ namespace depot::server::s3op {
 
 namespace asio = boost::asio;
 
-/// Loads the addressed bucket and checks that the caller may use it (owner, for now).
+/// Loads the addressed bucket and authorizes the route's permission on it (server/authorization.hpp).
 /// Errors: no_such_bucket, access_denied.
 asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx);
-/// The same for another bucket than the addressed one (CopyObject's source).
+/// The same for another bucket than the addressed one, read (CopyObject's and UploadPartCopy's source).
 asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx, std::string_view name);
 
 /// Validates ctx.key as an S3 object key (invalid_object_name / KeyTooLongError).

@@ -146,7 +146,7 @@ asio::awaitable<result<response>> read_object(request_context& ctx, bool head)
         co_return co_await read_model_file(ctx, ctx.key, head);
     if (!ctx.frozen_view_key.empty()) {
         // An alias-scoped credential reads the frozen file of the aliased version at this path, exactly what
-        // the models view serves, never the live object (server/scope_check.hpp).
+        // the models view serves, never the live object (server/authorization.hpp).
         auto bucket = co_await authorized_bucket(ctx);
         if (!bucket)
             co_return std::move(bucket).error();

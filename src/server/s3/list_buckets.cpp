@@ -1,7 +1,7 @@
 // ListBuckets — https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListBuckets.html
 #include "s3/responses.hpp"
+#include "server/authorization.hpp"
 #include "server/s3/operations.hpp"
-#include "server/scope_check.hpp"
 #include "server/services.hpp"
 
 namespace depot::server::s3op {

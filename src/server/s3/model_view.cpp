@@ -19,10 +19,6 @@
 namespace depot::server::s3op {
 namespace {
 
-constexpr std::array<std::string_view, 7> allowed_operations = {
-    "HeadBucket",  "GetBucketLocation", "GetBucketVersioning", "ListObjectsV2",
-    "ListObjects", "GetObject",         "HeadObject"};
-
 /// Keys under `segment` can be on the page: the segment is compatible with the prefix and its keys are not
 /// all before the scan's bound.
 bool relevant(std::string_view segment, std::string_view prefix, std::string_view bound)
@@ -58,11 +54,10 @@ asio::awaitable<result<resolved_path>> resolve(request_context& ctx, std::string
     auto team = co_await ctx.svc->models.get_team(parts[0]);
     if (!team)
         co_return missing();
-    if (!ctx.who.is_admin) {
-        auto role = co_await ctx.svc->models.role_of(team->id, ctx.who.user_id);
-        if (!role)
-            co_return missing();
-    }
+    const auth::team_resource member{.name = team->name,
+                                     .role = co_await ctx.svc->models.role_of(team->id, ctx.who.user_id)};
+    if (!auth::authorize(ctx.principal, auth::permission::read_object, member))
+        co_return missing();
     auto model = co_await ctx.svc->models.get_model(team->id, parts[1]);
     if (!model)
         co_return missing();
@@ -90,7 +85,8 @@ public:
     {
         auto cursor = start_of("");
         for (;;) {
-            auto teams = co_await index_.teams(ctx_.who.user_id, ctx_.who.is_admin, cursor, chunk_);
+            auto teams =
+                co_await index_.teams(ctx_.who.user_id, ctx_.principal.installation_admin, cursor, chunk_);
             for (const auto& team : teams) {
                 const std::string tp = team.name + "/";
                 if (beyond_prefix(tp))
@@ -274,12 +270,6 @@ private:
 bool is_model_view(const request_context& ctx)
 {
     return !ctx.bucket.empty() && ctx.bucket == ctx.svc->opts.models_bucket;
-}
-
-bool model_view_allows(std::string_view operation)
-{
-    return std::find(allowed_operations.begin(), allowed_operations.end(), operation) !=
-           allowed_operations.end();
 }
 
 asio::awaitable<result<response>> read_model_file(request_context& ctx, std::string_view view_key, bool head)

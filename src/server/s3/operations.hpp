@@ -1,9 +1,10 @@
 #pragma once
 /// \file
 /// The S3 operations, one function per AWS action (each in its own file, named after the action). Every
-/// operation follows the same lifecycle: the dispatcher has authenticated the caller; the operation
-/// authorizes (bucket ownership for now), validates its input, executes, and returns a response or an error
-/// that the dispatcher renders as S3 XML.
+/// operation follows the same lifecycle: the dispatcher has authenticated the caller and authorized the
+/// route's permission (the scope and the read-only views, server/authorization.hpp); the operation
+/// authorizes the bucket rows it looks up (authorized_bucket: ownership), validates its input, executes, and
+/// returns a response or an error that the dispatcher renders as S3 XML.
 
 #include "server/context.hpp"
 
@@ -75,8 +76,6 @@ asio::awaitable<result<registry::list_page>> list_page_of(request_context& ctx, 
 
 /// The request addresses the models bucket.
 bool is_model_view(const request_context& ctx);
-/// Operations the view serves (reads); the dispatcher refuses the others with AccessDenied.
-bool model_view_allows(std::string_view operation);
 /// GET/HEAD of the view key `view_key` (team/model/ref/path): the frozen file's bytes; no_such_key for
 /// anything the caller cannot see.
 asio::awaitable<result<response>> read_model_file(request_context& ctx, std::string_view view_key, bool head);
@@ -85,9 +84,6 @@ asio::awaitable<result<registry::list_page>> list_model_view(request_context& ct
 
 // The read-only S3 view of a bucket's snapshots (snapshot_view.cpp): s3://<bucket>/.snapshots/<name>/<key>.
 
-/// Operations allowed on keys under .snapshots/ (reads); the dispatcher refuses the others with
-/// AccessDenied.
-bool snapshot_view_allows(std::string_view operation);
 /// GetObject/HeadObject of .snapshots/<name>/<key>: no_such_key for an unknown snapshot or a key the
 /// snapshot does not hold.
 asio::awaitable<result<response>> read_snapshot_object(request_context& ctx, bool head);

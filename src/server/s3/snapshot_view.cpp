@@ -15,8 +15,6 @@
 namespace depot::server::s3op {
 namespace {
 
-constexpr std::array<std::string_view, 2> allowed_operations = {"GetObject", "HeadObject"};
-
 /// ".snapshots/<name>/" of a snapshot.
 std::string root_of(std::string_view name)
 {
@@ -80,12 +78,6 @@ asio::awaitable<std::vector<registry::snapshot>> all_snapshots(request_context& 
 }
 
 } // namespace
-
-bool snapshot_view_allows(std::string_view operation)
-{
-    return std::find(allowed_operations.begin(), allowed_operations.end(), operation) !=
-           allowed_operations.end();
-}
 
 asio::awaitable<result<registry::object_handle>>
 open_snapshot_key(request_context& ctx, std::int64_t bucket_id, std::string_view view_key)

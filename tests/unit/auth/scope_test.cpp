@@ -1,12 +1,12 @@
-#include "registry/credential_scope.hpp"
+#include "auth/scope.hpp"
 
 #include <doctest/doctest.h>
 
-using namespace depot::registry;
+using namespace depot::auth;
 
 namespace {
 
-credential_scope scope_of(std::string_view json)
+access_scope scope_of(std::string_view json)
 {
     auto s = parse_scope(json);
     REQUIRE(s);

@@ -1,0 +1,245 @@
+#pragma once
+/// \file
+/// The one place where Depot decides who may do what: `authorize(principal, permission, resource)`.
+///
+/// Pure: no I/O, no SQL, no HTTP. The server resolves what a decision needs once per request (the
+/// principal after authentication: user, installation-admin flag, parsed scope; the caller's role in a
+/// team; a bucket's owner; where a scoped model lives) and asks here. Every route of every table (S3 in
+/// server/dispatch.cpp, REST in server/api/api.cpp, the Hugging Face API in server/hf/hf.cpp) names its
+/// `permission`; the route's permission, not its name, is what the rules below look at.
+///
+/// The rules, in the order they apply:
+/// - **Scope** (auth/scope.hpp): a credential narrowed to read-only, a bucket [+ prefix], a model, or a
+///   model's alias only narrows; it never grants. Resources a request reaches besides its path (a copy
+///   source, a digest's source objects, a restore target) are checked against it too (`key_area`).
+/// - **Read-only views**: the models bucket and a bucket's `.snapshots/` serve reads only.
+/// - **Bucket ownership**: a bucket belongs to the user who created it; installation admins reach all.
+/// - **Team roles**: reader < writer < maintainer < admin; an installation admin counts as a team admin;
+///   a caller outside the team learns nothing about it (not_found).
+/// - **Installation admin**: users, teams, other users' credentials.
+///
+/// Denials are access_denied (or not_found where the rule hides existence); the message says why.
+
+#include "auth/scope.hpp"
+#include "common/result.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace depot::auth {
+
+enum class team_role
+{
+    reader = 1,     ///< reads models, versions and files
+    writer = 2,     ///< creates models and versions, submits versions
+    maintainer = 3, ///< approves, rejects, deprecates, archives, moves aliases
+    admin = 4,      ///< manages members, webhooks and model policies
+};
+
+std::optional<team_role> team_role_of(std::string_view name) noexcept;
+std::string_view to_string(team_role role) noexcept;
+
+/// Who asks, resolved once per request after authentication.
+struct principal
+{
+    std::string user_id;
+    /// The user's installation-admin flag (whatever the credential).
+    bool installation_admin = false;
+    /// The credential's scope; nullopt when it does not narrow anything.
+    std::optional<access_scope> scope;
+    /// The stored scope could not be parsed: the credential reaches nothing.
+    bool scope_unreadable = false;
+};
+
+/// A principal from the authenticated user and the credential's stored scope ("" = not narrowed).
+principal make_principal(std::string user_id, bool installation_admin, std::string_view scope_json);
+
+/// What an operation does. One per kind of operation, not per route: routes that need the same thing
+/// share one. Each has a fixed read/write nature (reads: every GET and HEAD route, and nothing else except
+/// the Hugging Face paths-info POST) and, for team resources, the least team role it needs.
+enum class permission : std::uint8_t
+{
+    // S3 (server/dispatch.cpp)
+    list_buckets,     ///< ListBuckets: lists only the bucket the scope reaches
+    create_bucket,    ///< CreateBucket
+    delete_bucket,    ///< DeleteBucket
+    read_bucket,      ///< HeadBucket, GetBucketLocation, GetBucketVersioning: reachable from a prefix scope
+    read_bucket_acl,  ///< GetBucketAcl, GetBucketCors: a bucket's configuration (not from a prefix scope)
+    configure_bucket, ///< PutBucketVersioning, PutBucketCors, DeleteBucketCors
+    list_objects,     ///< ListObjects, ListObjectsV2 (the path checked is the listing's prefix)
+    list_object_versions, ///< ListObjectVersions
+    list_uploads,         ///< ListMultipartUploads
+    delete_objects,       ///< DeleteObjects
+    read_object,          ///< GetObject, HeadObject (an alias scope reads the frozen file); a copy's source
+    read_object_metadata, ///< GetObjectAcl, GetObjectAttributes, GetObjectTagging, ListParts
+    write_object,         ///< PutObject, CopyObject, DeleteObject, multipart uploads
+    /// OPTIONS: a browser's CORS preflight, answered before authentication from the bucket's CORS
+    /// configuration (server/s3/cors_preflight.cpp); authorize() refuses it, nothing should ask.
+    cors_preflight,
+
+    // REST (server/api/api.cpp)
+    whoami,                ///< whoami, getCurrentSession: any credential, whatever its scope
+    /// createSession: unauthenticated (the handler checks the credential the body names; a session acts
+    /// with that credential's permissions); authorize() refuses it, nothing should ask.
+    session_start,
+    session_end, ///< deleteCurrentSession: a session ends itself, whatever its credential's scope
+    account_read,          ///< the caller's own usage, tokens and keys (another user's: installation admins)
+    audit_read,            ///< listAudit: installation admins, and team admins for their teams' rows
+    account_write,         ///< the caller's own tokens and keys; content lookup
+    users_read,            ///< listUsers: installation admins
+    users_write,           ///< createUser: installation admins
+    bucket_info_read,      ///< a bucket's settings, usage, snapshots (owner or installation admin)
+    bucket_info_write,     ///< a bucket's settings and snapshots, objects created from a digest
+    teams_list,            ///< listTeams: the caller's teams
+    team_create,           ///< createTeam: installation admins
+    team_read,             ///< getTeam: reader (a model scope may read its model's team)
+    team_contents_read,    ///< members, models, team warm-up policy: reader
+    team_members_write,    ///< set or remove a member: admin
+    team_policy_write,     ///< team warm-up policy: admin
+    model_create,          ///< createModel: writer
+    webhooks_read,         ///< a team's webhooks and deliveries: admin
+    webhooks_write,        ///< create, change, rotate, ping, redeliver webhooks: admin
+    model_read,            ///< model, alias, version, its files and manifest: reader (alias scopes too)
+    model_history_read,    ///< history, versions, diffs, aliases, warm-ups: reader
+    model_update,          ///< updateModel: writer
+    model_policy_write,    ///< a model's warm-up policy: admin
+    approval_policy_write, ///< a model's approval policy (part of updateModel): admin
+    version_create,        ///< createVersion, submitVersion, createWarmup: writer
+    version_review,        ///< approve, reject: the model policy's approver role (at least reader)
+    version_retire,        ///< deprecate, archive: maintainer
+    alias_write,           ///< set or delete an alias: maintainer
+
+    // The Hugging Face Hub API (server/hf/hf.cpp)
+    hf_read, ///< model info, tree, paths-info, resolve: reader of the model's team
+};
+
+/// A route table's permission column: no default, so a route without one does not compile.
+struct route_permission
+{
+    permission value;
+    constexpr route_permission(permission p) noexcept : value(p) {} // NOLINT: implicit on purpose
+};
+
+/// The permission's name (for tests and messages).
+std::string_view to_string(permission p) noexcept;
+/// Whether the permission only reads.
+bool is_read(permission p) noexcept;
+/// The least team role a team-resource permission needs (reader for permissions about no team).
+team_role required_role(permission p) noexcept;
+/// Every permission, for tests that enumerate them.
+std::span<const permission> all_permissions() noexcept;
+
+// --- Resources: what the request reaches, with the facts a decision needs (resolved by the caller) ------
+
+/// An S3 request's own target: `bucket`, and `path` (the object key; a listing's prefix; empty for other
+/// bucket-level and service-level operations).
+struct s3_target
+{
+    std::string_view operation; ///< the AWS action, for messages
+    std::string_view bucket;
+    std::string_view path;
+    bool models_view = false;  ///< `bucket` is the models bucket (the read-only view)
+    bool snapshot_key = false; ///< `path` is under .snapshots/
+    bool version_id = false;   ///< the request names an object version
+    /// For a model scope outside the models view: where the scope's model lives (nullptr: it is gone).
+    const model_location* scope_model = nullptr;
+    /// For an alias scope reading inside its model's prefix: whether the path is a file of the aliased
+    /// version (relative to the model's prefix, auth::alias_file_path).
+    bool alias_file = false;
+    /// CopyObject, UploadPartCopy: the source the request reads (checked as read_object).
+    const s3_target* copy_source = nullptr;
+};
+
+/// A bucket row: ownership decides.
+struct bucket_resource
+{
+    std::string_view name;
+    std::string_view owner_id;
+};
+
+/// Keys under `prefix` of `bucket` a request reaches besides its path (a copy source is an s3_target with
+/// read_object instead): a restore's source and target, an object created from a digest.
+struct key_area
+{
+    std::string_view bucket;
+    std::string_view prefix;
+    /// For a model scope: where the scope's model lives (nullptr: it is gone).
+    const model_location* scope_model = nullptr;
+};
+
+/// A REST call's target, as its path parameters name it (empty: the path has no such parameter).
+struct api_target
+{
+    std::string_view bucket;
+    std::string_view team;
+    std::string_view model;
+    std::string_view alias;
+    std::string_view version;
+};
+
+/// A team, with the caller's role in it (nullopt: not a member).
+struct team_resource
+{
+    std::string_view name;
+    std::optional<team_role> role;
+    /// Raises the permission's least role (version_review: the model policy's approver role).
+    std::optional<team_role> policy_role;
+};
+
+/// A model of the Hugging Face API: `team/model`, and for an alias scope whether the revision asked for
+/// is the version its alias points to now (nullopt: not yet resolved).
+struct hf_model
+{
+    std::string_view team;
+    std::string_view model;
+    std::optional<bool> alias_version = std::nullopt;
+};
+
+/// Something that belongs to a user (credentials, usage): `owner_id`.
+struct user_resource
+{
+    std::string_view owner_id;
+};
+
+/// A multipart upload a model version is created from: only its initiator publishes it (in their name),
+/// installation admins included.
+struct upload_resource
+{
+    std::string_view owner_id;
+};
+
+/// The installation itself (users, teams, the whole audit log). `team_admin_somewhere`: the caller is the
+/// admin of at least one team (reads its teams' audit rows).
+struct installation
+{
+    bool team_admin_somewhere = false;
+};
+
+/// A scope being granted to a credential of `principal` (account_write): the scope's bucket must be the
+/// principal's own (installation admins included), its model one of a team the principal reaches. The
+/// refusals are invalid_argument naming `scope`.
+struct granted_scope
+{
+    const access_scope* scope = nullptr;
+    std::string_view bucket_owner_id;         ///< owner of the scope's bucket ("" when it does not exist)
+    std::optional<team_role> model_team_role; ///< the principal's role in the scope's model's team
+    bool model_exists = false;                ///< the scope's model exists (in its team)
+};
+
+using resource = std::variant<s3_target, bucket_resource, key_area, api_target, team_resource, hf_model,
+                              user_resource, upload_resource, installation, granted_scope>;
+
+/// The decision. ok() or the refusal (access_denied, or not_found for a team the caller is not in).
+result<void> authorize(const principal& who, permission what, const resource& on);
+
+/// For an alias scope and an s3_target inside its model's area: the path relative to the model's prefix,
+/// whose membership in the aliased version the caller resolves (s3_target::alias_file). nullopt otherwise.
+std::optional<std::string_view> alias_file_path(const principal& who, permission what,
+                                                std::string_view bucket, std::string_view path,
+                                                const model_location* model);
+
+} // namespace depot::auth

@@ -1,0 +1,169 @@
+#include "server/authorization.hpp"
+
+#include "registry/bucket_repository.hpp"
+#include "registry/identity_repository.hpp"
+#include "server/s3/common.hpp"
+#include "server/s3/operations.hpp"
+#include "server/services.hpp"
+
+namespace depot::server {
+namespace {
+
+/// Where the caller's model scope lives; nullopt when the scope names no model (or cannot be read).
+asio::awaitable<std::optional<registry::model_location>> scope_model(request_context& ctx)
+{
+    const auto& p = ctx.principal;
+    if (!p.scope || p.scope->model.empty())
+        co_return std::nullopt;
+    co_return co_await registry::locate_model(*ctx.svc->db, p.scope->team, p.scope->model);
+}
+
+/// An S3 target with the facts its decision needs (owned here: the target points into it).
+struct resolved_target
+{
+    auth::s3_target target;
+    std::optional<registry::model_location> where;
+    std::optional<std::string_view> alias_relative;
+};
+
+asio::awaitable<void> resolve_target(request_context& ctx, resolved_target& r, auth::permission what,
+                                     std::string_view operation, std::string_view bucket,
+                                     std::string_view path, bool own_path)
+{
+    auto& t = r.target;
+    t = auth::s3_target{.operation = operation,
+                        .bucket = bucket,
+                        .path = path,
+                        .models_view = bucket == ctx.svc->opts.models_bucket,
+                        .snapshot_key = own_path && !ctx.key.empty() && registry::is_snapshot_key(ctx.key),
+                        .version_id = ctx.has_param("versionId")};
+    if (!t.bucket.empty() && !t.models_view)
+        r.where = co_await scope_model(ctx);
+    t.scope_model = r.where ? &*r.where : nullptr;
+    r.alias_relative = auth::alias_file_path(ctx.principal, what, bucket, path, t.scope_model);
+    if (r.alias_relative && !t.version_id)
+        t.alias_file = co_await registry::alias_has_file(*ctx.svc->db, r.where->model_id,
+                                                         ctx.principal.scope->alias, *r.alias_relative);
+}
+
+} // namespace
+
+void set_principal(request_context& ctx)
+{
+    ctx.principal = auth::make_principal(ctx.who.user_id, ctx.who.is_admin, ctx.who.scope);
+}
+
+asio::awaitable<void> resolve_principal(request_context& ctx)
+{
+    auto u = co_await ctx.svc->identities.get_user(ctx.who.user_id);
+    ctx.principal = auth::make_principal(ctx.who.user_id, u && u->is_admin, ctx.who.scope);
+}
+
+asio::awaitable<result<void>> authorize_s3_request(request_context& ctx, auth::permission what,
+                                                   std::string_view operation)
+{
+    using auth::permission;
+    const bool listing = what == permission::list_objects || what == permission::list_object_versions ||
+                         what == permission::list_uploads;
+    const std::string_view path = !ctx.key.empty() ? std::string_view(ctx.key)
+                                  : listing        ? ctx.param("prefix").value_or("")
+                                                   : std::string_view();
+    resolved_target own;
+    co_await resolve_target(ctx, own, what, operation, ctx.bucket, path, true);
+    // A copy reads its source: it is a resource of the request too (only a scope confined to a bucket or a
+    // model can refuse it here; the operation authorizes the source bucket once it has looked it up).
+    std::optional<s3op::copy_source> parsed;
+    resolved_target source;
+    const auto& scope = ctx.principal.scope;
+    if (auto header = ctx.get("x-amz-copy-source");
+        header && !ctx.key.empty() && scope && (!scope->bucket.empty() || !scope->model.empty())) {
+        auto p = s3op::parse_copy_source(*header);
+        if (!p) {
+            // A refusal of the target comes first, as it would with a readable source.
+            if (auto allowed = auth::authorize(ctx.principal, what, own.target); !allowed)
+                co_return allowed;
+            co_return std::move(p).error();
+        }
+        parsed = std::move(*p);
+        co_await resolve_target(ctx, source, permission::read_object, "GetObject", parsed->bucket,
+                                parsed->key, false);
+        own.target.copy_source = &source.target;
+    }
+    auto allowed = auth::authorize(ctx.principal, what, own.target);
+    if (allowed && own.target.alias_file) {
+        const auto& s = *ctx.principal.scope;
+        ctx.frozen_view_key = s.team + "/" + s.model + "/" + s.alias + "/" + std::string(*own.alias_relative);
+    }
+    co_return allowed;
+}
+
+result<void> authorize_bucket(const request_context& ctx, auth::permission what, const registry::bucket& b)
+{
+    return auth::authorize(ctx.principal, what,
+                           auth::bucket_resource{.name = b.name, .owner_id = b.owner_id});
+}
+
+asio::awaitable<std::optional<registry::scope_area>> scope_area_of(request_context& ctx)
+{
+    const auto& p = ctx.principal;
+    if (p.scope_unreadable)
+        co_return registry::scope_area{}; // unreadable: reaches nothing
+    if (!p.scope)
+        co_return std::nullopt;
+    auto where = co_await scope_model(ctx);
+    co_return registry::area_of(*p.scope, where ? &*where : nullptr);
+}
+
+asio::awaitable<result<void>> authorize_area(request_context& ctx, auth::permission what,
+                                             std::string_view bucket, std::string_view key_prefix)
+{
+    auto where = co_await scope_model(ctx);
+    co_return auth::authorize(
+        ctx.principal, what,
+        auth::key_area{.bucket = bucket, .prefix = key_prefix, .scope_model = where ? &*where : nullptr});
+}
+
+result<void> authorize_api_request(const request_context& ctx, auth::permission what,
+                                   const api::path_params& params)
+{
+    return auth::authorize(ctx.principal, what,
+                           auth::api_target{.bucket = api::path_param(params, "bucket"),
+                                            .team = api::path_param(params, "team"),
+                                            .model = api::path_param(params, "model"),
+                                            .alias = api::path_param(params, "alias"),
+                                            .version = api::path_param(params, "version")});
+}
+
+asio::awaitable<result<team_access>> authorize_team(request_context& ctx, auth::permission what,
+                                                    std::string_view name)
+{
+    auto t = co_await ctx.svc->models.get_team(name);
+    if (!t)
+        co_return make_error(errc::not_found, "No such team");
+    auto role = co_await ctx.svc->models.role_of(t->id, ctx.principal.user_id);
+    if (auto allowed =
+            auth::authorize(ctx.principal, what, auth::team_resource{.name = t->name, .role = role});
+        !allowed)
+        co_return std::move(allowed).error();
+    co_return team_access{std::move(*t), role.value_or(auth::team_role::admin)};
+}
+
+result<void> authorize_user(const request_context& ctx, auth::permission what, std::string_view owner_id)
+{
+    return auth::authorize(ctx.principal, what, auth::user_resource{.owner_id = owner_id});
+}
+
+asio::awaitable<result<void>> authorize_installation(request_context& ctx, auth::permission what)
+{
+    auth::installation i;
+    if (what == auth::permission::audit_read && !ctx.principal.installation_admin) {
+        // Team admins read their teams' rows.
+        for (const auto& t : co_await ctx.svc->models.teams_of(ctx.principal.user_id, false)) {
+            auto role = co_await ctx.svc->models.role_of(t.id, ctx.principal.user_id);
+            i.team_admin_somewhere = i.team_admin_somewhere || (role && *role == auth::team_role::admin);
+        }
+    }
+    co_return auth::authorize(ctx.principal, what, i);
+}
+
+} // namespace depot::server

@@ -1,0 +1,95 @@
+#pragma once
+/// \file
+/// The server's side of authorization: it resolves, once per request, what a decision needs (the principal
+/// after authentication, the caller's role in a team, a bucket's owner, where a scoped model lives, whether
+/// a path is a file of an aliased version) and asks auth::authorize (auth/authorize.hpp), which alone
+/// decides. The dispatchers (S3, REST, Hugging Face) authorize each request's route with the route's
+/// permission before the handler runs (and so before any body byte is read); handlers authorize the
+/// resources they reach once they have looked them up (a bucket row, a team, a copy source, a restore
+/// target). Scopes are read from the database with the credential on every request, so narrowing or
+/// revoking a credential holds from the next request on.
+
+#include "auth/authorize.hpp"
+#include "registry/credential_scope.hpp"
+#include "registry/model_registry.hpp"
+#include "server/api/http_api.hpp"
+#include "server/context.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace depot::registry {
+struct bucket;
+}
+
+namespace depot::server {
+
+namespace asio = boost::asio;
+
+/// Sets ctx.principal from ctx.who once the request is authenticated. S3 takes the installation-admin flag
+/// the credential lookup returned; REST and the Hub API read the user's row (whatever the credential).
+void set_principal(request_context& ctx);
+asio::awaitable<void> resolve_principal(request_context& ctx);
+
+/// An S3 request's route, before the handler: the scope and the read-only views. `operation`: the AWS
+/// action name (for messages). For an alias-scoped credential reading a path of its model's bucket, sets
+/// ctx.frozen_view_key: the read serves that frozen file of the aliased version, never the live object. A
+/// copy's source (x-amz-copy-source) is authorized as a read_object of its own.
+asio::awaitable<result<void>> authorize_s3_request(request_context& ctx, auth::permission what,
+                                                   std::string_view operation);
+
+/// A bucket row the request reaches: owner or installation admin.
+result<void> authorize_bucket(const request_context& ctx, auth::permission what, const registry::bucket& b);
+
+/// The area (bucket and key prefix) the caller's credential confines data access to; nullopt when it
+/// confines to no bucket. For what a handler reaches beyond its path parameters: ListBuckets, the sources
+/// of objects created from a digest.
+asio::awaitable<std::optional<registry::scope_area>> scope_area_of(request_context& ctx);
+
+/// Keys under `key_prefix` of `bucket` the request reaches besides its path (a restore's source prefix and
+/// target, a digest's target key).
+asio::awaitable<result<void>> authorize_area(request_context& ctx, auth::permission what,
+                                             std::string_view bucket, std::string_view key_prefix);
+
+/// A REST request's route, before the handler: the scope against the path parameters.
+result<void> authorize_api_request(const request_context& ctx, auth::permission what,
+                                   const api::path_params& params);
+
+/// A team and the caller's role in it, once authorized.
+struct team_access
+{
+    registry::team team;
+    auth::team_role role = auth::team_role::reader;
+};
+
+/// The team `name` if the caller may do `what` in it: not_found when it does not exist or the caller is
+/// not a member (nothing about other teams leaks), access_denied when the role is too low.
+asio::awaitable<result<team_access>> authorize_team(request_context& ctx, auth::permission what,
+                                                    std::string_view name);
+
+/// Something belonging to `owner_id` (credentials): the owner or an installation admin.
+result<void> authorize_user(const request_context& ctx, auth::permission what, std::string_view owner_id);
+
+/// Installation-wide operations (users, teams, the audit log).
+asio::awaitable<result<void>> authorize_installation(request_context& ctx, auth::permission what);
+
+/// A route of one of the tables, for the test that enumerates them: "METHOD path", whether the method
+/// only reads (GET, HEAD), and the route's permission.
+struct route_permission_entry
+{
+    std::string route;
+    bool read_method = false;
+    auth::permission permission;
+};
+std::vector<route_permission_entry> s3_route_permissions(); ///< server/dispatch.cpp
+namespace api {
+std::vector<route_permission_entry> route_permissions(); ///< server/api/api.cpp
+}
+namespace hf {
+std::vector<route_permission_entry> route_permissions(); ///< server/hf/hf.cpp
+}
+
+} // namespace depot::server

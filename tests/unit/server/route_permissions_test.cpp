@@ -1,0 +1,56 @@
+#include "server/authorization.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace depot;
+using namespace depot::server;
+
+namespace {
+
+void check_table(const std::vector<route_permission_entry>& routes)
+{
+    REQUIRE_FALSE(routes.empty());
+    for (const auto& r : routes) {
+        CAPTURE(r.route);
+        CAPTURE(auth::to_string(r.permission));
+        // A read-only credential may call exactly the routes that only read: a GET or HEAD route with a
+        // writing permission (or the reverse) would let the scope check and the method disagree. The Hub
+        // API's paths-info is a POST that only reads.
+        const bool hub_read_post =
+            r.route.starts_with("POST /api/models/") && r.route.find("/paths-info/") != std::string::npos;
+        CHECK(auth::is_read(r.permission) == (r.read_method || hub_read_post));
+    }
+}
+
+} // namespace
+
+TEST_CASE("every S3 route names a permission whose nature matches its method")
+{
+    check_table(s3_route_permissions());
+}
+
+TEST_CASE("every REST route names a permission whose nature matches its method")
+{
+    check_table(api::route_permissions());
+}
+
+TEST_CASE("every Hugging Face route names a read permission")
+{
+    const auto routes = hf::route_permissions();
+    check_table(routes);
+    for (const auto& r : routes)
+        CHECK(r.permission == auth::permission::hf_read);
+}
+
+TEST_CASE("the models view and the alias scope see the permissions their rules name")
+{
+    // The rules in auth/authorize.cpp single out these permissions; the S3 table must use them for the
+    // actions they are about.
+    bool get_object = false;
+    for (const auto& r : s3_route_permissions())
+        if (r.route == "GET GetObject" || r.route == "HEAD HeadObject") {
+            CHECK(r.permission == auth::permission::read_object);
+            get_object = true;
+        }
+    CHECK(get_object);
+}
