@@ -86,19 +86,18 @@ asio::awaitable<result<bucket>> bucket_repository::get(std::string_view name)
     co_return b;
 }
 
-asio::awaitable<result<bucket>> bucket_repository::set_dedup(std::string_view name, bool dedup)
+asio::awaitable<result<bucket>> bucket_repository::set_setting(std::string_view name, std::string_view column,
+                                                               pg::param value, std::string_view audit_json)
 {
     auto changed = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<bucket>> {
-        auto rs =
-            co_await sql(c,
-                         std::string("WITH b AS (UPDATE buckets SET dedup = $2 WHERE name = $1 RETURNING *) "
-                                     "SELECT ") +
-                             bucket_columns + " FROM b JOIN users u ON u.id = b.owner_id",
-                         name, dedup);
+        auto rs = co_await sql(c,
+                               "WITH b AS (UPDATE buckets SET " + std::string(column) +
+                                   " = $2 WHERE name = $1 RETURNING *) SELECT " + bucket_columns +
+                                   " FROM b JOIN users u ON u.id = b.owner_id",
+                               name, value);
         if (rs.empty())
             co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-        co_await append_audit(c, "bucket.update", name, "",
-                              std::string("{\"dedup\":") + (dedup ? "true" : "false") + "}");
+        co_await append_audit(c, "bucket.update", name, "", audit_json);
         co_return bucket_from(rs[0]);
     });
     if (changed)
@@ -106,44 +105,23 @@ asio::awaitable<result<bucket>> bucket_repository::set_dedup(std::string_view na
     co_return changed;
 }
 
+asio::awaitable<result<bucket>> bucket_repository::set_dedup(std::string_view name, bool dedup)
+{
+    co_return co_await set_setting(name, "dedup", dedup, dedup ? R"({"dedup":true})" : R"({"dedup":false})");
+}
+
 asio::awaitable<result<bucket>> bucket_repository::set_object_events(std::string_view name, bool enabled)
 {
-    auto changed = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<bucket>> {
-        auto rs = co_await sql(
-            c,
-            std::string(
-                "WITH b AS (UPDATE buckets SET object_events = $2 WHERE name = $1 RETURNING *) SELECT ") +
-                bucket_columns + " FROM b JOIN users u ON u.id = b.owner_id",
-            name, enabled);
-        if (rs.empty())
-            co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-        co_await append_audit(c, "bucket.update", name, "",
-                              std::string("{\"object_events\":") + (enabled ? "true" : "false") + "}");
-        co_return bucket_from(rs[0]);
-    });
-    if (changed)
-        forget(name);
-    co_return changed;
+    co_return co_await set_setting(name, "object_events", enabled,
+                                   enabled ? R"({"object_events":true})" : R"({"object_events":false})");
 }
 
 asio::awaitable<result<bucket>> bucket_repository::set_cors(std::string_view name,
                                                             std::optional<std::string> cors)
 {
-    auto changed = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<bucket>> {
-        auto rs = co_await sql(
-            c,
-            std::string("WITH b AS (UPDATE buckets SET cors = $2 WHERE name = $1 RETURNING *) SELECT ") +
-                bucket_columns + " FROM b JOIN users u ON u.id = b.owner_id",
-            name, cors);
-        if (rs.empty())
-            co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-        co_await append_audit(c, "bucket.update", name, "",
-                              std::string("{\"cors\":") + (cors ? "true" : "false") + "}");
-        co_return bucket_from(rs[0]);
-    });
-    if (changed)
-        forget(name);
-    co_return changed;
+    const bool set = cors.has_value();
+    co_return co_await set_setting(name, "cors", std::move(cors),
+                                   set ? R"({"cors":true})" : R"({"cors":false})");
 }
 
 asio::awaitable<std::vector<bucket>> bucket_repository::list_owned(std::string_view owner_id)

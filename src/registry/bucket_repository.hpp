@@ -52,6 +52,10 @@ public:
     asio::awaitable<stored_totals> totals();
 
 private:
+    /// Sets one settings column (a constant name, never from a request) and writes the bucket.update audit
+    /// row with `audit_json`. no_such_bucket.
+    asio::awaitable<result<bucket>> set_setting(std::string_view name, std::string_view column,
+                                                pg::param value, std::string_view audit_json);
     /// Drops `name` from the cache after a committed change (the trigger's notice tells other processes).
     void forget(std::string_view name);
 
