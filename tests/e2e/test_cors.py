@@ -1,16 +1,24 @@
 """Bucket CORS: PutBucketCors, GetBucketCors and DeleteBucketCors through boto3 and the aws cli, S3's
 validation (changing nothing when it refuses), browsers' preflights (OPTIONS, unauthenticated) and the
-headers of actual requests from an allowed origin, on a presigned URL as a browser app would use it."""
+headers of actual requests from an allowed origin, on a presigned URL as a browser app would use it — also
+in Debian's Chromium (playwright-core, js/cors.mjs), from a page of another origin."""
 
 from __future__ import annotations
 
+import functools
+import http.server
 import json
+import shutil
+import threading
+from pathlib import Path
 
 import pytest
 import requests
 
-from depot_harness import assert_error_response, expect_error
+from depot_harness import assert_error_response, clean_env, expect_error, run
 from rest import call, token_for
+
+HERE = Path(__file__).resolve().parent
 
 APP = "https://app.example.com"
 RULES = [
@@ -159,3 +167,51 @@ def test_a_prefix_scoped_key_cannot_change_bucket_cors(depot, s3, bucket):
     expect_error("AccessDenied", 403, scoped.put_bucket_cors, Bucket=bucket,
                  CORSConfiguration={"CORSRules": RULES})
     expect_error("NoSuchCORSConfiguration", 404, s3.get_bucket_cors, Bucket=bucket)
+
+
+@pytest.fixture
+def app_origin(tmp_path):
+    """A browser app's page served from another origin (another port of 127.0.0.1)."""
+    (tmp_path / "index.html").write_text("<!doctype html><title>app</title><p>app</p>")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def in_browser(depot, tmp_path, app: str, s3, bucket: str) -> dict:
+    node = shutil.which("node", path="/usr/local/bin:/usr/bin:/bin")
+    assert node and (HERE / "js" / "node_modules" / "playwright-core").is_dir(), "run scripts/js-deps"
+    assert Path("/usr/bin/chromium").exists(), "scripts/deps installs Debian's chromium"
+    get_url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "w.bin"}, ExpiresIn=300)
+    put_url = s3.generate_presigned_url("put_object", Params={"Bucket": bucket, "Key": "from-browser.txt",
+                                                              "ContentType": "text/plain"}, ExpiresIn=300)
+    profile = tmp_path / "chromium"
+    profile.mkdir(exist_ok=True)
+    env = clean_env({"CORS_INPUT": json.dumps({"app": app + "/index.html", "get_url": get_url, "put_url": put_url,
+                                               "put_body": "written by a browser", "content_type": "text/plain"}),
+                     "NODE_NO_WARNINGS": "1", "TMPDIR": str(profile)})
+    out = json.loads(run([node, str(HERE / "js" / "cors.mjs")], env=env, cwd=str(HERE / "js"), timeout=120).stdout)
+    assert "error" not in out, out["error"]
+    return out
+
+
+def test_a_browser_app_uses_presigned_urls_once_cors_allows_its_origin(depot, s3, bucket, tmp_path, app_origin):
+    s3.put_object(Bucket=bucket, Key="w.bin", Body=b"weights")
+    # Without a configuration the browser refuses to hand the app the response, and the PUT's preflight fails:
+    # nothing is written.
+    out = in_browser(depot, tmp_path, app_origin, s3, bucket)
+    assert "error" in out["get"] and "error" in out["put"], out
+    expect_error("NoSuchKey", 404, s3.get_object, Bucket=bucket, Key="from-browser.txt")
+
+    put_rules(s3, bucket, [{"AllowedOrigins": [app_origin], "AllowedMethods": ["GET", "PUT"],
+                            "AllowedHeaders": ["*"], "ExposeHeaders": ["ETag"]}])
+    out = in_browser(depot, tmp_path, app_origin, s3, bucket)
+    assert out["get"] == {"status": 200, "text": "weights"}, out
+    assert out["put"]["status"] == 200, out
+    stored = s3.get_object(Bucket=bucket, Key="from-browser.txt")
+    assert stored["Body"].read() == b"written by a browser" and stored["ContentType"] == "text/plain"
+    assert out["put"]["etag"] == stored["ETag"]  # readable by the app because ExposeHeaders names it
