@@ -97,7 +97,7 @@ asio::awaitable<result<bucket>> bucket_repository::set_setting(std::string_view 
                                name, value);
         if (rs.empty())
             co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-        co_await append_audit(c, "bucket.update", name, "", audit_json);
+        co_await append_audit(c, "bucket.update", name, "", std::string(audit_json));
         co_return bucket_from(rs[0]);
     });
     if (changed)
