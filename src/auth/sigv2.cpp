@@ -390,19 +390,12 @@ result<parsed_auth> parse(const request_view& req)
     if (auto sha = check_content_sha256(req); !sha)
         return std::move(sha).error();
 
-    const auto authorization_count = count_header(req.headers, "authorization");
     const bool presigned = find_param(*params, "AWSAccessKeyId") || find_param(*params, "Signature") ||
                            find_param(*params, "X-Amz-Algorithm");
-    if (authorization_count > 0 && presigned)
-        return make_error(
-            errc::invalid_argument,
-            "Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature "
-            "query string parameter or the Authorization header should be specified",
-            "Authorization");
-    if (authorization_count > 1)
-        return make_error(errc::authorization_header_malformed,
-                          "The authorization header is malformed; it appears more than once.");
-    if (authorization_count == 1)
+    auto authorization_count = detail::authorization_headers(req.headers, presigned);
+    if (!authorization_count)
+        return std::move(authorization_count).error();
+    if (*authorization_count == 1)
         return parse_header(req, *find_header(req.headers, "authorization"));
     return parse_query(*params);
 }

@@ -83,6 +83,21 @@ std::size_t count_header(std::span<const header_view> headers, std::string_view 
     return n;
 }
 
+result<std::size_t> authorization_headers(std::span<const header_view> headers, bool presigned)
+{
+    const auto count = count_header(headers, "authorization");
+    if (count > 0 && presigned)
+        return make_error(
+            errc::invalid_argument,
+            "Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature "
+            "query string parameter or the Authorization header should be specified",
+            "Authorization");
+    if (count > 1)
+        return make_error(errc::authorization_header_malformed,
+                          "The authorization header is malformed; it appears more than once.");
+    return count;
+}
+
 std::optional<std::pair<std::string, credential_scope>> parse_credential(std::string_view credential)
 {
     // Split from the right: the access key id is everything before the last four components.

@@ -33,6 +33,11 @@ std::optional<std::string_view> find_header(std::span<const header_view> headers
 /// How many headers are named `name` (case-insensitive).
 std::size_t count_header(std::span<const header_view> headers, std::string_view name) noexcept;
 
+/// S3's rule for the mechanisms one request may carry (SigV4 and SigV2 alike): an Authorization header or a
+/// presigned query (`presigned`), not both, and one Authorization header at most. Returns how many
+/// Authorization headers there are (0 or 1); invalid_argument / authorization_header_malformed otherwise.
+result<std::size_t> authorization_headers(std::span<const header_view> headers, bool presigned);
+
 /// Parses "<access key id>/<YYYYMMDD>/<region>/<service>/aws4_request"; nullopt when malformed.
 std::optional<std::pair<std::string, credential_scope>> parse_credential(std::string_view credential);
 

@@ -314,18 +314,11 @@ result<std::optional<parsed_auth>> parse(const request_view& req)
     if (!params)
         return make_error(errc::invalid_argument, "The query string contains a malformed percent-escape");
 
-    auto authorization_count = detail::count_header(req.headers, "authorization");
-    bool presigned = has_param(*params, "X-Amz-Algorithm");
-    if (authorization_count > 0 && presigned)
-        return make_error(
-            errc::invalid_argument,
-            "Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature "
-            "query string parameter or the Authorization header should be specified",
-            "Authorization");
-    if (authorization_count > 1)
-        return make_error(errc::authorization_header_malformed,
-                          "The authorization header is malformed; it appears more than once.");
-    if (authorization_count == 1)
+    const bool presigned = has_param(*params, "X-Amz-Algorithm");
+    auto authorization_count = detail::authorization_headers(req.headers, presigned);
+    if (!authorization_count)
+        return std::move(authorization_count).error();
+    if (*authorization_count == 1)
         return refuse_unsigned_headers(parse_header_auth(req, *find_header(req.headers, "authorization")),
                                        req);
     if (presigned)

@@ -10,8 +10,8 @@
 /// webhook URL has a host, a port within 1..65535 and a target starting with '/'; an IPv4 address and its
 /// IPv4-mapped IPv6 form are judged alike by is_public_address.
 
-#include "check.hpp"
 #include "auth/scope.hpp"
+#include "check.hpp"
 #include "server/webhooks/target.hpp"
 
 #include <algorithm>

@@ -14,6 +14,7 @@
 
 #include "check.hpp"
 #include "common/uri.hpp"
+#include "signed_request.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -142,19 +143,9 @@ void round_trip(std::string_view target, const std::vector<header_view>& fuzzed)
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
-    std::string_view in(reinterpret_cast<const char*>(data), size);
-    auto nl = in.find('\n');
-    std::string_view target = in.substr(0, nl);
     std::vector<header_view> headers;
-    while (nl != std::string_view::npos) {
-        in.remove_prefix(nl + 1);
-        nl = in.find('\n');
-        auto line = in.substr(0, nl);
-        auto colon = line.find(':');
-        headers.push_back(colon == std::string_view::npos
-                              ? header_view{line, {}}
-                              : header_view{line.substr(0, colon), line.substr(colon + 1)});
-    }
+    const std::string_view target =
+        fuzz::split_signed_request(std::string_view(reinterpret_cast<const char*>(data), size), headers);
     request_view req{"GET", target, headers};
     auto parsed = parse(req);
     if (parsed && *parsed)
