@@ -84,6 +84,23 @@ class _PortTaken(Exception):
     """depotd could not bind the port free_port() chose: somebody took it in between."""
 
 
+import contextlib as _contextlib
+import shutil as _shutil
+import tempfile as _tempfile
+
+
+@_contextlib.contextmanager
+def browser_tmpdir():
+    """A short TMPDIR for Chromium. Playwright puts the profile under TMPDIR, and Chromium's singleton
+    socket lives inside it: a unix socket path is at most 107 bytes, so a pytest tmp_path (long test name
+    under a per-run base) makes Chromium abort with "Socket path too long"."""
+    path = _tempfile.mkdtemp(prefix="chr", dir="/tmp")
+    try:
+        yield path
+    finally:
+        _shutil.rmtree(path, ignore_errors=True)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from depot_harness import clean_env, run, unique_bucket_name
+from depot_harness import browser_tmpdir, clean_env, run, unique_bucket_name
 from rest import assert_problem, call, token_for, validate
 
 HERE = Path(__file__).resolve().parent
@@ -86,8 +86,10 @@ def console(depot, world, node, tmp_path_factory):
     env = clean_env({"CONSOLE_INPUT": json.dumps({
         "endpoint": depot.endpoint, "team": world["team"], "other": world["other"], "model": world["model"],
         "users": users, "shots": str(shots),
-    }), "NODE_NO_WARNINGS": "1", "TMPDIR": str(tmp_path_factory.mktemp("chromium-profile"))})
-    proc = run([node, str(HERE / "js" / "console.mjs")], env=env, cwd=str(HERE / "js"), timeout=300)
+    }), "NODE_NO_WARNINGS": "1"})
+    with browser_tmpdir() as profile:
+        env["TMPDIR"] = profile
+        proc = run([node, str(HERE / "js" / "console.mjs")], env=env, cwd=str(HERE / "js"), timeout=300)
     out = json.loads(proc.stdout)
     assert "error" not in out, out["error"]
     out["shots"] = shots

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from depot_harness import assert_error_response, clean_env, expect_error, run
+from depot_harness import assert_error_response, browser_tmpdir, clean_env, expect_error, run
 from rest import call, token_for
 
 HERE = Path(__file__).resolve().parent
@@ -189,12 +189,13 @@ def in_browser(depot, tmp_path, app: str, s3, bucket: str) -> dict:
     get_url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "w.bin"}, ExpiresIn=300)
     put_url = s3.generate_presigned_url("put_object", Params={"Bucket": bucket, "Key": "from-browser.txt",
                                                               "ContentType": "text/plain"}, ExpiresIn=300)
-    profile = tmp_path / "chromium"
-    profile.mkdir(exist_ok=True)
-    env = clean_env({"CORS_INPUT": json.dumps({"app": app + "/index.html", "get_url": get_url, "put_url": put_url,
-                                               "put_body": "written by a browser", "content_type": "text/plain"}),
-                     "NODE_NO_WARNINGS": "1", "TMPDIR": str(profile)})
-    out = json.loads(run([node, str(HERE / "js" / "cors.mjs")], env=env, cwd=str(HERE / "js"), timeout=120).stdout)
+    with browser_tmpdir() as profile:
+        env = clean_env({"CORS_INPUT": json.dumps({"app": app + "/index.html", "get_url": get_url,
+                                                   "put_url": put_url, "put_body": "written by a browser",
+                                                   "content_type": "text/plain"}),
+                         "NODE_NO_WARNINGS": "1", "TMPDIR": profile})
+        out = json.loads(run([node, str(HERE / "js" / "cors.mjs")], env=env, cwd=str(HERE / "js"),
+                             timeout=120).stdout)
     assert "error" not in out, out["error"]
     return out
 
