@@ -7,6 +7,7 @@
 #include "s3/etag.hpp"
 #include "s3/header_values.hpp"
 #include "s3/names.hpp"
+#include "s3/tagging.hpp"
 #include "s3/utf8.hpp"
 #include "server/authorization.hpp"
 #include "server/chunked_body.hpp"
@@ -174,6 +175,16 @@ void set_object_headers(response& res, const registry::object_version& v)
         h.insert(std::string(meta_prefix) + name, value);
     if (v.version_id != "null")
         h.set("x-amz-version-id", v.version_id);
+    if (!v.tags.empty())
+        h.set("x-amz-tagging-count", std::to_string(v.tags.size()));
+}
+
+result<std::vector<s3::tag>> tagging_header_of(const request_context& ctx)
+{
+    auto header = ctx.get("x-amz-tagging");
+    if (!header)
+        return std::vector<s3::tag>{};
+    return s3::parse_tagging_header(*header);
 }
 
 result<std::string> content_md5_of(const request_context& ctx)
