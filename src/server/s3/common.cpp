@@ -187,6 +187,27 @@ result<std::vector<s3::tag>> tagging_header_of(const request_context& ctx)
     return s3::parse_tagging_header(*header);
 }
 
+result<void> check_acl_headers(const request_context& ctx)
+{
+    for (const auto& f : *ctx.header)
+        if (boost::beast::iequals(f.name_string().substr(0, 11), "x-amz-grant"))
+            return make_error(errc::not_implemented,
+                              "Access control grants (" + std::string(f.name_string()) +
+                                  ") are not implemented: only the canned ACLs private, "
+                                  "bucket-owner-full-control and bucket-owner-read are accepted");
+    auto acl = ctx.get("x-amz-acl");
+    if (!acl || *acl == "private" || *acl == "bucket-owner-full-control" || *acl == "bucket-owner-read")
+        return ok();
+    for (std::string_view canned :
+         {"public-read", "public-read-write", "authenticated-read", "aws-exec-read", "log-delivery-write"})
+        if (*acl == canned)
+            return make_error(errc::not_implemented,
+                              "The canned ACL " + std::string(canned) +
+                                  " is not implemented: only private, bucket-owner-full-control and "
+                                  "bucket-owner-read are accepted");
+    return make_error(errc::invalid_argument, "Invalid canned ACL value", "x-amz-acl");
+}
+
 result<std::string> content_md5_of(const request_context& ctx)
 {
     auto v = ctx.get("content-md5");

@@ -89,6 +89,12 @@ asio::awaitable<result<response>> set_object_tags(request_context& ctx, const re
                                                   const std::optional<std::string>& version_id,
                                                   std::vector<s3::tag> tags, http::status success);
 
+/// Access control headers of a write, until ACLs exist: x-amz-acl private, bucket-owner-full-control and
+/// bucket-owner-read say what holds anyway (the bucket's owner controls everything in it) and are accepted;
+/// the other canned ACLs and any x-amz-grant-* header would grant what Depot cannot express, and answer
+/// not_implemented rather than being ignored; an unknown x-amz-acl is invalid_argument.
+result<void> check_acl_headers(const request_context& ctx);
+
 /// x-amz-copy-source-if-* against the source version (precondition_failed when one does not hold).
 result<void> check_copy_source_conditions(const request_context& ctx, const registry::object_version& source);
 
