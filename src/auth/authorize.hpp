@@ -64,26 +64,21 @@ principal make_principal(std::string user_id, bool installation_admin, std::stri
 enum class permission : std::uint8_t
 {
     // S3 (server/dispatch.cpp)
-    list_buckets,  ///< ListBuckets: lists only the bucket the scope reaches
-    create_bucket, ///< CreateBucket
-    delete_bucket, ///< DeleteBucket
-    read_bucket,   ///< HeadBucket, GetBucketLocation, GetBucketVersioning: reachable from a prefix scope
-                 /// GetBucketAcl, GetBucketCors, GetBucketTagging: a bucket's configuration (not from a
-                 /// prefix scope)
-    read_bucket_acl,
-    /// PutBucketVersioning, Put/DeleteBucketCors, Put/DeleteBucketTagging: the bucket's owner (or an
-    /// installation admin), with a credential not narrowed to a prefix
-    configure_bucket,
-    list_objects,         ///< ListObjects, ListObjectsV2 (the path checked is the listing's prefix)
-    list_object_versions, ///< ListObjectVersions
-    list_uploads,         ///< ListMultipartUploads
-    delete_objects,       ///< DeleteObjects
-    read_object,          ///< GetObject, HeadObject (an alias scope reads the frozen file); a copy's source
-    read_object_metadata, ///< GetObjectAcl, GetObjectAttributes, GetObjectTagging, ListParts
-    write_object,         ///< PutObject, CopyObject, DeleteObject, multipart uploads
-                  /// PutObjectTagging, DeleteObjectTagging: what a write of the key needs, but never in the
-                  /// read-only views (models view, snapshots) nor with an alias scope; content stays as it is
-    write_object_metadata,
+    list_buckets,     ///< ListBuckets: lists only the bucket the scope reaches
+    create_bucket,    ///< CreateBucket
+    delete_bucket,    ///< DeleteBucket
+    read_bucket,      ///< HeadBucket, GetBucketLocation, GetBucketVersioning: reachable from a prefix scope
+    read_bucket_acl,  ///< GetBucketAcl/Cors/Tagging: a bucket's configuration (not from a prefix scope)
+    configure_bucket, ///< PutBucketVersioning, Put/DeleteBucketCors, Put/DeleteBucketTagging
+    list_objects,     ///< ListObjects, ListObjectsV2 (the path checked is the listing's prefix)
+    list_object_versions,  ///< ListObjectVersions
+    list_uploads,          ///< ListMultipartUploads
+    delete_objects,        ///< DeleteObjects
+    read_object,           ///< GetObject, HeadObject (an alias scope reads the frozen file); a copy's source
+    read_object_metadata,  ///< GetObjectAcl, GetObjectAttributes, GetObjectTagging, ListParts
+    write_object,          ///< PutObject, CopyObject, DeleteObject, multipart uploads
+    write_object_metadata, ///< Put/DeleteObjectTagging: a write of the key, never in the read-only views
+
     /// OPTIONS: a browser's CORS preflight, answered before authentication from the bucket's CORS
     /// configuration (server/s3/cors_preflight.cpp); authorize() refuses it, nothing should ask.
     cors_preflight,
