@@ -160,6 +160,10 @@ REST_OPERATIONS: dict[str, Callable] = {
     # a race with another depotd is revoked).
     "getVersionManifest": lambda line, facts: [Row("user.create", min=0), Row("team.member.set", min=0, max=2),
                                                Row("key.create", min=0, max=2), Row("key.revoke", min=0)],
+    # One row for the link (under the caller), plus the team's event-link key on first use as above.
+    "getFileDownloadLink": lambda line, facts: [Row("model.download_link"), Row("user.create", min=0),
+                                                Row("team.member.set", min=0, max=2),
+                                                Row("key.create", min=0, max=2), Row("key.revoke", min=0)],
     "diffVersions": NONE,
     "listVersionHistory": NONE,
     "submitVersion": one("version.submitted"),

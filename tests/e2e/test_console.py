@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import secrets
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -127,12 +128,50 @@ def test_four_eyes_the_submitter_cannot_approve_a_second_maintainer_can(depot, w
     assert v["submitted_by"] == world["names"]["submitter"]
 
 
-def test_the_files_download_through_presigned_links(console):
-    links = dict(console["download_links"])
-    assert sorted(links) == ["config.json", "tokenizer.txt"]
-    assert "X-Amz-Signature=" in links["config.json"] and "X-Amz-Expires=" in links["config.json"]
-    r = requests.get(links["config.json"], timeout=30)
-    assert r.status_code == 200 and r.content == b'{"layers": 101}'
+def test_a_click_downloads_the_file_through_a_link_made_for_it(console):
+    assert console["download_buttons"] == ["config.json", "tokenizer.txt"]
+    d = console["download"]
+    assert d["name"] == "config.json" and d["body"] == '{"layers": 101}'
+    # a link made for this click, valid five minutes (not the manifest's day-long URLs)
+    assert "X-Amz-Signature=" in d["url"] and "X-Amz-Expires=300&" in d["url"] + "&"
+
+
+def link_url(depot, world, who: str, query: str) -> requests.Response:
+    return call(depot, "GET", f"/api/v1/teams/{world['team']}/models/{world['model']}/versions/2/download-link"
+                f"{query}", token=world["tokens"][who])
+
+
+def test_a_download_link_is_short_lived_authorized_like_reading_and_audited(depot, world):
+    template = "/api/v1/teams/{team}/models/{model}/versions/{version}/download-link"
+    since = depot.db.scalar("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM audit_log_id")
+    r = link_url(depot, world, "reader", "?path=config.json")
+    body = validate(r, "GET", template)
+    assert r.headers["Cache-Control"] == "no-store"
+    assert body["path"] == "config.json" and body["size"] == 15 and body["expires_in"] == 300
+    got = requests.get(body["url"], timeout=30)
+    assert got.status_code == 200 and got.content == b'{"layers": 101}'
+    rows = depot.db.query(f"SELECT actor, action, resource, details->>'expires_in' FROM audit_log WHERE id > {since}"
+                          " AND action = 'model.download_link'")
+    assert [tuple(x) for x in rows] == [(world["names"]["reader"], "model.download_link",
+                                         f"{world['team']}/{world['model']}/2/config.json", "300")]
+    # a tiny lifetime: the link stops working once it is over
+    short = validate(link_url(depot, world, "reader", "?path=config.json&expires_in=1"), "GET", template)
+    deadline = time.monotonic() + 5
+    while (late := requests.get(short["url"], timeout=30)).status_code == 200 and time.monotonic() < deadline:
+        time.sleep(0.25)
+    assert late.status_code == 403 and b"Request has expired" in late.content
+    # a member of another team learns nothing (as for reading the version); a reader of the team is enough
+    assert_problem(link_url(depot, world, "outsider", "?path=config.json"), 404, "not-found")
+    # hostile or wrong input: a precise 400 or 404, and no row
+    since = depot.db.scalar("SELECT last_value FROM audit_log_id")
+    for query, status in (("", 400), ("?path=", 400), ("?path=weights.bin", 404), ("?path=../config.json", 404),
+                          ("?path=config.json&expires_in=0", 400), ("?path=config.json&expires_in=3601", 400),
+                          ("?path=config.json&expires_in=1e3", 400), ("?path=config.json&expires_in=-5", 400),
+                          ("?path=" + "a" * 1025, 400)):
+        r = link_url(depot, world, "reader", query)
+        assert r.status_code == status, (query, r.text)
+        validate(r, "GET", template)
+    assert depot.db.scalar(f"SELECT count(*) FROM audit_log WHERE id > {since} AND action = 'model.download_link'") == 0
 
 
 def test_an_alias_moves(depot, world, console):

@@ -22,7 +22,7 @@ const browser = await chromium.launch({
 });
 
 async function newPage(width = 1280) {
-  const context = await browser.newContext({ viewport: { width, height: 900 } });
+  const context = await browser.newContext({ viewport: { width, height: 900 }, acceptDownloads: true });
   const page = await context.newPage();
   page.setDefaultTimeout(T);
   page.on("pageerror", (err) => { (out.page_errors ??= []).push(String(err)); });
@@ -104,7 +104,11 @@ try {
   await a.page.click("#approve-version");
   await a.page.waitForSelector("#version-state .state-approved");
   out.approvals = (await a.page.textContent("#approvals")).trim();
-  out.download_links = await a.page.$$eval("table[data-list=files] a.download", (links) => links.map((l) => [l.textContent, l.href]));
+  // a click asks for a link of its own and the browser downloads the file through it
+  out.download_buttons = await a.page.$$eval("table[data-list=files] button.download", (b) => b.map((x) => x.textContent));
+  const [dl] = await Promise.all([a.page.waitForEvent("download"),
+    a.page.click('table[data-list=files] button.download[data-path="config.json"]')]);
+  out.download = { url: dl.url(), name: dl.suggestedFilename(), body: fs.readFileSync(await dl.path(), "utf8") };
   await shot(a.page, "version");
   await go(a.page, modelHash);
   await a.page.fill("#alias-name", "production");
