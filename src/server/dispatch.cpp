@@ -105,13 +105,17 @@ constexpr std::array<route, 32> routes = {{
      permission::read_object_metadata},
     {http::verb::get, scope::object, "tagging", "GetObjectTagging", nullptr,
      permission::read_object_metadata},
-    {http::verb::put, scope::bucket, "cors", "PutBucketCors", s3op::put_bucket_cors, permission::configure_bucket},
-    {http::verb::get, scope::bucket, "cors", "GetBucketCors", s3op::get_bucket_cors, permission::read_bucket_acl},
+    {http::verb::put, scope::bucket, "cors", "PutBucketCors", s3op::put_bucket_cors,
+     permission::configure_bucket},
+    {http::verb::get, scope::bucket, "cors", "GetBucketCors", s3op::get_bucket_cors,
+     permission::read_bucket_acl},
     {http::verb::delete_, scope::bucket, "cors", "DeleteBucketCors", s3op::delete_bucket_cors,
      permission::configure_bucket},
     // Browsers' CORS preflights: unauthenticated, whatever the query (run_s3 answers them first).
-    {http::verb::options, scope::bucket, "", "PreflightBucket", s3op::cors_preflight, permission::cors_preflight},
-    {http::verb::options, scope::object, "", "PreflightObject", s3op::cors_preflight, permission::cors_preflight},
+    {http::verb::options, scope::bucket, "", "PreflightBucket", s3op::cors_preflight,
+     permission::cors_preflight},
+    {http::verb::options, scope::object, "", "PreflightObject", s3op::cors_preflight,
+     permission::cors_preflight},
 }};
 
 /// The preflight route for `where` (a service-level OPTIONS counts as a bucket's: it has no bucket).
@@ -125,11 +129,12 @@ std::size_t preflight_route(scope where)
 }
 
 /// Operation names for metrics and logs: the S3 routes' in order, then "Unknown" (no route matched), then
-/// "RestApi" (an /api/v1 request no route matched), then the REST routes' operation ids, then the Hugging
-/// Face API's (hf/hf.hpp).
+/// "RestApi" (an /api/v1 request no route matched), then "Console" (the web console's files, console.hpp),
+/// then the REST routes' operation ids, then the Hugging Face API's (hf/hf.hpp).
 constexpr std::size_t unknown_operation = routes.size();
 constexpr std::size_t rest_api_operation = routes.size() + 1;
-constexpr std::size_t first_rest_route = routes.size() + 2;
+constexpr std::size_t console_operation = routes.size() + 2;
+constexpr std::size_t first_rest_route = routes.size() + 3;
 
 const std::vector<std::string_view>& operation_names()
 {
@@ -139,6 +144,7 @@ const std::vector<std::string_view>& operation_names()
             out.push_back(r.name);
         out.push_back("Unknown");
         out.push_back("RestApi");
+        out.push_back("Console");
         for (auto id : api::operation_ids())
             out.push_back(id);
         for (auto name : hf::operation_names())
@@ -339,12 +345,17 @@ asio::awaitable<response> dispatch(request_context& ctx)
         co_return res;
     }
 
-    // The web console's static files: public, like the page a sign-in form is on (console.hpp).
-    if (is_console_request(ctx))
-        co_return console_response(ctx);
-
     // Counts the request in flight now; writes the access log once the response has been sent.
     auto record = std::make_shared<request_record>(s3_request_metrics(), ctx);
+
+    // The web console's static files: public, like the page a sign-in form is on (console.hpp); logged and
+    // counted as operation "Console".
+    if (is_console_request(ctx)) {
+        auto console_res = console_response(ctx);
+        request_record::attach(std::move(record), ctx, console_operation,
+                               operation_names()[console_operation], "", console_res);
+        co_return console_res;
+    }
 
     if (hf::is_hf_request(ctx)) {
         std::optional<std::size_t> route;

@@ -206,8 +206,8 @@ HF_OPERATIONS: dict[str, Callable] = {
     "HfResolveHead": NONE,
 }
 
-# Log lines of requests that matched no route: never a row.
-UNROUTED = {"Unknown", "RestApi"}
+# Requests no route matched, and the web console's static files (public, like a sign-in page): no rows.
+UNROUTED = {"Unknown", "RestApi", "Console"}
 
 OPERATIONS = {**S3_OPERATIONS, **REST_OPERATIONS, **HF_OPERATIONS}
 
