@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 import secrets
 import shutil
+import socket
 import time
 from pathlib import Path
 
 import pytest
 import requests
 
-from depot_harness import browser_tmpdir, clean_env, run, unique_bucket_name
+from depot_harness import browser_tmpdir, clean_env, run, sanitizer_reports, unique_bucket_name
 from rest import assert_problem, call, token_for, validate
 
 HERE = Path(__file__).resolve().parent
@@ -302,3 +303,59 @@ def test_screenshots_are_saved(console):
     for name in ("sign-in", "model", "version", "diff", "version-narrow"):
         shot = console["shots"] / f"{name}.png"
         assert shot.stat().st_size > 1000, name
+
+
+def test_the_console_can_be_served_from_an_installed_directory(depot, tmp_path):
+    """--ui-dir: a branded or patched console from a directory, read on each request; only plain names that
+    resolve to a regular file inside the directory are served (no traversal, no hidden files, no symbolic
+    link out of it)."""
+    ui = tmp_path / "ui"
+    (ui / "img").mkdir(parents=True)
+    (ui / "index.html").write_text("<!doctype html><title>ACME model console</title>\n")
+    (ui / "app.js").write_text("export const brand = 'acme';\n")
+    (ui / "img" / "logo.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>\n")
+    (ui / ".env").write_text("SECRET=1\n")
+    secret = tmp_path / "outside.txt"
+    secret.write_text("not for the web\n")
+    (ui / "leak.txt").symlink_to(secret)
+    (ui / "img" / "up").symlink_to(tmp_path)
+    server = depot.sibling(tmp_path / "depot")
+    server.extra_args = ["--ui-dir", str(ui)]
+    server.start()
+    try:
+        base = server.endpoint + "/ui/"
+        index = requests.get(base, timeout=30)
+        assert index.status_code == 200 and "ACME model console" in index.text
+        assert "frame-ancestors 'none'" in index.headers["Content-Security-Policy"]
+        logo = requests.get(base + "img/logo.svg", timeout=30)
+        assert logo.status_code == 200 and logo.headers["Content-Type"] == "image/svg+xml"
+        # edited in place: the next request serves the new file, with a new ETag
+        first = requests.get(base + "app.js", timeout=30)
+        (ui / "app.js").write_text("export const brand = 'acme 2';\n")
+        second = requests.get(base + "app.js", headers={"If-None-Match": first.headers["ETag"]}, timeout=30)
+        assert second.status_code == 200 and "acme 2" in second.text and second.headers["ETag"] != first.headers["ETag"]
+        # the embedded console's files are not mixed in
+        assert requests.get(base + "dom.js", timeout=30).status_code == 404
+        # sent as written (a client library would normalize the dots away)
+        for attack in (".env", "leak.txt", "img/up/outside.txt", "..%2foutside.txt", "%2e%2e/outside.txt",
+                       "../outside.txt", "img/../index.html", "img//logo.svg", "img/", "./index.html",
+                       "img%2flogo.svg", "img/up/../../outside.txt"):
+            status, body = raw_get(server.port, "/ui/" + attack)
+            assert status == 404 and b"not for the web" not in body and b"SECRET" not in body, (attack, status)
+    finally:
+        status = server.stop()
+        assert not sanitizer_reports(server.log_text()) and status == 0, server.log_text()[-8000:]
+    # a directory without index.html is refused at start
+    bad = run([str(depot.bin_dir / "depotd"), "--ui-dir", str(ui / "img")], check=False,
+              env={**server.server_env(), "DEPOT_LISTEN": "127.0.0.1:1"})
+    assert bad.returncode != 0 and "--ui-dir" in bad.stderr
+
+
+def raw_get(port: int, target: str) -> tuple[int, bytes]:
+    """Status and whole answer of a GET of `target` exactly as written."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
+        out = b""
+        while chunk := sock.recv(65536):
+            out += chunk
+    return int(out.split(b" ", 2)[1]), out
