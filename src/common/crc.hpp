@@ -10,8 +10,8 @@
 /// | CRC-64/NVME | 0xAD93D23594C93659       | 0xAE8B14860A799888         |
 ///
 /// On x86-64 CPUs with PCLMULQDQ (checked at run time) the bulk of a buffer is folded with carry-less
-/// multiplication; elsewhere, and for inputs under 128 bytes, a slice-by-8 table is used. Both give identical
-/// results.
+/// multiplication, 512 bits per instruction where AVX-512 VPCLMULQDQ exists; elsewhere, and for inputs
+/// under 128 bytes, a slice-by-8 table is used. All give identical results.
 ///
 /// The functions chain like zlib's `crc32`: pass the CRC of everything before `data` (0 at the start) and get
 /// the CRC of everything up to the end of `data`. All functions are pure and thread-safe.
@@ -58,12 +58,21 @@ enum class crc_kind
     crc64nvme
 };
 
-/// Exposed so that tests can compare both code paths on the same machine: each computes the CRC of
-/// `data` continuing from `crc`, like the public functions. `accelerated` must only be called when
-/// `accelerated_available()` is true.
+/// The implementations, exposed so that tests can compare every one this CPU has on the same input:
+/// portable (slice-by-8 tables), pclmul (128-bit carry-less folding), vpclmul (the same, 512 bits wide).
+enum class crc_path
+{
+    portable,
+    pclmul,
+    vpclmul
+};
+
+/// The CRC of `data` continuing from `crc` by `path` (inputs too short for a path use the next narrower
+/// one). `path` must be `available()`.
 std::uint64_t portable(crc_kind kind, std::span<const std::byte> data, std::uint64_t crc) noexcept;
-std::uint64_t accelerated(crc_kind kind, std::span<const std::byte> data, std::uint64_t crc) noexcept;
-bool accelerated_available() noexcept;
+std::uint64_t compute(crc_path path, crc_kind kind, std::span<const std::byte> data,
+                      std::uint64_t crc) noexcept;
+bool available(crc_path path) noexcept;
 
 } // namespace crc_detail
 } // namespace depot

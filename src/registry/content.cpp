@@ -101,17 +101,25 @@ std::vector<std::string> ingested::store_ids() const
 asio::awaitable<result<ingested>> ingest(storage::blob_store& store, pg::pool& pool, byte_source& body,
                                          const ingest_limits& limits)
 {
-    hasher md5(digest_kind::md5);
-    hasher sha(digest_kind::sha256);
-    checksummer crc64(checksum_algorithm::crc64nvme);
-    std::optional<checksummer> requested;
-    if (limits.checksum && *limits.checksum != checksum_algorithm::crc64nvme)
-        requested.emplace(*limits.checksum);
-    // Pieces: only a body that may outgrow one segment hashes its pieces separately.
+    // Every byte is hashed once per digest something reads, never twice with the same algorithm where one
+    // pass covers both uses: MD5 (the ETag) and CRC64NVME (the stored checksum) always; SHA-256 of the whole
+    // body when it is the content identity, the signed payload or the requested checksum; SHA-256 of each
+    // dedup piece only when the body may be more than one piece (otherwise the piece is the body).
     const std::uint64_t piece_limit =
         limits.dedup && limits.segment_size > 0 ? limits.segment_size : UINT64_MAX;
     const bool may_split =
         piece_limit != UINT64_MAX && (!limits.content_length || *limits.content_length > piece_limit);
+    const bool sha256_checksum = limits.checksum == checksum_algorithm::sha256;
+    const bool whole_sha =
+        limits.body_sha256 || !limits.expected_sha256.empty() || sha256_checksum || !may_split;
+    hasher md5(digest_kind::md5);
+    std::optional<hasher> sha; // the whole body's SHA-256, when whole_sha
+    if (whole_sha)
+        sha.emplace(digest_kind::sha256);
+    checksummer crc64(checksum_algorithm::crc64nvme);
+    std::optional<checksummer> requested; // a checksum none of the above already computes
+    if (limits.checksum && *limits.checksum != checksum_algorithm::crc64nvme && !sha256_checksum)
+        requested.emplace(*limits.checksum);
     hasher piece_sha(digest_kind::sha256); // used when may_split
     std::vector<stored_blob> pieces;       // committed
     std::unique_ptr<storage::blob_writer> writer;
@@ -151,7 +159,8 @@ asio::awaitable<result<ingested>> ingest(storage::blob_store& store, pg::pool& p
             }
             std::span<const std::byte> data(buf.data(), *n);
             md5.update(data);
-            sha.update(data);
+            if (sha)
+                sha->update(data);
             crc64.update(data);
             if (requested)
                 requested->update(data);
@@ -220,10 +229,11 @@ asio::awaitable<result<ingested>> ingest(storage::blob_store& store, pg::pool& p
     out.size = total;
     if (!failure && !crash) {
         out.md5 = md5.finish();
-        out.sha256 = sha.finish();
+        if (sha)
+            out.sha256 = sha->finish();
         out.crc64nvme = crc64.finish();
         out.algorithm = limits.checksum.value_or(checksum_algorithm::crc64nvme);
-        out.checksum = requested ? requested->finish() : out.crc64nvme;
+        out.checksum = requested ? requested->finish() : sha256_checksum ? out.sha256 : out.crc64nvme;
         if (limits.content_length && total != *limits.content_length)
             failure = make_error(
                 errc::incomplete_body,
@@ -284,7 +294,8 @@ asio::awaitable<result<ingested>> ingest(storage::blob_store& store, pg::pool& p
     }
     // A body in one piece: that piece's digests are the body's.
     if (pieces.size() == 1) {
-        pieces[0].sha256 = out.sha256;
+        if (!out.sha256.empty())
+            pieces[0].sha256 = out.sha256;
         pieces[0].md5 = out.md5;
     }
     out.blobs = std::move(pieces);

@@ -79,6 +79,11 @@ struct ingest_limits
     bool dedup = true;
     /// With `dedup`, the body is cut into blobs of this many bytes (0 = one blob).
     std::uint64_t segment_size = dedup_segment_size;
+    /// Whether `ingested::sha256` (the whole body's SHA-256: an object's content identity) is wanted. A part
+    /// leaves it off: nothing reads a part's digest, so its bytes are hashed with SHA-256 only where
+    /// something needs it — a signed payload (`expected_sha256`), a SHA-256 checksum, or the digests of
+    /// the pieces dedup cuts (a body in one piece is its own piece). See docs/ARCHITECTURE.md, "hashing".
+    bool body_sha256 = true;
 };
 
 /// One committed blob holding a consecutive piece of a body.
@@ -95,8 +100,8 @@ struct ingested
 {
     std::vector<stored_blob> blobs;
     std::uint64_t size = 0;
-    std::string md5;       ///< raw
-    std::string sha256;    ///< raw
+    std::string md5;    ///< raw
+    std::string sha256; ///< raw; empty when `ingest_limits::body_sha256` was off and nothing else needed it
     std::string crc64nvme; ///< raw, always computed
     /// The requested algorithm's raw checksum (equal to crc64nvme when none was requested).
     checksum_algorithm algorithm = checksum_algorithm::crc64nvme;

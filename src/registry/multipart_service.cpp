@@ -219,6 +219,7 @@ asio::awaitable<result<part_info>> multipart_service::upload_part(const multipar
                                                                   ingest_limits limits)
 {
     limits.max_size = std::min(limits.max_size, limits_.max_part_size);
+    limits.body_sha256 = false; // a part's content identity is its pieces'; nothing reads the part's own
     // A part carries the upload's checksum algorithm; one the client did not send is computed here.
     if (limits.checksum && upload.algorithm && *limits.checksum != *upload.algorithm)
         co_return make_error(errc::invalid_request,

@@ -451,6 +451,52 @@ TEST_CASE("a body longer than a segment is stored in 8 MiB blobs that a single P
     });
 }
 
+TEST_CASE("a part is hashed with SHA-256 only where something reads it, and every digest stays right")
+{
+    with_fixture([](fixture& f) -> asio::awaitable<void> {
+        constexpr std::size_t seg = registry::dedup_segment_size;
+        const auto data = content(2 * seg, 'h');
+        REQUIRE(co_await f.put("single", data)); // two shared pieces
+        REQUIRE(co_await f.stored_blobs() == 2);
+        auto upload = co_await f.multipart->create(f.bucket, "multi", "alice", {}, checksum_algorithm::sha256,
+                                                   checksum_type::composite);
+        REQUIRE(upload);
+
+        // A SHA-256 checksum on a part of two pieces: the part's digest is computed for it, and checked.
+        string_source wrong_body(data);
+        registry::ingest_limits wrong{.content_length = data.size(),
+                                      .checksum = checksum_algorithm::sha256,
+                                      .checksum_value = to_base64(sha256(data + "x"))};
+        auto refused = co_await f.multipart->upload_part(*upload, 1, wrong_body, wrong);
+        REQUIRE_FALSE(refused);
+        CHECK(refused.error().code == errc::bad_digest);
+        CHECK(co_await f.stored_blobs() == 2);
+
+        string_source body(data);
+        registry::ingest_limits limits{.content_length = data.size(),
+                                       .checksum = checksum_algorithm::sha256,
+                                       .checksum_value = to_base64(sha256(data))};
+        auto part = co_await f.multipart->upload_part(*upload, 1, body, limits);
+        REQUIRE(part);
+        CHECK(part->etag == to_hex(md5(data)));
+        CHECK(co_await f.stored_blobs() == 2); // its pieces' digests found the PUT's blobs
+
+        // A part of unknown length that turns out to be one piece: the piece's own digest names it.
+        const auto tail = data.substr(0, seg);
+        string_source tail_body(tail);
+        registry::ingest_limits unsized{.checksum = checksum_algorithm::sha256};
+        auto second = co_await f.multipart->upload_part(*upload, 2, tail_body, unsized);
+        REQUIRE(second);
+        CHECK(co_await f.stored_blobs() == 2);
+        std::vector<registry::completed_part_ref> listed;
+        listed.push_back({1, part->etag, ""});
+        listed.push_back({2, second->etag, ""});
+        auto done = co_await f.multipart->complete(f.bucket.id, "multi", upload->upload_id, listed);
+        REQUIRE(done);
+        CHECK(co_await f.read("multi") == data + tail);
+    });
+}
+
 TEST_CASE("a failure after some segments were committed leaves none of them behind")
 {
     with_fixture([](fixture& f) -> asio::awaitable<void> {

@@ -115,6 +115,8 @@ std::string_view workload_name(workload w)
         return "mixed";
     case workload::multipart:
         return "multipart";
+    case workload::storm:
+        return "storm";
     }
     return "?";
 }
@@ -122,7 +124,7 @@ std::string_view workload_name(workload w)
 std::optional<workload> parse_workload(std::string_view name)
 {
     for (auto w : {workload::put, workload::get, workload::head, workload::del, workload::list,
-                   workload::mixed, workload::multipart})
+                   workload::mixed, workload::multipart, workload::storm})
         if (workload_name(w) == name)
             return w;
     return std::nullopt;
@@ -173,6 +175,9 @@ Workloads:
   list       full paginated ListObjectsV2 listings of --objects prepared keys (--page-size per page)
   mixed      get/put/head/delete by --mix weights over a pool of prepared keys
   multipart  multipart uploads of --size objects in --part-size parts
+  storm      the scale-out pull: --concurrency replicas start together and each reads all --objects
+             prepared keys (default 8) of --size once, in the same order; "pull" is one replica's whole
+             read (its latency percentiles are the time to pull the model), "get" each file
 
 Target:
   --endpoint URL        http://host:port (default http://127.0.0.1:9000)

@@ -35,6 +35,7 @@ enum class workload
     list,      ///< full paginated ListObjectsV2 listings of the prepared keys
     mixed,     ///< get/put/head/delete by ratio over a pool of prepared keys
     multipart, ///< multipart uploads (CreateMultipartUpload, UploadPart..., CompleteMultipartUpload)
+    storm,     ///< every client reads all prepared keys once, all starting together (a scale-out pull)
 };
 
 std::string_view workload_name(workload w);

@@ -127,6 +127,8 @@ private:
             return o_.ops != 0 ? o_.ops : 1000;
         case workload::list:
             return 10000;
+        case workload::storm:
+            return 8;
         default:
             return 0;
         }
@@ -249,6 +251,9 @@ private:
     asio::awaitable<void> client(connection& c)
     {
         switch (o_.kind) {
+        case workload::storm:
+            co_await op_pull(c);
+            co_return;
         case workload::list:
             while (true) {
                 bool more = co_await full_listing(c);
@@ -281,9 +286,33 @@ private:
                 co_await op_multipart(c);
                 break;
             case workload::list:
+            case workload::storm:
                 break;
             }
         }
+    }
+
+    /// One replica's pull: every prepared key, whole, in order (all replicas start at the same moment, so
+    /// they ask for the same file at about the same time: the cold-cache case single flight is for).
+    asio::awaitable<void> op_pull(connection& c)
+    {
+        auto start = clock_type::now();
+        std::uint64_t bytes = 0;
+        bool ok = true;
+        for (std::uint64_t id = 0; ok && id < prepare_count_; ++id) {
+            request req{.method = "GET", .target = target_of(id)};
+            ok = co_await measured(c, "get", req, 200, 0, o_.size);
+            bytes += o_.size;
+        }
+        auto& pull = report_.ops["pull"];
+        if (!ok) {
+            ++pull.errors;
+            co_return;
+        }
+        ++pull.count;
+        pull.bytes += bytes;
+        pull.latency.add(clock_type::now() - start);
+        pull.ttfb.add(clock_type::now() - start);
     }
 
     asio::awaitable<void> op_put(connection& c)

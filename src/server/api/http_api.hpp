@@ -80,7 +80,7 @@ asio::awaitable<result<response>> get_snapshot(request_context&, const path_para
 asio::awaitable<result<response>> delete_snapshot(request_context&, const path_params&);
 asio::awaitable<result<response>> restore_snapshot(request_context&, const path_params&);
 
-// The model registry (models.cpp).
+// The model registry (teams.cpp, models.cpp, model_versions.cpp, aliases.cpp).
 asio::awaitable<result<response>> list_teams(request_context&, const path_params&);
 asio::awaitable<result<response>> create_team(request_context&, const path_params&);
 asio::awaitable<result<response>> get_team(request_context&, const path_params&);

@@ -40,4 +40,15 @@ response list_response(json::array items, const std::optional<std::string>& next
     return json_response(o);
 }
 
+result<std::int64_t> numeric_cursor(const page_request& p)
+{
+    std::int64_t n = 0;
+    for (char c : p.cursor) {
+        if (c < '0' || c > '9' || n > INT32_MAX)
+            return make_error(errc::invalid_argument, "cursor is not one this API returned", "cursor");
+        n = n * 10 + (c - '0');
+    }
+    return n;
+}
+
 } // namespace depot::server::api

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace depot::server::api {
 
@@ -23,5 +24,23 @@ result<page_request> page_of(const request_context& ctx);
 /// {"items": [...], "next_cursor": ...}; `next` is the position the next page starts after (null when
 /// this is the last page).
 response list_response(json::array items, const std::optional<std::string>& next = std::nullopt);
+
+/// A cursor that holds a number (a version number or an event id); 0 for the first page.
+result<std::int64_t> numeric_cursor(const page_request& p);
+
+/// A page of `rows` fetched with limit + 1: the extra row only tells that more follow.
+template <class Row, class Render, class Position>
+response page_response(std::vector<Row> rows, std::size_t limit, Render render, Position position)
+{
+    std::optional<std::string> next;
+    if (rows.size() > limit) {
+        rows.resize(limit);
+        next = position(rows.back());
+    }
+    json::array items;
+    for (const auto& r : rows)
+        items.push_back(render(r));
+    return list_response(std::move(items), next);
+}
 
 } // namespace depot::server::api

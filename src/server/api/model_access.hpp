@@ -1,0 +1,35 @@
+#pragma once
+/// \file
+/// The team, model and version a model-registry route names in its path, once the caller may do the route's
+/// permission in the team (server/authorization.hpp authorize_team). not_found for a missing model or
+/// version.
+
+#include "registry/model_registry.hpp"
+#include "server/api/http_api.hpp"
+#include "server/authorization.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+namespace depot::server::api {
+
+/// The team named in the path, if the caller may do the route's permission in it (authorize_team).
+asio::awaitable<result<team_access>> team_for(request_context& ctx, const path_params& params);
+
+struct model_access
+{
+    team_access team;
+    registry::model model;
+};
+
+asio::awaitable<result<model_access>> model_for(request_context& ctx, const path_params& params);
+
+struct version_access
+{
+    model_access model;
+    registry::model_version version;
+};
+
+/// The version by number, label or alias.
+asio::awaitable<result<version_access>> version_for(request_context& ctx, const path_params& params);
+
+} // namespace depot::server::api
