@@ -7,8 +7,8 @@
 #include "registry/audit.hpp"
 #include "registry/model_registry.hpp"
 #include "server/api/http_api.hpp"
+#include "server/api/model_access.hpp"
 #include "server/audit_requests.hpp"
-#include "server/authorization.hpp"
 #include "server/services.hpp"
 #include "server/webhooks/manifest.hpp"
 
@@ -49,15 +49,11 @@ asio::awaitable<result<response>> get_file_download_link(request_context& ctx, c
     if (!lifetime)
         co_return std::move(lifetime).error();
 
-    auto t = co_await authorize_team(ctx, ctx.permission, path_param(params, "team"));
-    if (!t)
-        co_return std::move(t).error();
-    auto m = co_await ctx.svc->models.get_model(t->team.id, path_param(params, "model"));
-    if (!m)
-        co_return std::move(m).error();
-    auto v = co_await ctx.svc->models.get_version(*m, path_param(params, "version"), true);
-    if (!v)
-        co_return std::move(v).error();
+    auto va = co_await version_for(ctx, params);
+    if (!va)
+        co_return std::move(va).error();
+    const registry::model* m = &va->model.model;
+    const registry::model_version* v = &va->version;
     auto files = co_await ctx.svc->models.files(v->id, *path, 1, true);
     if (files.empty() || files.front().path != *path)
         co_return make_error(errc::not_found, "The version has no file at this path", "path");
