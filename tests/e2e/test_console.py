@@ -120,6 +120,59 @@ def test_sign_in_and_browse_to_a_model(console):
     assert cookie["value"].startswith("dps_") and cookie["expires"] > 0
 
 
+def test_the_model_filter_asks_the_server(world, console):
+    assert console["filter_label"] == [world["model"]]
+    assert console["filter_no_label"] == []
+    assert console["filter_name"] == [world["model"]]
+
+
+def test_models_and_versions_filter_by_name_and_label_on_the_server_with_paging(depot, world):
+    team, tok = world["team"], world["tokens"]["writer"]
+    bucket = unique_bucket_name("uif")
+    s3 = depot.client(world["names"]["writer"])
+    s3.create_bucket(Bucket=bucket)
+    for name, labels in (("filt-alpha", {"stage": "prod"}), ("filt-beta", {"stage": "dev"}),
+                         ("filt-gamma", {"stage": "prod", "n": 5}), ("other-delta", {"stage": "prod"})):
+        s3.put_object(Bucket=bucket, Key=f"{name}/x", Body=b"x")
+        assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=tok,
+                    body={"name": name, "bucket": bucket, "prefix": f"{name}/"}).status_code == 201
+        for v in (labels, {"stage": "old"}):
+            assert call(depot, "POST", f"/api/v1/teams/{team}/models/{name}/versions", token=tok,
+                        body={"labels": v}).status_code == 201
+
+    def names(query: str) -> list[str]:
+        out, cursor = [], None
+        while True:  # one match per page: the cursor continues the filtered list
+            q = query + "&limit=1" + (f"&cursor={cursor}" if cursor else "")
+            r = call(depot, "GET", f"/api/v1/teams/{team}/models?{q}", token=world["tokens"]["reader"])
+            page = validate(r, "GET", "/api/v1/teams/{team}/models")
+            assert len(page["items"]) <= 1
+            out += [m["name"] for m in page["items"]]
+            cursor = page["next_cursor"]
+            if not cursor:
+                return out
+    assert names("name=FILT") == ["filt-alpha", "filt-beta", "filt-gamma"]
+    assert names("name=filt-&label=stage%3Dprod") == ["filt-alpha", "filt-gamma"]
+    assert names("label=stage=prod") == ["filt-alpha", "filt-gamma", "other-delta"]
+    assert names("label=n=5") == ["filt-gamma"]
+    assert names("label=stage=") == [] and names("name=%25") == [] and names("name=_") == []
+    vpath = "/api/v1/teams/{team}/models/{model}/versions"
+    r = call(depot, "GET", f"/api/v1/teams/{team}/models/filt-gamma/versions?label=stage=old",
+             token=world["tokens"]["reader"])
+    assert [v["number"] for v in validate(r, "GET", vpath)["items"]] == [2]
+    r = call(depot, "GET", f"/api/v1/teams/{team}/models/filt-gamma/versions?label=stage=prod&limit=5",
+             token=world["tokens"]["reader"])
+    assert [v["number"] for v in validate(r, "GET", vpath)["items"]] == [1]
+    for bad in ("label=stage", "label==prod", "label=" + "k" * 129 + "=v", "name=" + "n" * 129):
+        r = call(depot, "GET", f"/api/v1/teams/{team}/models?{bad}", token=world["tokens"]["reader"])
+        assert_problem(r, 400, "invalid-argument")
+    assert_problem(call(depot, "GET", f"/api/v1/teams/{team}/models/filt-gamma/versions?label=x",
+                        token=world["tokens"]["reader"]), 400, "invalid-argument")
+    # another team's member learns nothing through a filter
+    assert_problem(call(depot, "GET", f"/api/v1/teams/{team}/models?label=stage=prod",
+                        token=world["tokens"]["outsider"]), 404, "not-found")
+
+
 def test_four_eyes_the_submitter_cannot_approve_a_second_maintainer_can(depot, world, console):
     assert console["self_approve"] == "The submitter of a version cannot approve it"
     assert console["state_after_self_approve"] == "pending"

@@ -81,7 +81,16 @@ try {
   out.submitter_cookie = (await s.context.cookies()).find((c) => c.name === "depot_session");
   await s.page.click(`a[href="#/t/${enc(team)}"]`);
   await ready(s.page, `#/t/${enc(team)}`);
-  await s.page.fill("input[type=search]", model.slice(0, 4));
+  // the filter asks the server: a part of the name, or a label of some version as key=value
+  const names = () => s.page.$$eval("table[data-list=models] tbody tr a", (as) => as.map((x) => x.textContent));
+  const filter = async (q) => {
+    await s.page.fill("input[type=search]", q);
+    await s.page.waitForSelector(`section[data-query="${q}"]`);
+    return names();
+  };
+  out.filter_label = await filter("dataset=imagenet");
+  out.filter_no_label = await filter("dataset=none");
+  out.filter_name = await filter(model.slice(0, 4));
   await s.page.click(`a[href="${modelHash}"]`);
   await ready(s.page, modelHash);
   out.model_versions = await s.page.locator("table[data-list=versions] tbody tr").count();
