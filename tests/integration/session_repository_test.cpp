@@ -33,7 +33,9 @@ struct fixture
         ids = std::make_unique<registry::identity_repository>(*pool, std::string(32, 'k'));
         tokens = std::make_unique<registry::token_repository>(*pool);
         sessions = std::make_unique<registry::session_repository>(*pool);
-        REQUIRE(co_await ids->create_user(registry::user{.id = "carol", .display_name = "Carol"}));
+        // A named user: GCC 12 mishandles a braced temporary passed to a coroutine by value.
+        registry::user carol{.id = "carol", .display_name = "Carol"};
+        REQUIRE(co_await ids->create_user(carol));
         auto key = co_await ids->create_key("carol");
         REQUIRE(key);
         key_id = key->access_key_id;
