@@ -33,24 +33,64 @@ function crumbs(...parts) {
     h("ol", {}, parts.map(([href, text]) => h("li", {}, href ? link(href, text) : h("span", { "aria-current": "page" }, text)))));
 }
 
-/// A list that shows PAGE rows at a time, filtered by the text typed into its search box.
-function pagedList(label, columns, items, rowOf, matches) {
+/// A list that shows PAGE rows at a time, filtered by the text typed into its search box: by the server
+/// when `remote(query)` returns a promise of the matching items (listModels / listVersions filters), else
+/// here with `matches`. The section's data-query names the query its rows answer.
+function pagedList(label, columns, items, rowOf, matches, remote) {
   const wrap = h("div", { class: "paged" });
   let shown = PAGE;
   let query = "";
+  let rows = items;
+  let local = true;
+  let asked = 0;
   const search = h("input", { type: "search", placeholder: `Filter ${label}`, "aria-label": `Filter ${label}`, class: "filter" });
+  const section = h("section", { "data-query": "" }, search, wrap);
   const draw = () => {
-    const hits = items.filter((it) => !query || matches(it, query));
-    const rows = hits.slice(0, shown).map(rowOf);
+    const hits = local ? rows.filter((it) => !query || matches(it, query)) : rows;
+    const visible = hits.slice(0, shown).map(rowOf);
     const more = hits.length > shown
       ? h("button", { type: "button", class: "more", onclick: () => { shown += PAGE; draw(); } },
           `Show more (${hits.length - shown} left)`)
       : null;
-    wrap.replaceChildren(...[table(`${hits.length} ${label}`, columns, rows, { "data-list": label }), more].filter(Boolean));
+    wrap.replaceChildren(...[table(`${hits.length} ${label}`, columns, visible, { "data-list": label }), more].filter(Boolean));
+    section.setAttribute("data-query", query);
   };
-  search.addEventListener("input", () => { query = search.value.trim().toLowerCase(); shown = PAGE; draw(); });
+  let timer = null;
+  search.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(async () => {
+      const q = search.value.trim();
+      const ticket = ++asked;
+      const pending = q && remote ? remote(q) : null;
+      let next = items;
+      if (pending) {
+        try {
+          next = await pending;
+        } catch (err) {
+          showError(err);
+          return;
+        }
+      }
+      if (ticket !== asked) return; // a later query answered first
+      clearStatus();
+      rows = next;
+      local = !pending;
+      query = pending ? q : q.toLowerCase();
+      shown = PAGE;
+      draw();
+    }, remote ? 250 : 0);
+  });
   draw();
-  return h("section", {}, search, wrap);
+  return section;
+}
+
+/// The server-side filter of a list: "key=value" asks for a label, anything else (when `byName`) for a part
+/// of the name; null leaves the filtering to the page.
+function serverFilter(url, byName) {
+  return (q) => {
+    if (q.includes("=")) return listAll(`${url}?label=${enc(q)}`);
+    return byName ? listAll(`${url}?name=${enc(q)}`) : null;
+  };
 }
 
 const has = (text, q) => String(text ?? "").toLowerCase().includes(q);
@@ -146,9 +186,10 @@ async function teamPage(team) {
   render(`Team ${team}`, crumbs(["#/", "Teams"], [null, team]),
     h("p", {}, "Your role: ", h("strong", { id: "my-role" }, role || "none")),
     RANK[role] >= RANK.admin ? h("p", { class: "tabs" }, tabs) : null,
+    h("p", { class: "muted" }, "Filter by a part of the name, or by a label of some version as key=value."),
     pagedList("models", ["Model", "Versions", "Description", "Updated"], models,
       (m) => [link(`#/t/${enc(team)}/m/${enc(m.name)}`, m.name, { class: "name" }), m.version_count, m.description, when(m.updated_at)],
-      (m, q) => has(m.name, q) || has(m.description, q)));
+      (m, q) => has(m.name, q) || has(m.description, q), serverFilter(path("teams", team, "models"), true)));
 }
 
 function stateBadge(state) {
@@ -202,7 +243,8 @@ async function modelPage(team, model) {
     h("h2", {}, "Versions"),
     pagedList("versions", ["#", "Label", "State", "Labels", "Created by", "Created"], [...versions].reverse(),
       (v) => [link(`${base}/v/${v.number}`, String(v.number)), v.label || "", stateBadge(v.state), labelsText(v.labels), v.created_by, when(v.created_at)],
-      (v, q) => has(v.label, q) || has(v.state, q) || has(labelsText(v.labels), q) || String(v.number) === q),
+      (v, q) => has(v.label, q) || has(v.state, q) || has(labelsText(v.labels), q) || String(v.number) === q,
+      (q) => serverFilter(path("teams", team, "models", model, "versions"), false)(q)?.then((vs) => [...vs].reverse()) ?? null),
     h("h2", {}, "Aliases"),
     table("Aliases", ["Alias", "Version", "", "Moved by", "At"], aliasRows, { id: "aliases" }),
     moveForm,
@@ -260,17 +302,14 @@ function historyTable(items) {
 
 async function versionPage(team, model, number) {
   const vpath = ["teams", team, "models", model, "versions", number];
-  const [v, files, history, m, role, versions, manifest] = await Promise.all([
+  const [v, files, history, m, role, versions] = await Promise.all([
     api("GET", path(...vpath)),
     listAll(path(...vpath, "files"), 100000),
     listAll(path(...vpath, "history"), 200),
     api("GET", path("teams", team, "models", model)),
     myRole(team),
     listAll(path("teams", team, "models", model, "versions")),
-    // presigned GET URLs of the files (they expire: --event-url-expiry); without them, no download links
-    api("GET", path(...vpath, "manifest")).catch(() => null),
   ]);
-  const urls = new Map((manifest?.files || []).filter((f) => f.url).map((f) => [f.path, f.url]));
   const base = `#/t/${enc(team)}/m/${enc(model)}`;
   const rank = RANK[role] || 0;
   const approverRank = RANK[m.policy?.approver_role] || RANK.maintainer;
@@ -330,13 +369,28 @@ async function versionPage(team, model, number) {
     diffForm,
     h("h2", {}, "Files"),
     pagedList("files", ["Path", "Size", "SHA-256"], files,
-      (f) => [urls.has(f.path) && /^https?:\/\//.test(urls.get(f.path))
-        ? h("a", { class: "name download", href: urls.get(f.path), download: f.path.split("/").pop(), rel: "noopener noreferrer", title: `Download ${f.path}` }, f.path)
-        : h("span", { class: "name" }, f.path), bytes(f.size), h("code", { class: "digest" }, f.sha256)],
+      (f) => [h("button", { type: "button", class: "name download", "data-path": f.path, title: `Download ${f.path}`, onclick: () => download(vpath, f.path) }, f.path),
+        bytes(f.size), h("code", { class: "digest" }, f.sha256)],
       (f, q) => has(f.path, q)),
-    manifest?.urls_expire_at ? h("p", { class: "muted" }, `Download links are presigned and expire at ${when(manifest.urls_expire_at)}.`) : null,
+    h("p", { class: "muted" }, "Each download asks the server for a presigned link valid for five minutes."),
     h("h2", {}, "History"),
     historyTable(history));
+}
+
+/// Downloads one file through a presigned link made for this click (getFileDownloadLink: valid briefly,
+/// audited under the signed-in user).
+async function download(vpath, file) {
+  clearStatus();
+  try {
+    const link = await api("GET", path(...vpath, "download-link") + `?path=${enc(file)}`);
+    if (!/^https?:\/\//.test(link.url)) throw new Error("The server returned no usable download link");
+    const a = h("a", { href: link.url, download: file.split("/").pop(), rel: "noopener noreferrer", hidden: true });
+    document.body.append(a);
+    a.click();
+    a.remove();
+  } catch (err) {
+    showError(err);
+  }
 }
 
 async function diffPage(team, model, number, against) {
@@ -385,12 +439,25 @@ async function webhooksPage(team) {
 }
 
 async function auditPage(team) {
-  const page = await api("GET", `/api/v1/audit?team=${enc(team)}&limit=200`);
-  const rows = page.items || [];
-  render(`Audit log of ${team}`, crumbs(["#/", "Teams"], [`#/t/${enc(team)}`, team], [null, "audit"]),
+  // The API pages the log in chain order; the next page is fetched on request.
+  const url = `/api/v1/audit?team=${enc(team)}&limit=200`;
+  const rows = [];
+  let cursor = null;
+  const load = async () => {
+    const page = await api("GET", url + (cursor ? `&cursor=${enc(cursor)}` : ""));
+    rows.push(...(page.items || []));
+    cursor = page.next_cursor;
+  };
+  await load();
+  const draw = () => render(`Audit log of ${team}`, crumbs(["#/", "Teams"], [`#/t/${enc(team)}`, team], [null, "audit"]),
     pagedList("audit rows", ["When", "Actor", "Action", "Resource", "Outcome"], rows,
       (r) => [when(r.at), r.actor, r.action, h("span", { class: "name" }, r.resource), r.outcome],
-      (r, q) => has(r.action, q) || has(r.actor, q) || has(r.resource, q)));
+      (r, q) => has(r.action, q) || has(r.actor, q) || has(r.resource, q)),
+    cursor ? h("button", { type: "button", id: "audit-more", class: "more", onclick: async () => {
+      clearStatus();
+      try { await load(); draw(); } catch (err) { showError(err); }
+    } }, "Load the next 200 rows") : null);
+  draw();
 }
 
 async function usagePage() {

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -293,6 +294,15 @@ const std::vector<setting>& settings()
          [](options& o, const std::string& v) {
              o.cache_dir = v;
              return true;
+         }},
+        {"--ui-dir", "DEPOT_UI_DIR",
+         "directory to serve the web console (/ui/) from instead of the copy built into depotd; must hold "
+         "index.html (default none)",
+         [](options& o, const std::string& v) {
+             o.ui_dir = v;
+             std::error_code ec;
+             return !v.empty() &&
+                    std::filesystem::is_regular_file(std::filesystem::path(v) / "index.html", ec);
          }},
         {"--cache-disk-bytes", "DEPOT_CACHE_DISK_BYTES",
          "bytes the read cache keeps in --cache-dir (default 0: no disk tier)",

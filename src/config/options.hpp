@@ -113,6 +113,9 @@ struct options
     /// with the bytes it may hold. No cache at all when both byte counts are 0 (the default).
     std::uint64_t cache_memory_bytes = 0;
     std::string cache_dir;
+    /// The web console's files (server/console.hpp) from this directory instead of the embedded copy; empty =
+    /// embedded.
+    std::string ui_dir;
     std::uint64_t cache_disk_bytes = 0;
     /// This depotd's name among the instances sharing the database (warm-up progress is per instance);
     /// empty = <hostname>:<pid>. Stable names (a pod name) let a restarted instance resume its warm-ups.

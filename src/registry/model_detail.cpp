@@ -6,7 +6,78 @@
 #include "registry/sql_util.hpp"
 #include "registry/warmup_repository.hpp"
 
+#include <algorithm>
+
 namespace depot::registry::model_detail {
+
+const char* const model_select =
+    "SELECT m.id, m.team_id, t.name, m.name, m.bucket_id, b.name, m.prefix, m.description, "
+    "coalesce(m.required_approvals, t.required_approvals), coalesce(m.approver_role, t.approver_role), "
+    "coalesce(m.protected_aliases, t.protected_aliases)::text, m.revision, m.created_by, " DEPOT_MS(
+        "m.created_at") ", " DEPOT_MS("m.updated_at") ", m.next_version - 1 "
+                                                      "FROM models m JOIN teams t ON t.id = m.team_id "
+                                                      "JOIN buckets b ON b.id = m.bucket_id ";
+
+model model_of(const pg::row& r)
+{
+    return model{.id = r.i64(0),
+                 .team_id = r.i64(1),
+                 .team = r.str(2),
+                 .name = r.str(3),
+                 .bucket_id = r.i64(4),
+                 .bucket = r.str(5),
+                 .prefix = r.str(6),
+                 .description = r.str(7),
+                 .policy = policy_of(r, 8),
+                 .revision = r.i64(11),
+                 .created_by = r.str(12),
+                 .created_at = from_millis(r.i64(13)),
+                 .updated_at = from_millis(r.i64(14)),
+                 .version_count = static_cast<int>(r.i64(15))};
+}
+
+// The approvals of a version count from its last submission.
+const char* const version_select =
+    "SELECT v.id, v.model_id, v.number, v.label, v.state, v.description, v.framework, v.format, v.parent, "
+    "v.run_url, v.labels::text, v.metrics::text, v.file_count, v.total_bytes, v.created_by, " DEPOT_MS(
+        "v.created_at") ", "
+                        "(SELECT coalesce(string_agg(a.name, ',' ORDER BY a.name), '') FROM model_aliases a "
+                        " WHERE a.version_id = v.id), "
+                        "(SELECT coalesce(string_agg(DISTINCT e.actor, ','), '') FROM model_events e "
+                        " WHERE e.version_id = v.id AND e.action = 'approval' AND e.id > "
+                        " coalesce((SELECT max(s.id) FROM model_events s WHERE s.version_id = v.id "
+                        "           AND s.action = 'submitted'), 0)), "
+                        "(SELECT s.actor FROM model_events s WHERE s.version_id = v.id AND s.action = "
+                        " 'submitted' ORDER BY s.id DESC LIMIT 1) "
+                        "FROM model_versions v ";
+
+model_version version_of(const pg::row& r)
+{
+    model_version v{.id = r.i64(0),
+                    .model_id = r.i64(1),
+                    .number = static_cast<int>(r.i64(2)),
+                    .label = r.opt_str(3),
+                    .state = r.str(4),
+                    .description = r.str(5),
+                    .framework = r.str(6),
+                    .format = r.str(7),
+                    .parent = std::nullopt,
+                    .run_url = r.str(9),
+                    .labels_json = r.str(10),
+                    .metrics_json = r.str(11),
+                    .file_count = r.i64(12),
+                    .total_bytes = r.i64(13),
+                    .created_by = r.str(14),
+                    .created_at = from_millis(r.i64(15))};
+    if (!r.is_null(8))
+        v.parent = static_cast<int>(r.i64(8));
+    v.aliases = split_list(r.text(16), ',');
+    v.approvals = split_list(r.text(17), ',');
+    std::sort(v.approvals.begin(), v.approvals.end());
+    v.submitted_by = r.str(18);
+    return v;
+}
+
 namespace {
 
 /// ",\"version\":{...}" for version events.

@@ -17,6 +17,15 @@
 
 namespace depot::registry::model_detail {
 
+/// SELECT ... FROM models m JOIN teams t JOIN buckets b: the columns model_of reads; append WHERE ...
+extern const char* const model_select;
+model model_of(const pg::row& r);
+
+/// SELECT ... FROM model_versions v: the columns version_of reads (approvals count from the last
+/// submission); append WHERE ...
+extern const char* const version_select;
+model_version version_of(const pg::row& r);
+
 /// A text[] literal; every element matches the alias-name pattern, so nothing needs quoting.
 std::string text_array(const std::vector<std::string>& v);
 

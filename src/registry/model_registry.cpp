@@ -10,36 +10,6 @@
 namespace depot::registry {
 using namespace model_detail;
 
-namespace {
-
-constexpr const char* model_select =
-    "SELECT m.id, m.team_id, t.name, m.name, m.bucket_id, b.name, m.prefix, m.description, "
-    "coalesce(m.required_approvals, t.required_approvals), coalesce(m.approver_role, t.approver_role), "
-    "coalesce(m.protected_aliases, t.protected_aliases)::text, m.revision, m.created_by, " DEPOT_MS(
-        "m.created_at") ", " DEPOT_MS("m.updated_at") ", m.next_version - 1 "
-                                                      "FROM models m JOIN teams t ON t.id = m.team_id "
-                                                      "JOIN buckets b ON b.id = m.bucket_id ";
-
-model model_of(const pg::row& r)
-{
-    return model{.id = r.i64(0),
-                 .team_id = r.i64(1),
-                 .team = r.str(2),
-                 .name = r.str(3),
-                 .bucket_id = r.i64(4),
-                 .bucket = r.str(5),
-                 .prefix = r.str(6),
-                 .description = r.str(7),
-                 .policy = policy_of(r, 8),
-                 .revision = r.i64(11),
-                 .created_by = r.str(12),
-                 .created_at = from_millis(r.i64(13)),
-                 .updated_at = from_millis(r.i64(14)),
-                 .version_count = static_cast<int>(r.i64(15))};
-}
-
-} // namespace
-
 // --- models ----------------------------------------------------------------------------------------------
 
 asio::awaitable<result<model>> model_registry::create_model(const team& owner, model_spec spec,

@@ -18,48 +18,6 @@ using namespace model_detail;
 
 namespace {
 
-// The approvals of a version count from its last submission.
-constexpr const char* version_select =
-    "SELECT v.id, v.model_id, v.number, v.label, v.state, v.description, v.framework, v.format, v.parent, "
-    "v.run_url, v.labels::text, v.metrics::text, v.file_count, v.total_bytes, v.created_by, " DEPOT_MS(
-        "v.created_at") ", "
-                        "(SELECT coalesce(string_agg(a.name, ',' ORDER BY a.name), '') FROM model_aliases a "
-                        " WHERE a.version_id = v.id), "
-                        "(SELECT coalesce(string_agg(DISTINCT e.actor, ','), '') FROM model_events e "
-                        " WHERE e.version_id = v.id AND e.action = 'approval' AND e.id > "
-                        " coalesce((SELECT max(s.id) FROM model_events s WHERE s.version_id = v.id "
-                        "           AND s.action = 'submitted'), 0)), "
-                        "(SELECT s.actor FROM model_events s WHERE s.version_id = v.id AND s.action = "
-                        " 'submitted' ORDER BY s.id DESC LIMIT 1) "
-                        "FROM model_versions v ";
-
-model_version version_of(const pg::row& r)
-{
-    model_version v{.id = r.i64(0),
-                    .model_id = r.i64(1),
-                    .number = static_cast<int>(r.i64(2)),
-                    .label = r.opt_str(3),
-                    .state = r.str(4),
-                    .description = r.str(5),
-                    .framework = r.str(6),
-                    .format = r.str(7),
-                    .parent = std::nullopt,
-                    .run_url = r.str(9),
-                    .labels_json = r.str(10),
-                    .metrics_json = r.str(11),
-                    .file_count = r.i64(12),
-                    .total_bytes = r.i64(13),
-                    .created_by = r.str(14),
-                    .created_at = from_millis(r.i64(15))};
-    if (!r.is_null(8))
-        v.parent = static_cast<int>(r.i64(8));
-    v.aliases = split_list(r.text(16), ',');
-    v.approvals = split_list(r.text(17), ',');
-    std::sort(v.approvals.begin(), v.approvals.end());
-    v.submitted_by = r.str(18);
-    return v;
-}
-
 /// path, size, sha256, etag, content_type starting at column `col`.
 model_file file_of(const pg::row& r, int col = 0)
 {

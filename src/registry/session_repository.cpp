@@ -142,4 +142,16 @@ asio::awaitable<result<void>> session_repository::revoke(std::string_view id)
     });
 }
 
+asio::awaitable<std::int64_t> session_repository::purge_ended(time_point before)
+{
+    auto conn = co_await pool_.acquire();
+    auto rs =
+        co_await sql(*conn,
+                     "WITH gone AS (DELETE FROM console_sessions WHERE expires_at < to_timestamp($1::double "
+                     "precision / 1000) OR revoked_at < to_timestamp($1::double precision / 1000) "
+                     "RETURNING 1) SELECT count(*) FROM gone",
+                     millis(before));
+    co_return rs[0].i64(0);
+}
+
 } // namespace depot::registry

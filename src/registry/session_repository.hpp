@@ -48,6 +48,10 @@ public:
     asio::awaitable<result<console_session>> authenticate(std::string_view cookie);
     /// Ends the session. not_found unless it is active.
     asio::awaitable<result<void>> revoke(std::string_view id);
+    /// Deletes the sessions that expired or were revoked before `before` (depotd's cleanup loop, every
+    /// --cleanup-interval, with now: an ended session never works again, so nothing is lost; sign-in and
+    /// sign-out stay in the audit log). Returns how many.
+    asio::awaitable<std::int64_t> purge_ended(time_point before);
 
 private:
     pg::pool& pool_;

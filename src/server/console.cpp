@@ -2,8 +2,14 @@
 #include "server/console.hpp"
 
 #include "common/hash.hpp"
+#include "server/services.hpp"
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <optional>
+#include <sstream>
 #include <string>
 
 namespace depot::server {
@@ -27,7 +33,22 @@ std::string_view content_type_of(std::string_view path)
         return "text/css; charset=utf-8";
     if (path.ends_with(".svg"))
         return "image/svg+xml";
+    if (path.ends_with(".png"))
+        return "image/png";
+    if (path.ends_with(".ico"))
+        return "image/x-icon";
+    if (path.ends_with(".json"))
+        return "application/json";
+    if (path.ends_with(".woff2"))
+        return "font/woff2";
+    if (path.ends_with(".txt"))
+        return "text/plain; charset=utf-8";
     return "application/octet-stream";
+}
+
+std::string etag_of(std::string_view body)
+{
+    return "\"" + to_hex(sha256(body)).substr(0, 32) + "\"";
 }
 
 struct served
@@ -36,13 +57,58 @@ struct served
     std::string etag;
 };
 
+/// A file of --ui-dir, read on each request (an operator's edit shows at once). `name` (the request path
+/// below /ui/, not decoded) must be segments of letters, digits, '.', '_' and '-', none empty or starting
+/// with '.' (no "..", no hidden files); and the file it names, symbolic links resolved, must be a regular
+/// file inside the directory. nullopt otherwise, and for anything unreadable.
+std::optional<std::string> read_from_dir(const std::string& dir, std::string_view name)
+{
+    if (name.empty() || name.size() > 255)
+        return std::nullopt;
+    bool segment_start = true;
+    for (char c : name) {
+        const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                           c == '_' || c == '-' || c == '.';
+        if (c == '/') {
+            if (segment_start)
+                return std::nullopt; // empty segment
+            segment_start = true;
+            continue;
+        }
+        if (!plain || (segment_start && c == '.'))
+            return std::nullopt;
+        segment_start = false;
+    }
+    if (segment_start)
+        return std::nullopt; // ends with '/'
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path root = fs::canonical(dir, ec);
+    if (ec)
+        return std::nullopt;
+    const fs::path file = fs::canonical(root / fs::path(std::string(name)), ec);
+    if (ec || !fs::is_regular_file(file, ec))
+        return std::nullopt;
+    // Inside the directory: the resolved path continues the root's components.
+    auto [r, f] = std::mismatch(root.begin(), root.end(), file.begin(), file.end());
+    if (r != root.end() || f == file.end())
+        return std::nullopt;
+    std::ifstream in(file, std::ios::binary);
+    if (!in)
+        return std::nullopt;
+    std::ostringstream body;
+    body << in.rdbuf();
+    if (in.bad())
+        return std::nullopt;
+    return std::move(body).str();
+}
+
 const std::map<std::string, served, std::less<>>& assets()
 {
     static const auto all = [] {
         std::map<std::string, served, std::less<>> out;
         for (const auto& a : embedded_console_assets())
-            out.emplace(std::string(a.path),
-                        served{a.body, "\"" + to_hex(sha256(a.body)).substr(0, 32) + "\""});
+            out.emplace(std::string(a.path), served{a.body, etag_of(a.body)});
         return out;
     }();
     return all;
@@ -87,24 +153,35 @@ response console_response(const request_context& ctx)
     auto name = path.substr(prefix.size());
     if (name.empty())
         name = "index.html";
-    const auto& all = assets();
-    auto it = all.find(name);
-    if (it == all.end()) {
+    std::optional<std::string> from_dir;
+    std::string_view body;
+    std::string etag;
+    if (const auto& dir = ctx.svc->opts.ui_dir; !dir.empty()) {
+        from_dir = read_from_dir(dir, name);
+        if (from_dir) {
+            body = *from_dir;
+            etag = etag_of(body);
+        }
+    } else if (auto it = assets().find(name); it != assets().end()) {
+        body = it->second.body;
+        etag = it->second.etag;
+    }
+    if (etag.empty()) {
         res.status = http::status::not_found;
         res.headers.set(http::field::content_type, "text/plain; charset=utf-8");
         res.body = "No such console page\n";
         return res;
     }
-    // Revalidated on every use (cheap: an ETag match is a 304 with no body), so a new depotd's console is
-    // picked up at once.
+    // Revalidated on every use (cheap: an ETag match is a 304 with no body), so a new depotd's console (or
+    // an edited --ui-dir) is picked up at once.
     res.headers.set(http::field::cache_control, "no-cache");
-    res.headers.set(http::field::etag, it->second.etag);
-    if (auto inm = ctx.get("if-none-match"); inm && *inm == it->second.etag) {
+    res.headers.set(http::field::etag, etag);
+    if (auto inm = ctx.get("if-none-match"); inm && *inm == etag) {
         res.status = http::status::not_modified;
         return res;
     }
     res.headers.set(http::field::content_type, content_type_of(name));
-    res.body = std::string(it->second.body);
+    res.body = std::string(body);
     return res;
 }
 

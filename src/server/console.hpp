@@ -1,8 +1,10 @@
 #pragma once
 /// \file
-/// The web console: the static files of ui/ (embedded at build time by cmake/embed_ui.cmake), served at
-/// /ui/ without authentication. The console is a client of the REST API like any other: it holds no
-/// credential of its own and every action it offers is a REST call made with the signed-in user's session.
+/// The web console: the static files of ui/ (embedded at build time by cmake/embed_ui.cmake), or of the
+/// directory --ui-dir names (read on each request; only plain relative names that resolve to a regular file
+/// inside it), served at /ui/ without authentication. The console is a client of the REST API like any other:
+/// it holds no credential of its own and every action it offers is a REST call made with the signed-in user's
+/// session.
 
 #include "server/context.hpp"
 

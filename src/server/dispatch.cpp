@@ -140,11 +140,12 @@ std::size_t preflight_route(scope where)
 }
 
 /// Operation names for metrics and logs: the S3 routes' in order, then "Unknown" (no route matched), then
-/// "RestApi" (an /api/v1 request no route matched), then the REST routes' operation ids, then the Hugging
-/// Face API's (hf/hf.hpp).
+/// "RestApi" (an /api/v1 request no route matched), then "Console" (the web console's files, console.hpp),
+/// then the REST routes' operation ids, then the Hugging Face API's (hf/hf.hpp).
 constexpr std::size_t unknown_operation = routes.size();
 constexpr std::size_t rest_api_operation = routes.size() + 1;
-constexpr std::size_t first_rest_route = routes.size() + 2;
+constexpr std::size_t console_operation = routes.size() + 2;
+constexpr std::size_t first_rest_route = routes.size() + 3;
 
 const std::vector<std::string_view>& operation_names()
 {
@@ -154,6 +155,7 @@ const std::vector<std::string_view>& operation_names()
             out.push_back(r.name);
         out.push_back("Unknown");
         out.push_back("RestApi");
+        out.push_back("Console");
         for (auto id : api::operation_ids())
             out.push_back(id);
         for (auto name : hf::operation_names())
@@ -358,12 +360,17 @@ asio::awaitable<response> dispatch(request_context& ctx)
         co_return res;
     }
 
-    // The web console's static files: public, like the page a sign-in form is on (console.hpp).
-    if (is_console_request(ctx))
-        co_return console_response(ctx);
-
     // Counts the request in flight now; writes the access log once the response has been sent.
     auto record = std::make_shared<request_record>(s3_request_metrics(), ctx);
+
+    // The web console's static files: public, like the page a sign-in form is on (console.hpp); logged and
+    // counted as operation "Console".
+    if (is_console_request(ctx)) {
+        auto console_res = console_response(ctx);
+        request_record::attach(std::move(record), ctx, console_operation,
+                               operation_names()[console_operation], "", console_res);
+        co_return console_res;
+    }
 
     if (hf::is_hf_request(ctx)) {
         std::optional<std::size_t> route;

@@ -286,11 +286,27 @@ asio::awaitable<void> archive_old_audit_rows(services& svc, audit_retention_metr
     }
 }
 
+/// Deletes the console sessions that have ended (expired or signed out): they never work again. A failure is
+/// logged and the next pass retries.
+asio::awaitable<void> purge_ended_sessions(services& svc, metrics::counter& purged)
+{
+    try {
+        auto n = co_await svc.sessions.purge_ended(std::chrono::system_clock::now());
+        purged.inc(static_cast<std::uint64_t>(n));
+        if (n)
+            log::info("ended console sessions deleted", {{"sessions", n}});
+    } catch (const std::exception& e) {
+        log::warn("deleting ended console sessions failed; will retry", {{"error", e.what()}});
+    }
+}
+
 asio::awaitable<void> cleanup_loop(services& svc, asio::steady_timer& timer,
                                    const connection_registry& registry)
 {
     static cleanup_metrics m = cleanup_metrics::make(metrics::default_registry());
     static audit_retention_metrics audit_metrics = audit_retention_metrics::make(metrics::default_registry());
+    static metrics::counter& sessions_purged = metrics::default_registry().counter_metric(
+        "depot_console_sessions_purged_total", "Expired or signed-out console sessions deleted by cleanup.");
     while (!registry.stopping()) {
         timer.expires_after(svc.opts.cleanup_interval);
         boost::system::error_code ec;
@@ -323,6 +339,7 @@ asio::awaitable<void> cleanup_loop(services& svc, asio::steady_timer& timer,
             m.duration.observe(metrics::micros_since(started));
             log::warn("cleanup failed; will retry", {{"error", e.what()}});
         }
+        co_await purge_ended_sessions(svc, sessions_purged);
         if (svc.opts.audit_retention.count() > 0)
             co_await archive_old_audit_rows(svc, audit_metrics);
     }

@@ -166,6 +166,10 @@ REST_OPERATIONS: dict[str, Callable] = {
     # a race with another depotd is revoked).
     "getVersionManifest": lambda line, facts: [Row("user.create", min=0), Row("team.member.set", min=0, max=2),
                                                Row("key.create", min=0, max=2), Row("key.revoke", min=0)],
+    # One row for the link (under the caller), plus the team's event-link key on first use as above.
+    "getFileDownloadLink": lambda line, facts: [Row("model.download_link"), Row("user.create", min=0),
+                                                Row("team.member.set", min=0, max=2),
+                                                Row("key.create", min=0, max=2), Row("key.revoke", min=0)],
     "diffVersions": NONE,
     "listVersionHistory": NONE,
     "submitVersion": one("version.submitted"),
@@ -208,8 +212,8 @@ HF_OPERATIONS: dict[str, Callable] = {
     "HfResolveHead": NONE,
 }
 
-# Log lines of requests that matched no route: never a row.
-UNROUTED = {"Unknown", "RestApi"}
+# Requests no route matched, and the web console's static files (public, like a sign-in page): no rows.
+UNROUTED = {"Unknown", "RestApi", "Console"}
 
 OPERATIONS = {**S3_OPERATIONS, **REST_OPERATIONS, **HF_OPERATIONS}
 

@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 import secrets
 import shutil
+import socket
+import time
 from pathlib import Path
 
 import pytest
 import requests
 
-from depot_harness import browser_tmpdir, clean_env, run, unique_bucket_name
+from depot_harness import browser_tmpdir, clean_env, run, sanitizer_reports, unique_bucket_name
 from rest import assert_problem, call, token_for, validate
 
 HERE = Path(__file__).resolve().parent
@@ -118,6 +120,59 @@ def test_sign_in_and_browse_to_a_model(console):
     assert cookie["value"].startswith("dps_") and cookie["expires"] > 0
 
 
+def test_the_model_filter_asks_the_server(world, console):
+    assert console["filter_label"] == [world["model"]]
+    assert console["filter_no_label"] == []
+    assert console["filter_name"] == [world["model"]]
+
+
+def test_models_and_versions_filter_by_name_and_label_on_the_server_with_paging(depot, world):
+    team, tok = world["team"], world["tokens"]["writer"]
+    bucket = unique_bucket_name("uif")
+    s3 = depot.client(world["names"]["writer"])
+    s3.create_bucket(Bucket=bucket)
+    for name, labels in (("filt-alpha", {"stage": "prod"}), ("filt-beta", {"stage": "dev"}),
+                         ("filt-gamma", {"stage": "prod", "n": 5}), ("other-delta", {"stage": "prod"})):
+        s3.put_object(Bucket=bucket, Key=f"{name}/x", Body=b"x")
+        assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=tok,
+                    body={"name": name, "bucket": bucket, "prefix": f"{name}/"}).status_code == 201
+        for v in (labels, {"stage": "old"}):
+            assert call(depot, "POST", f"/api/v1/teams/{team}/models/{name}/versions", token=tok,
+                        body={"labels": v}).status_code == 201
+
+    def names(query: str) -> list[str]:
+        out, cursor = [], None
+        while True:  # one match per page: the cursor continues the filtered list
+            q = query + "&limit=1" + (f"&cursor={cursor}" if cursor else "")
+            r = call(depot, "GET", f"/api/v1/teams/{team}/models?{q}", token=world["tokens"]["reader"])
+            page = validate(r, "GET", "/api/v1/teams/{team}/models")
+            assert len(page["items"]) <= 1
+            out += [m["name"] for m in page["items"]]
+            cursor = page["next_cursor"]
+            if not cursor:
+                return out
+    assert names("name=FILT") == ["filt-alpha", "filt-beta", "filt-gamma"]
+    assert names("name=filt-&label=stage%3Dprod") == ["filt-alpha", "filt-gamma"]
+    assert names("label=stage=prod") == ["filt-alpha", "filt-gamma", "other-delta"]
+    assert names("label=n=5") == ["filt-gamma"]
+    assert names("label=stage=") == [] and names("name=%25") == [] and names("name=_") == []
+    vpath = "/api/v1/teams/{team}/models/{model}/versions"
+    r = call(depot, "GET", f"/api/v1/teams/{team}/models/filt-gamma/versions?label=stage=old",
+             token=world["tokens"]["reader"])
+    assert [v["number"] for v in validate(r, "GET", vpath)["items"]] == [2]
+    r = call(depot, "GET", f"/api/v1/teams/{team}/models/filt-gamma/versions?label=stage=prod&limit=5",
+             token=world["tokens"]["reader"])
+    assert [v["number"] for v in validate(r, "GET", vpath)["items"]] == [1]
+    for bad in ("label=stage", "label==prod", "label=" + "k" * 129 + "=v", "name=" + "n" * 129):
+        r = call(depot, "GET", f"/api/v1/teams/{team}/models?{bad}", token=world["tokens"]["reader"])
+        assert_problem(r, 400, "invalid-argument")
+    assert_problem(call(depot, "GET", f"/api/v1/teams/{team}/models/filt-gamma/versions?label=x",
+                        token=world["tokens"]["reader"]), 400, "invalid-argument")
+    # another team's member learns nothing through a filter
+    assert_problem(call(depot, "GET", f"/api/v1/teams/{team}/models?label=stage=prod",
+                        token=world["tokens"]["outsider"]), 404, "not-found")
+
+
 def test_four_eyes_the_submitter_cannot_approve_a_second_maintainer_can(depot, world, console):
     assert console["self_approve"] == "The submitter of a version cannot approve it"
     assert console["state_after_self_approve"] == "pending"
@@ -127,12 +182,50 @@ def test_four_eyes_the_submitter_cannot_approve_a_second_maintainer_can(depot, w
     assert v["submitted_by"] == world["names"]["submitter"]
 
 
-def test_the_files_download_through_presigned_links(console):
-    links = dict(console["download_links"])
-    assert sorted(links) == ["config.json", "tokenizer.txt"]
-    assert "X-Amz-Signature=" in links["config.json"] and "X-Amz-Expires=" in links["config.json"]
-    r = requests.get(links["config.json"], timeout=30)
-    assert r.status_code == 200 and r.content == b'{"layers": 101}'
+def test_a_click_downloads_the_file_through_a_link_made_for_it(console):
+    assert console["download_buttons"] == ["config.json", "tokenizer.txt"]
+    d = console["download"]
+    assert d["name"] == "config.json" and d["body"] == '{"layers": 101}'
+    # a link made for this click, valid five minutes (not the manifest's day-long URLs)
+    assert "X-Amz-Signature=" in d["url"] and "X-Amz-Expires=300&" in d["url"] + "&"
+
+
+def link_url(depot, world, who: str, query: str) -> requests.Response:
+    return call(depot, "GET", f"/api/v1/teams/{world['team']}/models/{world['model']}/versions/2/download-link"
+                f"{query}", token=world["tokens"][who])
+
+
+def test_a_download_link_is_short_lived_authorized_like_reading_and_audited(depot, world):
+    template = "/api/v1/teams/{team}/models/{model}/versions/{version}/download-link"
+    since = depot.db.scalar("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM audit_log_id")
+    r = link_url(depot, world, "reader", "?path=config.json")
+    body = validate(r, "GET", template)
+    assert r.headers["Cache-Control"] == "no-store"
+    assert body["path"] == "config.json" and body["size"] == 15 and body["expires_in"] == 300
+    got = requests.get(body["url"], timeout=30)
+    assert got.status_code == 200 and got.content == b'{"layers": 101}'
+    rows = depot.db.query(f"SELECT actor, action, resource, details->>'expires_in' FROM audit_log WHERE id > {since}"
+                          " AND action = 'model.download_link'")
+    assert [tuple(x) for x in rows] == [(world["names"]["reader"], "model.download_link",
+                                         f"{world['team']}/{world['model']}/2/config.json", "300")]
+    # a tiny lifetime: the link stops working once it is over
+    short = validate(link_url(depot, world, "reader", "?path=config.json&expires_in=1"), "GET", template)
+    deadline = time.monotonic() + 5
+    while (late := requests.get(short["url"], timeout=30)).status_code == 200 and time.monotonic() < deadline:
+        time.sleep(0.25)
+    assert late.status_code == 403 and b"Request has expired" in late.content
+    # a member of another team learns nothing (as for reading the version); a reader of the team is enough
+    assert_problem(link_url(depot, world, "outsider", "?path=config.json"), 404, "not-found")
+    # hostile or wrong input: a precise 400 or 404, and no row
+    since = depot.db.scalar("SELECT last_value FROM audit_log_id")
+    for query, status in (("", 400), ("?path=", 400), ("?path=weights.bin", 404), ("?path=../config.json", 404),
+                          ("?path=config.json&expires_in=0", 400), ("?path=config.json&expires_in=3601", 400),
+                          ("?path=config.json&expires_in=1e3", 400), ("?path=config.json&expires_in=-5", 400),
+                          ("?path=" + "a" * 1025, 400)):
+        r = link_url(depot, world, "reader", query)
+        assert r.status_code == status, (query, r.text)
+        validate(r, "GET", template)
+    assert depot.db.scalar(f"SELECT count(*) FROM audit_log WHERE id > {since} AND action = 'model.download_link'") == 0
 
 
 def test_an_alias_moves(depot, world, console):
@@ -263,3 +356,59 @@ def test_screenshots_are_saved(console):
     for name in ("sign-in", "model", "version", "diff", "version-narrow"):
         shot = console["shots"] / f"{name}.png"
         assert shot.stat().st_size > 1000, name
+
+
+def test_the_console_can_be_served_from_an_installed_directory(depot, tmp_path):
+    """--ui-dir: a branded or patched console from a directory, read on each request; only plain names that
+    resolve to a regular file inside the directory are served (no traversal, no hidden files, no symbolic
+    link out of it)."""
+    ui = tmp_path / "ui"
+    (ui / "img").mkdir(parents=True)
+    (ui / "index.html").write_text("<!doctype html><title>ACME model console</title>\n")
+    (ui / "app.js").write_text("export const brand = 'acme';\n")
+    (ui / "img" / "logo.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>\n")
+    (ui / ".env").write_text("SECRET=1\n")
+    secret = tmp_path / "outside.txt"
+    secret.write_text("not for the web\n")
+    (ui / "leak.txt").symlink_to(secret)
+    (ui / "img" / "up").symlink_to(tmp_path)
+    server = depot.sibling(tmp_path / "depot")
+    server.extra_args = ["--ui-dir", str(ui)]
+    server.start()
+    try:
+        base = server.endpoint + "/ui/"
+        index = requests.get(base, timeout=30)
+        assert index.status_code == 200 and "ACME model console" in index.text
+        assert "frame-ancestors 'none'" in index.headers["Content-Security-Policy"]
+        logo = requests.get(base + "img/logo.svg", timeout=30)
+        assert logo.status_code == 200 and logo.headers["Content-Type"] == "image/svg+xml"
+        # edited in place: the next request serves the new file, with a new ETag
+        first = requests.get(base + "app.js", timeout=30)
+        (ui / "app.js").write_text("export const brand = 'acme 2';\n")
+        second = requests.get(base + "app.js", headers={"If-None-Match": first.headers["ETag"]}, timeout=30)
+        assert second.status_code == 200 and "acme 2" in second.text and second.headers["ETag"] != first.headers["ETag"]
+        # the embedded console's files are not mixed in
+        assert requests.get(base + "dom.js", timeout=30).status_code == 404
+        # sent as written (a client library would normalize the dots away)
+        for attack in (".env", "leak.txt", "img/up/outside.txt", "..%2foutside.txt", "%2e%2e/outside.txt",
+                       "../outside.txt", "img/../index.html", "img//logo.svg", "img/", "./index.html",
+                       "img%2flogo.svg", "img/up/../../outside.txt"):
+            status, body = raw_get(server.port, "/ui/" + attack)
+            assert status == 404 and b"not for the web" not in body and b"SECRET" not in body, (attack, status)
+    finally:
+        status = server.stop()
+        assert not sanitizer_reports(server.log_text()) and status == 0, server.log_text()[-8000:]
+    # a directory without index.html is refused at start
+    bad = run([str(depot.bin_dir / "depotd"), "--ui-dir", str(ui / "img")], check=False,
+              env={**server.server_env(), "DEPOT_LISTEN": "127.0.0.1:1"})
+    assert bad.returncode != 0 and "--ui-dir" in bad.stderr
+
+
+def raw_get(port: int, target: str) -> tuple[int, bytes]:
+    """Status and whole answer of a GET of `target` exactly as written."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
+        out = b""
+        while chunk := sock.recv(65536):
+            out += chunk
+    return int(out.split(b" ", 2)[1]), out

@@ -283,17 +283,25 @@ def test_rest_calls_are_counted_and_logged_by_route(depot):
         assert call(depot, "GET", "/api/v1/whoami", token=token).status_code == 200
     assert call(depot, "GET", "/api/v1/teams/no-such-team", token=token).status_code == 404
     assert call(depot, "GET", "/api/v1/no/such/route", token=token).status_code == 404
-    after = scrape_after(depot.endpoint, before, 4)
+    # the web console's files are requests like the others: counted and logged as operation "Console"
+    assert requests.get(depot.endpoint + "/ui/", timeout=30).status_code == 200
+    assert requests.get(depot.endpoint + "/ui/no-such-file.js", timeout=30).status_code == 404
+    after = scrape_after(depot.endpoint, before, 6)
     d = lambda name, **labels: delta(before, after, name, **labels)  # noqa: E731
     assert d("depot_s3_requests_total", operation="whoami", status_class="2xx") == 2
     assert d("depot_s3_requests_total", operation="getTeam", status_class="4xx") == 1
     assert d("depot_s3_requests_total", operation="RestApi", status_class="4xx") == 1
     assert d("depot_s3_request_duration_seconds_count", operation="whoami") == 2
     assert d("depot_s3_sent_bytes_total", operation="whoami") > 0
+    assert d("depot_s3_requests_total", operation="Console", status_class="2xx") == 1
+    assert d("depot_s3_requests_total", operation="Console", status_class="4xx") == 1
+    assert d("depot_s3_sent_bytes_total", operation="Console") > 0
     deadline = time.monotonic() + 10
     while True:  # the access-log line is written once the response has gone out
         operations = [e["operation"] for e in access_log(depot, since)]
-        if operations.count("whoami") == 2 and "getTeam" in operations and "RestApi" in operations:
+        console = [(e["method"], e["status"]) for e in access_log(depot, since) if e["operation"] == "Console"]
+        if (operations.count("whoami") == 2 and "getTeam" in operations and "RestApi" in operations
+                and sorted(console) == [("GET", 200), ("GET", 404)]):
             break
         assert time.monotonic() < deadline, operations
         time.sleep(0.05)

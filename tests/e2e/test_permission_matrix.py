@@ -581,6 +581,7 @@ REST_ROUTES = {
     "GET /api/v1/teams/{team}/models/{model}/versions/{version}": ("reader", "team", None),
     "GET /api/v1/teams/{team}/models/{model}/versions/{version}/files": ("reader", "team", None),
     "GET /api/v1/teams/{team}/models/{model}/versions/{version}/manifest": ("reader", "team", None),
+    "GET /api/v1/teams/{team}/models/{model}/versions/{version}/download-link": ("reader", "team", None),
     "GET /api/v1/teams/{team}/models/{model}/versions/{version}/diff": ("reader", "team", None),
     "GET /api/v1/teams/{team}/models/{model}/versions/{version}/history": ("reader", "team", None),
     "POST /api/v1/teams/{team}/models/{model}/versions/{version}/submit": ("writer", "team", {}),
@@ -632,6 +633,8 @@ def rest_path(world, route: str, p: Principal, side: str) -> str:
     path = re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], template)
     if route.endswith("/diff"):
         path += "?against=1"
+    if route.endswith("/download-link"):
+        path += "?path=obj"
     return path
 
 
@@ -654,7 +657,7 @@ def rest_expected(route: str, p: Principal, side: str) -> str:
                 return DENIED
             if not has("model") and not route.endswith("/teams/{team}"):
                 return DENIED
-            if p.scope == "alias" and not re.search(r"models/\{model\}(/versions/\{version\}(/files|/manifest)?"
+            if p.scope == "alias" and not re.search(r"models/\{model\}(/versions/\{version\}(/files|/manifest|/download-link)?"
                                                     r"|/aliases/\{alias\})?$", route):
                 return DENIED
     rank = p.rank

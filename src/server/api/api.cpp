@@ -33,7 +33,7 @@ struct route
 
 using auth::permission;
 
-constexpr std::array<route, 68> routes = {{
+constexpr std::array<route, 69> routes = {{
     {http::verb::get, "/whoami", "whoami", whoami, permission::whoami},
     {http::verb::post, "/sessions", "createSession", create_session, permission::session_start},
     {http::verb::get, "/sessions/current", "getCurrentSession", get_current_session, permission::whoami},
@@ -92,6 +92,8 @@ constexpr std::array<route, 68> routes = {{
      list_version_files, permission::model_read},
     {http::verb::get, "/teams/{team}/models/{model}/versions/{version}/manifest", "getVersionManifest",
      get_version_manifest, permission::model_read},
+    {http::verb::get, "/teams/{team}/models/{model}/versions/{version}/download-link", "getFileDownloadLink",
+     get_file_download_link, permission::model_read},
     {http::verb::get, "/teams/{team}/models/{model}/versions/{version}/diff", "diffVersions", diff_versions,
      permission::model_history_read},
     {http::verb::get, "/teams/{team}/models/{model}/versions/{version}/history", "listVersionHistory",

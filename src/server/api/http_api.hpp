@@ -97,6 +97,8 @@ asio::awaitable<result<response>> create_version(request_context&, const path_pa
 asio::awaitable<result<response>> get_version(request_context&, const path_params&);
 asio::awaitable<result<response>> list_version_files(request_context&, const path_params&);
 asio::awaitable<result<response>> get_version_manifest(request_context&, const path_params&);
+/// One file as a short-lived presigned URL (downloads.cpp).
+asio::awaitable<result<response>> get_file_download_link(request_context&, const path_params&);
 asio::awaitable<result<response>> diff_versions(request_context&, const path_params&);
 asio::awaitable<result<response>> submit_version(request_context&, const path_params&);
 asio::awaitable<result<response>> approve_version(request_context&, const path_params&);

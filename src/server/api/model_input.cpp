@@ -124,4 +124,31 @@ asio::awaitable<result<std::string>> comment_of(request_context& ctx)
     co_return optional_string(*body, "comment");
 }
 
+result<std::optional<registry::label_match>> label_param(const request_context& ctx)
+{
+    auto v = ctx.param("label");
+    if (!v)
+        return std::optional<registry::label_match>();
+    const auto eq = v->find('=');
+    if (eq == std::string_view::npos || eq == 0)
+        return make_error(errc::invalid_argument, "label must read key=value (a label of the versions)",
+                          "label");
+    if (eq > 128 || v->size() - eq - 1 > 1024)
+        return make_error(errc::invalid_argument, "label: the key may have 128 bytes at most, the value 1024",
+                          "label");
+    return std::optional<registry::label_match>(
+        registry::label_match{std::string(v->substr(0, eq)), std::string(v->substr(eq + 1))});
+}
+
+result<std::string> name_param(const request_context& ctx)
+{
+    auto v = ctx.param("name");
+    if (!v)
+        return std::string();
+    if (v->size() > 128)
+        return make_error(errc::invalid_argument, "name (a part of model names) may have 128 bytes at most",
+                          "name");
+    return std::string(*v);
+}
+
 } // namespace depot::server::api

@@ -4,6 +4,7 @@
 /// a transition's comment. Each error is invalid_argument naming the field.
 
 #include "registry/model_registry.hpp"
+#include "registry/model_search.hpp"
 #include "server/api/http_api.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -40,5 +41,12 @@ result<std::string> optional_object(const json::object& o, std::string_view name
 
 /// A transition's optional {"comment": "..."} body (an empty body is allowed).
 asio::awaitable<result<std::string>> comment_of(request_context& ctx);
+
+/// The list filter ?label=key=value (listModels, listVersions): nullopt when absent; invalid_argument
+/// naming "label" when it has no '=', an empty key, or a key over 128 or a value over 1024 bytes.
+result<std::optional<registry::label_match>> label_param(const request_context& ctx);
+
+/// The list filter ?name=<part of a model name> (listModels): "" when absent; at most 128 bytes.
+result<std::string> name_param(const request_context& ctx);
 
 } // namespace depot::server::api

@@ -58,10 +58,18 @@ asio::awaitable<result<response>> list_versions(request_context& ctx, const path
     auto before = numeric_cursor(*p);
     if (!before)
         co_return std::move(before).error();
+    auto label = label_param(ctx);
+    if (!label)
+        co_return std::move(label).error();
     auto m = co_await model_for(ctx, params);
     if (!m)
         co_return std::move(m).error();
-    auto rows = co_await ctx.svc->models.versions(m->model.id, static_cast<int>(*before), p->limit + 1);
+    std::vector<registry::model_version> rows;
+    if (*label)
+        rows = co_await registry::find_versions(*ctx.svc->db, m->model.id, **label, static_cast<int>(*before),
+                                                p->limit + 1);
+    else
+        rows = co_await ctx.svc->models.versions(m->model.id, static_cast<int>(*before), p->limit + 1);
     const auto& owner = m->model;
     co_return page_response(
         std::move(rows), p->limit, [&](const registry::model_version& v) { return version_json(owner, v); },

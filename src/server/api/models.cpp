@@ -19,10 +19,24 @@ asio::awaitable<result<response>> list_models(request_context& ctx, const path_p
     auto p = page_of(ctx);
     if (!p)
         co_return std::move(p).error();
+    auto name = name_param(ctx);
+    if (!name)
+        co_return std::move(name).error();
+    auto label = label_param(ctx);
+    if (!label)
+        co_return std::move(label).error();
     auto t = co_await team_for(ctx, params);
     if (!t)
         co_return std::move(t).error();
-    auto rows = co_await ctx.svc->models.models(t->team.id, p->cursor, p->limit + 1);
+    // Filtered in SQL (registry/model_search.hpp), so a page is a page of matches and the cursor stays exact.
+    std::vector<registry::model> rows;
+    if (name->empty() && !*label) {
+        rows = co_await ctx.svc->models.models(t->team.id, p->cursor, p->limit + 1);
+    } else {
+        // A named filter: GCC 12 mishandles a braced temporary bound to a coroutine's parameter.
+        const registry::model_filter filter{*name, *label};
+        rows = co_await registry::find_models(*ctx.svc->db, t->team.id, filter, p->cursor, p->limit + 1);
+    }
     co_return page_response(std::move(rows), p->limit, model_json,
                             [](const registry::model& m) { return m.name; });
 }

@@ -9,9 +9,7 @@
 #include <algorithm>
 
 namespace depot::server::webhooks {
-namespace {
 
-/// "http://host:port" of the installation as clients reach it.
 std::string public_base(const config::options& o)
 {
     std::string base = o.public_url;
@@ -26,7 +24,21 @@ std::string public_base(const config::options& o)
     return base;
 }
 
-} // namespace
+std::string presigned_file_url(const config::options& o, const link_key& key, const file_ref& file,
+                               std::chrono::seconds expiry, registry::time_point now)
+{
+    const std::string base = public_base(o);
+    const std::string host = base.substr(base.find("://") + 3);
+    const std::string target = "/" + uri_encode(o.models_bucket) + "/" + uri_encode(file.team) + "/" +
+                               uri_encode(file.model) + "/" + std::to_string(file.number) + "/" +
+                               uri_encode(file.path, true);
+    auth::sign_options so{.access_key_id = key.access_key_id,
+                          .secret = key.secret,
+                          .region = o.region,
+                          .service = "s3",
+                          .now = now};
+    return base + auth::presign("GET", target, host, expiry, so);
+}
 
 asio::awaitable<std::optional<link_key>> team_link_key(services& svc, std::int64_t team_id,
                                                        std::string_view team)
@@ -66,8 +78,6 @@ asio::awaitable<void> add_manifest(services& svc, std::int64_t version_id, const
         key = co_await key_for(ref->team);
     const auto now = std::chrono::system_clock::now();
     const auto expiry = std::min(svc.opts.event_url_expiry, auth::max_presigned_expiry);
-    const std::string base = public_base(svc.opts);
-    const std::string host = base.substr(base.find("://") + 3);
     nlohmann::json list = nlohmann::json::array();
     const bool truncated = files.size() > max_manifest_files;
     if (truncated)
@@ -75,17 +85,9 @@ asio::awaitable<void> add_manifest(services& svc, std::int64_t version_id, const
     for (const auto& f : files) {
         nlohmann::json entry = {{"path", f.path}, {"size", f.size}};
         entry["sha256"] = f.sha256.empty() ? nlohmann::json(nullptr) : nlohmann::json(to_hex(f.sha256));
-        if (ref && key) {
-            const std::string target = "/" + uri_encode(svc.opts.models_bucket) + "/" +
-                                       uri_encode(ref->team) + "/" + uri_encode(ref->model) + "/" +
-                                       std::to_string(ref->number) + "/" + uri_encode(f.path, true);
-            auth::sign_options so{.access_key_id = key->access_key_id,
-                                  .secret = key->secret,
-                                  .region = svc.opts.region,
-                                  .service = "s3",
-                                  .now = now};
-            entry["url"] = base + auth::presign("GET", target, host, expiry, so);
-        }
+        if (ref && key)
+            entry["url"] =
+                presigned_file_url(svc.opts, *key, {ref->team, ref->model, ref->number, f.path}, expiry, now);
         list.push_back(std::move(entry));
     }
     data["files"] = std::move(list);

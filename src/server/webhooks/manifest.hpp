@@ -9,6 +9,7 @@
 #include "server/services.hpp"
 
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -28,6 +29,23 @@ struct link_key
     std::string access_key_id;
     std::string secret;
 };
+
+/// "http://host:port" of the installation as clients reach it: --public-url, else the listen address
+/// (0.0.0.0 and * read as 127.0.0.1).
+std::string public_base(const config::options& o);
+
+/// A file of a version in the S3 model view: <models bucket>/team/model/number/path.
+struct file_ref
+{
+    std::string_view team;
+    std::string_view model;
+    int number = 0;
+    std::string_view path;
+};
+
+/// A presigned GET URL of `file`, signed by `key` at `now`, valid for `expiry` (1 s .. 7 days).
+std::string presigned_file_url(const config::options& o, const link_key& key, const file_ref& file,
+                               std::chrono::seconds expiry, registry::time_point now);
 
 /// The team's event-link key, created (user, membership, key) on first use; nullopt if it cannot be made.
 /// Safe against other depotd processes doing the same: one key wins, the others are revoked.

@@ -22,7 +22,7 @@ const browser = await chromium.launch({
 });
 
 async function newPage(width = 1280) {
-  const context = await browser.newContext({ viewport: { width, height: 900 } });
+  const context = await browser.newContext({ viewport: { width, height: 900 }, acceptDownloads: true });
   const page = await context.newPage();
   page.setDefaultTimeout(T);
   page.on("pageerror", (err) => { (out.page_errors ??= []).push(String(err)); });
@@ -81,7 +81,16 @@ try {
   out.submitter_cookie = (await s.context.cookies()).find((c) => c.name === "depot_session");
   await s.page.click(`a[href="#/t/${enc(team)}"]`);
   await ready(s.page, `#/t/${enc(team)}`);
-  await s.page.fill("input[type=search]", model.slice(0, 4));
+  // the filter asks the server: a part of the name, or a label of some version as key=value
+  const names = () => s.page.$$eval("table[data-list=models] tbody tr a", (as) => as.map((x) => x.textContent));
+  const filter = async (q) => {
+    await s.page.fill("input[type=search]", q);
+    await s.page.waitForSelector(`section[data-query="${q}"]`);
+    return names();
+  };
+  out.filter_label = await filter("dataset=imagenet");
+  out.filter_no_label = await filter("dataset=none");
+  out.filter_name = await filter(model.slice(0, 4));
   await s.page.click(`a[href="${modelHash}"]`);
   await ready(s.page, modelHash);
   out.model_versions = await s.page.locator("table[data-list=versions] tbody tr").count();
@@ -104,7 +113,11 @@ try {
   await a.page.click("#approve-version");
   await a.page.waitForSelector("#version-state .state-approved");
   out.approvals = (await a.page.textContent("#approvals")).trim();
-  out.download_links = await a.page.$$eval("table[data-list=files] a.download", (links) => links.map((l) => [l.textContent, l.href]));
+  // a click asks for a link of its own and the browser downloads the file through it
+  out.download_buttons = await a.page.$$eval("table[data-list=files] button.download", (b) => b.map((x) => x.textContent));
+  const [dl] = await Promise.all([a.page.waitForEvent("download"),
+    a.page.click('table[data-list=files] button.download[data-path="config.json"]')]);
+  out.download = { url: dl.url(), name: dl.suggestedFilename(), body: fs.readFileSync(await dl.path(), "utf8") };
   await shot(a.page, "version");
   await go(a.page, modelHash);
   await a.page.fill("#alias-name", "production");

@@ -143,6 +143,32 @@ TEST_CASE("the read cache and warm-up settings have defaults and refuse nonsense
     ::unsetenv("DEPOT_DATABASE_URL");
 }
 
+TEST_CASE("the console directory must hold index.html, from the flag or the environment")
+{
+    ::setenv("DEPOT_DATABASE_URL", "postgresql://env/db", 1);
+    bool help = false;
+    auto d = parse_options({}, help);
+    REQUIRE(d);
+    CHECK(d->ui_dir.empty());
+    const auto dir = std::filesystem::temp_directory_path() / ("depot-ui-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    auto empty = parse_options({"--ui-dir", dir.string()}, help);
+    REQUIRE_FALSE(empty);
+    CHECK(empty.error().message.find("--ui-dir") != std::string::npos);
+    CHECK_FALSE(parse_options({"--ui-dir", ""}, help));
+    std::ofstream(dir / "index.html") << "<!doctype html>";
+    auto o = parse_options({"--ui-dir", dir.string()}, help);
+    REQUIRE(o);
+    CHECK(o->ui_dir == dir.string());
+    ::setenv("DEPOT_UI_DIR", dir.string().c_str(), 1);
+    auto env = parse_options({}, help);
+    REQUIRE(env);
+    CHECK(env->ui_dir == dir.string());
+    ::unsetenv("DEPOT_UI_DIR");
+    std::filesystem::remove_all(dir);
+    ::unsetenv("DEPOT_DATABASE_URL");
+}
+
 TEST_CASE("audit retention is off by default and needs both a retention and a bucket")
 {
     ::setenv("DEPOT_DATABASE_URL", "postgresql://env/db", 1);
