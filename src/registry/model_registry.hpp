@@ -18,6 +18,7 @@
 
 #include "auth/authorize.hpp"
 #include "common/result.hpp"
+#include "registry/multipart_service.hpp"
 #include "registry/object_service.hpp"
 #include "registry/pg/pg.hpp"
 #include "registry/types.hpp"
@@ -25,7 +26,6 @@
 
 #include <algorithm>
 #include <boost/asio/awaitable.hpp>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -109,6 +109,14 @@ struct model_update
     policy_override policy;
 };
 
+/// A multipart upload (one `multipart_service::find` returned) to complete at the model's prefix + `path`.
+struct version_upload
+{
+    std::string path;
+    multipart_upload upload;
+    std::vector<completed_part_ref> parts;
+};
+
 struct version_spec
 {
     std::optional<std::string> label;
@@ -121,10 +129,9 @@ struct version_spec
     std::string metrics_json = "{}"; ///< a JSON object
     /// Freeze the prefix as it was at this commit sequence number (a snapshot's) instead of now.
     std::optional<std::int64_t> as_of_seq;
-    /// Runs inside the version's transaction after the bucket is locked and before the files are frozen
-    /// (e.g. completing multipart uploads into the prefix, so that they and the version commit together or
-    /// not at all). May run more than once when the transaction is retried.
-    std::function<asio::awaitable<result<void>>(pg::connection&)> before_freeze;
+    /// Multipart uploads to complete into the prefix in the version's transaction, after the bucket is
+    /// locked and before the files are frozen: they and the version commit together or not at all.
+    std::vector<version_upload> uploads;
 };
 
 struct model_version
@@ -204,8 +211,8 @@ class model_registry
 public:
     /// All must outlive the registry. `cache` (optional) learns of buckets gaining a model.
     model_registry(pg::pool& pool, storage::blob_store& store, object_service& objects,
-                   lookup_cache* cache = nullptr)
-        : pool_(pool), store_(store), objects_(objects), cache_(cache)
+                   multipart_service& multipart, lookup_cache* cache = nullptr)
+        : pool_(pool), store_(store), objects_(objects), multipart_(multipart), cache_(cache)
     {}
 
     // Teams. Errors: already_exists, not_found (team or user), invalid_argument.
@@ -232,8 +239,10 @@ public:
                                                 std::string_view actor);
 
     // Versions.
-    /// Freezes the files under the model's prefix as the next version. Errors: conflict (label taken, or
-    /// equal to an alias), invalid_argument (unknown parent), and store errors while hashing.
+    /// Freezes the files under the model's prefix as the next version, completing `spec.uploads` first in
+    /// the same transaction. Errors: conflict (label taken, or equal to an alias), invalid_argument (unknown
+    /// parent), an upload's completion error (field "uploads", naming its path), and store errors while
+    /// hashing.
     asio::awaitable<result<model_version>> create_version(const model& m, version_spec spec,
                                                           std::string_view actor);
     /// Versions newest first, below `before` (0 = from the newest).
@@ -279,6 +288,7 @@ private:
     pg::pool& pool_;
     storage::blob_store& store_;
     object_service& objects_;
+    multipart_service& multipart_;
     lookup_cache* cache_;
 };
 

@@ -133,6 +133,7 @@ asio::awaitable<result<model_version>> model_registry::create_version(const mode
     if (auto hashed = co_await hash_unknown_digests(m); !hashed)
         co_return std::move(hashed).error();
     const std::string upper = m.prefix.empty() ? std::string() : s3::prefix_successor(m.prefix);
+    std::vector<std::string> unreferenced; // blobs completed uploads released, removed after the commit
     auto work = [&](pg::connection& c) -> asio::awaitable<result<std::int64_t>> {
         co_await events::lock_model(c, m.id);
         auto locked = co_await sql(c, "SELECT next_version FROM models WHERE id = $1 FOR UPDATE", m.id);
@@ -165,10 +166,15 @@ asio::awaitable<result<model_version>> model_registry::create_version(const mode
                          m.id, number, spec.label, spec.description, spec.framework, spec.format, spec.parent,
                          spec.run_url, spec.labels_json, spec.metrics_json, actor);
         const auto vid = inserted[0].i64(0);
-        if (spec.before_freeze) {
-            auto published = co_await spec.before_freeze(c);
-            if (!published)
-                co_return std::move(published).error();
+        // The uploads are completed into the prefix in the version's transaction: all of them and the
+        // version, or nothing. (A retried transaction starts over.)
+        unreferenced.clear();
+        const write_preconditions unconditional;
+        for (const auto& u : spec.uploads) {
+            auto done = co_await multipart_.complete_in(c, u.upload, u.parts, unconditional, unreferenced);
+            if (!done)
+                co_return make_error(done.error().code, "Upload of '" + u.path + "': " + done.error().message,
+                                     "uploads");
         }
         // The object rows visible now (or at the snapshot's sequence number $5). Directory markers (the
         // prefix itself, empty keys ending in '/') are not files.
@@ -216,6 +222,7 @@ asio::awaitable<result<model_version>> model_registry::create_version(const mode
     auto created = co_await transact(pool_, work);
     if (!created)
         co_return std::move(created).error();
+    co_await multipart_.release(std::move(unreferenced));
     if (auto hashed = co_await hash_version_files(*created); !hashed)
         co_return std::move(hashed).error();
     auto conn = co_await pool_.acquire();

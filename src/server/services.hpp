@@ -37,9 +37,9 @@ struct services
              std::shared_ptr<storage::blob_store> store, std::string server_key)
         : opts(o), db(std::move(pool)), blobs(std::move(store)), lookups({.max_age = o.lookup_cache_ttl}),
           identities(*db, std::move(server_key), cached()), buckets(*db, cached()),
-          objects(*db, *blobs, cached()), models(*db, *blobs, objects, cached()), multipart(*db, *blobs),
-          snapshots(*db, *blobs, objects), tokens(*db), sessions(*db), catalog(*db),
-          limiter(o.rate_limit, o.rate_burst > 0 ? o.rate_burst : o.rate_limit),
+          objects(*db, *blobs, cached()), multipart(*db, *blobs),
+          models(*db, *blobs, objects, multipart, cached()), snapshots(*db, *blobs, objects), tokens(*db),
+          sessions(*db), catalog(*db), limiter(o.rate_limit, o.rate_burst > 0 ? o.rate_burst : o.rate_limit),
           auth_failures({.limit = o.auth_failure_limit,
                          .window = o.auth_failure_window,
                          .cooldown = o.auth_failure_cooldown})
@@ -53,8 +53,8 @@ struct services
     registry::identity_repository identities;
     registry::bucket_repository buckets;
     registry::object_service objects;
-    registry::model_registry models;
     registry::multipart_service multipart;
+    registry::model_registry models;
     registry::snapshot_service snapshots;
     registry::token_repository tokens;
     registry::session_repository sessions;

@@ -1,5 +1,6 @@
 // REST handlers for content (upload avoidance), buckets (settings, usage) and the caller.
 #include "common/hash.hpp"
+#include "registry/digest_copy.hpp"
 #include "s3/header_values.hpp"
 #include "s3/names.hpp"
 #include "server/api/http_api.hpp"
@@ -143,40 +144,20 @@ asio::awaitable<result<response>> create_object_from_digest(request_context& ctx
         }
     }
 
-    // Only content the caller can already read may be referenced: a digest is not a capability. For a scoped
-    // credential that is content inside its scope; a digest found only outside it gets the same answer as one
-    // nobody stores. The object found can be overwritten or deleted before the copy commits (a concurrent
-    // push of the same content under several keys does exactly that); then another one is looked for.
+    // Only content the caller can already read may be referenced (a scoped credential: inside its scope).
     const auto area = co_await scope_area_of(ctx);
-    std::optional<registry::object_version> created;
-    for (int attempt = 0; attempt < 5 && !created; ++attempt) {
-        auto source = co_await ctx.svc->catalog.find_source(
-            ctx.who.user_id, *digest, static_cast<std::uint64_t>(*size), area ? &*area : nullptr);
-        if (!source)
-            co_return make_error(errc::not_found,
-                                 "No object you can read has this SHA-256 and size; upload the bytes");
-        auto source_bucket = co_await ctx.svc->buckets.get(source->bucket);
-        if (!source_bucket)
-            continue;
-        registry::copy_object_request copy{.source_bucket = &*source_bucket,
-                                           .source_key = source->key,
-                                           .target = &*target,
-                                           .key = *key,
-                                           .owner_id = ctx.who.user_id,
-                                           .replace_headers = headers,
-                                           // Made from content, not from the object found: its tags
-                                           // describe that object (and may be another user's).
-                                           .replace_tags = std::vector<s3::tag>{},
-                                           .expected_source_row = source->version_row,
-                                           .source_version_pinned = true};
-        auto copied = co_await ctx.svc->objects.copy_object(std::move(copy));
-        if (copied)
-            created = std::move(*copied);
-        else if (copied.error().code != errc::no_such_key && copied.error().code != errc::precondition_failed)
-            co_return std::move(copied).error();
-    }
+    // A named request, not a temporary in the co_await expression: GCC 12 destroys such a temporary twice.
+    const registry::digest_copy_request request{.owner_id = ctx.who.user_id,
+                                                .sha256 = *digest,
+                                                .size = static_cast<std::uint64_t>(*size),
+                                                .within = area ? &*area : nullptr,
+                                                .target = &*target,
+                                                .key = *key,
+                                                .headers = std::move(headers)};
+    auto created =
+        co_await registry::copy_from_digest(ctx.svc->catalog, ctx.svc->buckets, ctx.svc->objects, request);
     if (!created)
-        co_return make_error(errc::conflict, "The matching content kept changing meanwhile; retry");
+        co_return std::move(created).error();
     json::object out{{"bucket", target->name},
                      {"key", created->key},
                      {"version_id", created->version_id},

@@ -76,20 +76,12 @@ asio::awaitable<result<response>> list_versions(request_context& ctx, const path
         [](const registry::model_version& v) { return std::to_string(v.number); });
 }
 
-/// A multipart upload to complete into the model's prefix as part of a new version.
-struct upload_completion
-{
-    std::string path;
-    registry::multipart_upload upload;
-    std::vector<registry::completed_part_ref> parts;
-};
-
 /// The optional "uploads" field of createVersion: [{path, upload_id, parts: [{part_number, etag}]}], each an
 /// active upload the caller started at the model's prefix + path.
-asio::awaitable<result<std::vector<upload_completion>>>
+asio::awaitable<result<std::vector<registry::version_upload>>>
 uploads_to_complete(request_context& ctx, const registry::model& m, const json::object& body)
 {
-    std::vector<upload_completion> out;
+    std::vector<registry::version_upload> out;
     auto field = body.find("uploads");
     if (field == body.end())
         co_return out;
@@ -106,7 +98,7 @@ uploads_to_complete(request_context& ctx, const registry::model& m, const json::
         const auto& o = item.as_object();
         if (auto only = only_fields(o, {"path", "upload_id", "parts"}); !only)
             co_return std::move(only).error();
-        upload_completion u;
+        registry::version_upload u;
         auto path = string_field(o, "path");
         if (!path)
             co_return std::move(path).error();
@@ -220,26 +212,10 @@ asio::awaitable<result<response>> create_version(request_context& ctx, const pat
     if (!metrics)
         co_return std::move(metrics).error();
     spec.metrics_json = std::move(*metrics);
-    // The uploads are completed into the prefix in the version's transaction: all of them and the version,
-    // or nothing.
-    std::vector<std::string> unreferenced;
-    auto& multipart = ctx.svc->multipart;
-    if (!uploads->empty())
-        spec.before_freeze = [&](pg::connection& c) -> asio::awaitable<result<void>> {
-            unreferenced.clear();
-            const registry::write_preconditions unconditional;
-            for (const auto& u : *uploads) {
-                auto done = co_await multipart.complete_in(c, u.upload, u.parts, unconditional, unreferenced);
-                if (!done)
-                    co_return make_error(done.error().code,
-                                         "Upload of '" + u.path + "': " + done.error().message, "uploads");
-            }
-            co_return ok();
-        };
+    spec.uploads = std::move(*uploads);
     auto v = co_await ctx.svc->models.create_version(m->model, std::move(spec), ctx.who.user_id);
     if (!v)
         co_return std::move(v).error();
-    co_await multipart.release(std::move(unreferenced));
     co_return json_response(version_json(m->model, *v), http::status::created);
 }
 

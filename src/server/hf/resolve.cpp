@@ -8,7 +8,7 @@
 #include "common/hash.hpp"
 #include "common/uri.hpp"
 #include "registry/audit.hpp"
-#include "registry/sql_util.hpp"
+#include "registry/request_audit.hpp"
 #include "server/audit_requests.hpp"
 #include "server/hf/repo.hpp"
 #include "server/s3/operations.hpp"
@@ -86,10 +86,8 @@ asio::awaitable<result<response>> resolve(request_context& ctx, hub_request& req
             ",\"ref\":" + registry::audit_quote(req.revision) +
             ",\"version\":" + std::to_string(repo->version.number) +
             ",\"commit\":" + registry::audit_quote(repo->commit) + "}";
-        auto conn = co_await ctx.svc->db->acquire();
-        co_await registry::append_audit(*conn, audit_context_of(ctx), "model.download",
-                                        ctx.bucket + "/" + ctx.key, req.team, details,
-                                        registry::audit_allowed);
+        co_await registry::audit_model_download(*ctx.svc->db, audit_context_of(ctx),
+                                                ctx.bucket + "/" + ctx.key, req.team, details);
     }
     co_return res;
 }

@@ -7,7 +7,6 @@
 #include "common/uri.hpp"
 #include "registry/events.hpp"
 #include "registry/pg/listener.hpp"
-#include "registry/sql_util.hpp"
 #include "server/api/http_api.hpp"
 #include "server/services.hpp"
 #include "server/webhooks/manifest.hpp"
