@@ -16,6 +16,10 @@ namespace depot::registry {
 
 namespace {
 
+/// The installation-wide lifecycle lock ("depotlcy"), held with pg_try_advisory_xact_lock for a pass: with
+/// several depotd processes one executes the rules at a time, so no removal is attempted (and audited) twice.
+constexpr std::int64_t lifecycle_lock_key = 0x6465706f746c6379;
+
 /// Rows one query takes; a pass continues after the last one until nothing is left.
 constexpr std::int64_t batch = 500;
 
@@ -53,6 +57,23 @@ public:
 
     asio::awaitable<lifecycle_counts> run()
     {
+        // The lock lives in this connection's transaction: released at its COMMIT, or when the pool rolls
+        // back a connection given back mid-transaction (an exception below).
+        auto lock = co_await pool_.acquire();
+        co_await lock->execute("BEGIN");
+        auto held = co_await sql(*lock, "SELECT pg_try_advisory_xact_lock($1)", lifecycle_lock_key);
+        if (!held[0].boolean(0)) {
+            co_await lock->execute("ROLLBACK");
+            co_return counts_; // another process is executing the rules right now
+        }
+        co_await each_bucket();
+        co_await lock->execute("COMMIT");
+        co_return counts_;
+    }
+
+private:
+    asio::awaitable<void> each_bucket()
+    {
         std::vector<bucket_config> buckets;
         {
             auto conn = co_await pool_.acquire();
@@ -74,10 +95,8 @@ public:
                 if (rule.enabled)
                     co_await apply(b, rule);
         }
-        co_return counts_;
     }
 
-private:
     asio::awaitable<void> apply(const bucket_config& b, const s3::lifecycle_rule& rule)
     {
         if (rule.expiration_days)
