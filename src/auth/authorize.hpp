@@ -68,25 +68,27 @@ enum class permission : std::uint8_t
     create_bucket,    ///< CreateBucket
     delete_bucket,    ///< DeleteBucket
     read_bucket,      ///< HeadBucket, GetBucketLocation, GetBucketVersioning: reachable from a prefix scope
-    read_bucket_acl,  ///< GetBucketAcl, GetBucketCors: a bucket's configuration (not from a prefix scope)
-    configure_bucket, ///< PutBucketVersioning, PutBucketCors, DeleteBucketCors
+    read_bucket_acl,  ///< GetBucketAcl/Cors/Tagging: a bucket's configuration (not from a prefix scope)
+    configure_bucket, ///< PutBucketVersioning, Put/DeleteBucketCors, Put/DeleteBucketTagging
     list_objects,     ///< ListObjects, ListObjectsV2 (the path checked is the listing's prefix)
-    list_object_versions, ///< ListObjectVersions
-    list_uploads,         ///< ListMultipartUploads
-    delete_objects,       ///< DeleteObjects
-    read_object,          ///< GetObject, HeadObject (an alias scope reads the frozen file); a copy's source
-    read_object_metadata, ///< GetObjectAcl, GetObjectAttributes, GetObjectTagging, ListParts
-    write_object,         ///< PutObject, CopyObject, DeleteObject, multipart uploads
+    list_object_versions,  ///< ListObjectVersions
+    list_uploads,          ///< ListMultipartUploads
+    delete_objects,        ///< DeleteObjects
+    read_object,           ///< GetObject, HeadObject (an alias scope reads the frozen file); a copy's source
+    read_object_metadata,  ///< GetObjectAcl, GetObjectAttributes, GetObjectTagging, ListParts
+    write_object,          ///< PutObject, CopyObject, DeleteObject, multipart uploads
+    write_object_metadata, ///< Put/DeleteObjectTagging: a write of the key, never in the read-only views
+
     /// OPTIONS: a browser's CORS preflight, answered before authentication from the bucket's CORS
     /// configuration (server/s3/cors_preflight.cpp); authorize() refuses it, nothing should ask.
     cors_preflight,
 
     // REST (server/api/api.cpp)
-    whoami,                ///< whoami, getCurrentSession: any credential, whatever its scope
-    /// createSession: unauthenticated (the handler checks the credential the body names; a session acts
-    /// with that credential's permissions); authorize() refuses it, nothing should ask.
+    whoami, ///< whoami, getCurrentSession: any credential, whatever its scope
+            /// createSession: unauthenticated (the handler checks the credential the body names; a session
+            /// acts with that credential's permissions); authorize() refuses it, nothing should ask.
     session_start,
-    session_end, ///< deleteCurrentSession: a session ends itself, whatever its credential's scope
+    session_end,           ///< deleteCurrentSession: a session ends itself, whatever its credential's scope
     account_read,          ///< the caller's own usage, tokens and keys (another user's: installation admins)
     audit_read,            ///< listAudit: installation admins, and team admins for their teams' rows
     account_write,         ///< the caller's own tokens and keys; content lookup

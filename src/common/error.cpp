@@ -107,6 +107,8 @@ std::string_view to_string(errc code) noexcept
         return "cors_forbidden";
     case errc::bad_request:
         return "bad_request";
+    case errc::no_such_tag_set:
+        return "no_such_tag_set";
     }
     return "unknown";
 }

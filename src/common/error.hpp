@@ -66,6 +66,7 @@ enum class errc
     no_such_cors_configuration, ///< GetBucketCors of a bucket without one (S3: NoSuchCORSConfiguration)
     cors_forbidden,             ///< a CORS preflight no rule allows (S3: 403 AccessForbidden)
     bad_request,                ///< a request missing what its kind needs (S3: 400 BadRequest)
+    no_such_tag_set,            ///< GetBucketTagging of a bucket without tags (S3: 404 NoSuchTagSet)
 };
 
 /// A failure with a human-readable message for the client. Messages never contain secrets.

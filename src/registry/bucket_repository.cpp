@@ -4,6 +4,7 @@
 #include "registry/lookup_cache.hpp"
 #include "registry/sql_util.hpp"
 #include "registry/transaction.hpp"
+#include "registry/versions.hpp"
 
 namespace depot::registry {
 namespace {
@@ -11,7 +12,7 @@ namespace {
 constexpr const char* bucket_columns =
     "b.id, b.name, b.owner_id, u.display_name, b.region, b.versioning, " DEPOT_MS(
         "b.created_at") ", b.dedup, b.object_events, EXISTS (SELECT 1 FROM models m WHERE m.bucket_id = "
-                        "b.id), coalesce(b.cors, '')";
+                        "b.id), coalesce(b.cors, ''), b.tags::text";
 
 bucket bucket_from(const pg::row& r)
 {
@@ -25,7 +26,8 @@ bucket bucket_from(const pg::row& r)
                   .dedup = r.boolean(7),
                   .object_events = r.boolean(8),
                   .has_models = r.boolean(9),
-                  .cors = r.str(10)};
+                  .cors = r.str(10),
+                  .tags = r.is_null(11) ? std::nullopt : std::optional(tags_from_json(r.text(11)))};
 }
 
 } // namespace
@@ -122,6 +124,17 @@ asio::awaitable<result<bucket>> bucket_repository::set_cors(std::string_view nam
     const bool set = cors.has_value();
     co_return co_await set_setting(name, "cors", std::move(cors),
                                    set ? R"({"cors":true})" : R"({"cors":false})");
+}
+
+asio::awaitable<result<bucket>> bucket_repository::set_tags(std::string_view name,
+                                                            std::optional<std::vector<s3::tag>> tags)
+{
+    std::optional<std::string> stored;
+    if (tags)
+        stored = tags_json(*tags);
+    const std::string audit =
+        tags ? "{\"tags\":" + std::to_string(tags->size()) + "}" : std::string(R"({"tags":null})");
+    co_return co_await set_setting(name, "tags", std::move(stored), audit);
 }
 
 asio::awaitable<std::vector<bucket>> bucket_repository::list_owned(std::string_view owner_id)

@@ -42,6 +42,10 @@ public:
     /// no_such_bucket.
     asio::awaitable<result<bucket>> set_cors(std::string_view name, std::optional<std::string> cors);
 
+    /// Sets (or, with nullopt, removes) the bucket's tag set (PutBucketTagging / DeleteBucketTagging).
+    /// Precondition: the set passed s3::check_tag_set. no_such_bucket.
+    asio::awaitable<result<bucket>> set_tags(std::string_view name, std::optional<std::vector<s3::tag>> tags);
+
     /// What the installation stores: logical bytes (current object versions, delete markers excepted) and
     /// physical bytes (stored blobs, each identical content once). Two full scans: callers cache the answer.
     struct stored_totals

@@ -19,7 +19,7 @@ constexpr const char* upload_columns =
         "m.initiated_at") ", m.content_type, m.content_encoding, m.content_disposition, m.content_language, "
                           "m.cache_control, "
                           "m.expires, m.user_metadata::text, coalesce(m.checksum_algorithm, ''), "
-                          "coalesce(m.checksum_type, '')";
+                          "coalesce(m.checksum_type, ''), m.tags::text";
 
 multipart_upload upload_from(const pg::row& r)
 {
@@ -40,6 +40,7 @@ multipart_upload upload_from(const pg::row& r)
     m.headers.user_metadata = metadata_from_json(r.text(13));
     m.algorithm = parse_checksum_algorithm(r.text(14));
     m.type = parse_checksum_type(r.text(15)).value_or(checksum_type::full_object);
+    m.tags = tags_from_json(r.text(16));
     return m;
 }
 
@@ -95,7 +96,8 @@ asio::awaitable<void> release_part(pg::connection& c, std::int64_t upload_row, i
 
 asio::awaitable<result<multipart_upload>>
 multipart_service::create(const bucket& target, std::string key, std::string owner_id, object_headers headers,
-                          std::optional<checksum_algorithm> algorithm, std::optional<checksum_type> type)
+                          std::optional<checksum_algorithm> algorithm, std::optional<checksum_type> type,
+                          std::vector<s3::tag> tags)
 {
     if (type && !algorithm)
         co_return make_error(
@@ -117,16 +119,17 @@ multipart_service::create(const bucket& target, std::string key, std::string own
     const std::string insert =
         std::string("WITH m AS (INSERT INTO multipart_uploads (upload_id, bucket_id, key, owner_id, "
                     "content_type, content_encoding, content_disposition, content_language, "
-                    "cache_control, expires, user_metadata, checksum_algorithm, checksum_type) "
+                    "cache_control, expires, user_metadata, checksum_algorithm, checksum_type, tags) "
                     "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, nullif($12, ''), "
-                    "nullif($13, '')) RETURNING *) SELECT ") +
+                    "nullif($13, ''), $14::jsonb) RETURNING *) SELECT ") +
         upload_columns + " FROM m JOIN users u ON u.id = m.owner_id";
     const std::string details = "{\"upload_id\":\"" + upload_id + "\"}";
     auto created =
         co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<multipart_upload>> {
-            auto rs = co_await sql(c, insert, upload_id, target.id, key, owner_id, h.content_type,
-                                   h.content_encoding, h.content_disposition, h.content_language,
-                                   h.cache_control, h.expires, metadata, algorithm_name, type_name);
+            auto rs =
+                co_await sql(c, insert, upload_id, target.id, key, owner_id, h.content_type,
+                             h.content_encoding, h.content_disposition, h.content_language, h.cache_control,
+                             h.expires, metadata, algorithm_name, type_name, tags_json(tags));
             co_await append_object_audit(c, "multipart.create", target.id, key, details);
             co_return upload_from(rs[0]);
         });
@@ -488,6 +491,7 @@ multipart_service::complete_in(pg::connection& c, const multipart_upload& upload
     v.version_id = "null";
     v.owner_id = upload.owner_id;
     v.headers = upload.headers;
+    v.tags = upload.tags;
     v.parts_count = static_cast<int>(wanted.size());
     std::vector<segment> manifest;
     std::vector<std::string> etags;

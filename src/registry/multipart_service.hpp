@@ -32,6 +32,8 @@ struct multipart_upload
     /// The flexible checksum declared at creation (x-amz-checksum-algorithm / -type), if any.
     std::optional<checksum_algorithm> algorithm;
     checksum_type type = checksum_type::full_object;
+    /// x-amz-tagging of the creation: the completed object's tag set.
+    std::vector<s3::tag> tags;
 };
 
 struct part_info
@@ -106,11 +108,12 @@ public:
     {}
 
     /// `algorithm`/`type`: the flexible checksum the parts carry; invalid_request for a combination S3 does
-    /// not support (e.g. FULL_OBJECT with SHA-256).
+    /// not support (e.g. FULL_OBJECT with SHA-256). `tags`: the completed object's tag set (validated by the
+    /// caller).
     asio::awaitable<result<multipart_upload>>
     create(const bucket& target, std::string key, std::string owner_id, object_headers headers,
            std::optional<checksum_algorithm> algorithm = std::nullopt,
-           std::optional<checksum_type> type = std::nullopt);
+           std::optional<checksum_type> type = std::nullopt, std::vector<s3::tag> tags = {});
 
     /// no_such_upload unless `upload_id` is an active upload of this bucket and key.
     asio::awaitable<result<multipart_upload>> find(std::int64_t bucket_id, std::string_view key,

@@ -29,7 +29,7 @@ constexpr const char* version_columns =
                            "FROM object_segments s JOIN blobs b ON b.id = s.blob_id WHERE s.version_row = "
                            "o.id)::text, "
                            "coalesce(o.checksum_algorithm, ''), coalesce(o.checksum_type, ''), "
-                           "coalesce(o.checksum_value, '')";
+                           "coalesce(o.checksum_value, ''), o.tags::text";
 
 object_handle handle_from(const pg::row& r)
 {
@@ -58,6 +58,7 @@ object_handle handle_from(const pg::row& r)
     v.checksum_algorithm = r.str(20);
     v.checksum_type = r.str(21);
     v.checksum_value = r.str(22);
+    v.tags = tags_from_json(r.text(23));
     for (const auto& s : nlohmann::json::parse(r.text(19)))
         h.segments.push_back(segment{.blob_row = s.at(0).get<std::int64_t>(),
                                      .store_id = s.at(1).get<std::string>(),
@@ -96,6 +97,7 @@ asio::awaitable<result<object_version>> object_service::put_object(put_object_re
     v.checksum_value = encode_checksum(in->checksum);
     v.owner_id = req.owner_id;
     v.headers = std::move(req.headers);
+    v.tags = std::move(req.tags);
     std::vector<std::string> unreferenced;
 
     // Metadata last: one transaction publishes the object.
@@ -261,6 +263,8 @@ asio::awaitable<result<object_version>> copy_version_in(pg::connection& c, versi
     v.owner_id = req.owner_id;
     if (req.replace_headers)
         v.headers = *req.replace_headers;
+    if (req.replace_tags)
+        v.tags = *req.replace_tags;
     auto [row, modified] = co_await insert_version(c, v, slot.seq);
     // From the manifest read above: copying a key onto itself has just deleted the source row.
     co_await insert_segments(c, row, source.segments);

@@ -51,6 +51,8 @@ struct put_object_request
     std::optional<std::string> if_match;
     std::optional<std::string> if_none_match;
     byte_source* body = nullptr;
+    /// The new version's tag set (x-amz-tagging), validated by the caller (s3::check_tag_set).
+    std::vector<s3::tag> tags = {};
 };
 
 struct copy_object_request
@@ -62,6 +64,8 @@ struct copy_object_request
     std::string owner_id;
     /// Replaces the source's headers and metadata when set (x-amz-metadata-directive: REPLACE).
     std::optional<object_headers> replace_headers;
+    /// Replaces the source's tag set when set (x-amz-tagging-directive: REPLACE); validated by the caller.
+    std::optional<std::vector<s3::tag>> replace_tags = std::nullopt;
     /// Checked against the source version inside the transaction (copy-source conditionals are evaluated
     /// by the caller on this version before it asks for the copy).
     std::int64_t expected_source_row = 0;
@@ -224,6 +228,12 @@ public:
     /// Errors: no_such_key when the source changed or vanished since it was opened (precondition_failed
     /// would be wrong: the caller re-opens and retries or reports NoSuchKey).
     asio::awaitable<result<object_version>> copy_object(copy_object_request request);
+
+    /// PutObjectTagging / DeleteObjectTagging (an empty set): replaces the tag set of `version` (as opened by
+    /// open_version), in place: no new version, content and digests unchanged. Audited as object.tagging.
+    /// Precondition: `tags` passed s3::check_tag_set. Errors: no_such_version when the version was deleted
+    /// meanwhile (or is a delete marker).
+    asio::awaitable<result<void>> set_tags(const object_version& version, std::vector<s3::tag> tags);
 
     /// Deletes the current version of a key. Deleting a missing key succeeds (S3 semantics).
     asio::awaitable<result<void>> delete_object(std::int64_t bucket_id, std::string_view key);

@@ -2,6 +2,8 @@
 /// \file
 /// Plain records of the registry. No behaviour; repositories fill them from rows.
 
+#include "s3/types.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -53,6 +55,8 @@ struct bucket
     bool has_models = false;
     /// The CORS configuration as GetBucketCors returns it (s3/cors.hpp); empty when there is none.
     std::string cors;
+    /// The bucket's tag set (PutBucketTagging); nullopt when it has none (GetBucketTagging: NoSuchTagSet).
+    std::optional<std::vector<s3::tag>> tags;
 };
 
 /// Standard HTTP headers S3 stores with an object and returns on GET/HEAD.
@@ -99,6 +103,9 @@ struct object_version
     std::string checksum_algorithm;
     std::string checksum_type;
     std::string checksum_value;
+    /// The version's tag set (object tagging), in the order it was given. Not content: changing it changes
+    /// neither the version nor its digests.
+    std::vector<s3::tag> tags;
 };
 
 } // namespace depot::registry

@@ -27,6 +27,22 @@ std::vector<std::pair<std::string, std::string>> metadata_from_json(std::string_
     return out;
 }
 
+std::string tags_json(const std::vector<s3::tag>& tags)
+{
+    auto j = nlohmann::json::array();
+    for (const auto& t : tags)
+        j.push_back({t.key, t.value});
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::vector<s3::tag> tags_from_json(std::string_view text)
+{
+    std::vector<s3::tag> out;
+    for (const auto& pair : nlohmann::json::parse(text))
+        out.push_back(s3::tag{.key = pair.at(0).get<std::string>(), .value = pair.at(1).get<std::string>()});
+    return out;
+}
+
 /// Locks the bucket row against deletion for the transaction; false when the bucket is gone.
 asio::awaitable<bool> lock_bucket(pg::connection& c, std::int64_t bucket_id)
 {
@@ -229,12 +245,12 @@ asio::awaitable<void> reinstate_version(pg::connection& c, std::int64_t row)
         "INSERT INTO object_versions (bucket_id, key, version_id, created_seq, superseded_seq, "
         "is_delete_marker, size, etag, sha256, owner_id, last_modified, content_type, content_encoding, "
         "content_disposition, content_language, cache_control, expires, user_metadata, parts_count, "
-        "checksum_algorithm, checksum_type, checksum_value, purged) "
+        "checksum_algorithm, checksum_type, checksum_value, tags, purged) "
         "SELECT bucket_id, key, version_id, created_seq, superseded_seq, is_delete_marker, size, etag, "
         "sha256, "
         "owner_id, last_modified, content_type, content_encoding, content_disposition, content_language, "
         "cache_control, expires, user_metadata, parts_count, checksum_algorithm, checksum_type, "
-        "checksum_value, true FROM object_versions WHERE id = $1 AND NOT is_delete_marker RETURNING id",
+        "checksum_value, tags, true FROM object_versions WHERE id = $1 AND NOT is_delete_marker RETURNING id",
         row);
     if (!copy.empty()) {
         const std::int64_t past = copy[0].i64(0);
@@ -305,14 +321,15 @@ asio::awaitable<version_slot> retire_current(pg::connection& c, versioning_mode 
 
 namespace {
 
-// The version insert, $1..$20 as version_params() orders them.
+// The version insert, $1..$21 as version_params() orders them.
 #define DEPOT_VERSION_INSERT                                                                                 \
     "INSERT INTO object_versions (bucket_id, key, version_id, created_seq, size, etag, sha256, owner_id, "   \
     "content_type, content_encoding, content_disposition, content_language, cache_control, expires, "        \
-    "user_metadata, parts_count, checksum_algorithm, checksum_type, checksum_value, is_delete_marker) "      \
+    "user_metadata, parts_count, checksum_algorithm, checksum_type, checksum_value, is_delete_marker, "      \
+    "tags) "                                                                                                 \
     "VALUES ($1, $2, $18, CASE WHEN $19::bigint = 0 THEN nextval('commit_seq') ELSE $19::bigint END, "       \
     "$3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, nullif($15, ''), nullif($16, ''), "         \
-    "nullif($17, ''), $20)"
+    "nullif($17, ''), $20, $21::jsonb)"
 
 std::vector<pg::param> version_params(const object_version& v, std::int64_t seq)
 {
@@ -339,6 +356,7 @@ std::vector<pg::param> version_params(const object_version& v, std::int64_t seq)
     p.emplace_back(v.version_id);
     p.emplace_back(seq);
     p.emplace_back(v.is_delete_marker);
+    p.emplace_back(tags_json(v.tags));
     return p;
 }
 
@@ -367,7 +385,7 @@ pg::statement insert_version_statement(const object_version& v, std::int64_t seq
     pg::statement st{"WITH v AS (" DEPOT_VERSION_INSERT " RETURNING id, last_modified), "
                      "s AS (INSERT INTO object_segments (version_row, ordinal, blob_id, blob_offset, length, "
                      "part_number) SELECT v.id, s.ord - 1, s.blob, s.off, s.len, nullif(s.part, 0)::int "
-                     "FROM v, unnest($21::bigint[], $22::bigint[], $23::bigint[], $24::bigint[]) "
+                     "FROM v, unnest($22::bigint[], $23::bigint[], $24::bigint[], $25::bigint[]) "
                      "WITH ORDINALITY AS s(blob, off, len, part, ord)) "
                      "SELECT id, " DEPOT_MS("last_modified") " FROM v",
                      version_params(v, seq)};

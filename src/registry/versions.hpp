@@ -21,6 +21,11 @@ namespace asio = boost::asio;
 std::string metadata_json(const object_headers& h);
 std::vector<std::pair<std::string, std::string>> metadata_from_json(std::string_view text);
 
+/// A tag set as stored (object_versions.tags, multipart_uploads.tags, buckets.tags: a JSON array of
+/// [key, value] pairs, order kept).
+std::string tags_json(const std::vector<s3::tag>& tags);
+std::vector<s3::tag> tags_from_json(std::string_view text);
+
 /// Locks the bucket row against deletion for the transaction; false when the bucket is gone.
 asio::awaitable<bool> lock_bucket(pg::connection& c, std::int64_t bucket_id);
 

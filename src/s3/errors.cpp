@@ -135,6 +135,8 @@ error_mapping lookup(errc code) noexcept
         return {"AccessForbidden", 403, "CORSResponse: This CORS request is not allowed."};
     case errc::bad_request:
         return {"BadRequest", 400, "Bad Request"};
+    case errc::no_such_tag_set:
+        return {"NoSuchTagSet", 404, "The TagSet does not exist"};
     }
     // Only reachable with a value outside the enumeration.
     return {"InternalError", 500, "We encountered an internal error. Please try again."};

@@ -1,6 +1,7 @@
 #include "s3/xml.hpp"
 
 #include "s3/delete_conditions_xml.hpp"
+#include "s3/tagging.hpp"
 #include "s3/utf8.hpp"
 #include "s3/xml_read.hpp"
 
@@ -442,28 +443,15 @@ result<std::vector<tag>> parse_tagging(std::string_view body, std::size_t max_ta
     if (!set)
         return malformed();
     std::vector<tag> tags;
-    std::set<std::string, std::less<>> seen;
     for (auto c : children(set, "Tag")) {
         auto key = child(c, "Key");
         auto value = child(c, "Value");
         if (!key || !value)
             return malformed();
-        tag t{.key = text(key), .value = text(value)};
-        if (!is_valid_utf8(t.key) || !is_valid_utf8(t.value))
-            return make_error(errc::invalid_tag, "Tags must be valid UTF-8");
-        if (t.key.empty() || code_points(t.key) > 128)
-            return make_error(errc::invalid_tag, "The TagKey you have provided is invalid");
-        if (code_points(t.value) > 256)
-            return make_error(errc::invalid_tag, "The TagValue you have provided is invalid");
-        if (t.key.starts_with("aws:"))
-            return make_error(errc::invalid_tag, "Your TagKey cannot be prefixed with aws:");
-        if (!seen.insert(t.key).second)
-            return make_error(errc::invalid_tag, "Cannot provide multiple Tags with the same key");
-        tags.push_back(std::move(t));
+        tags.push_back(tag{.key = text(key), .value = text(value)});
     }
-    if (tags.size() > max_tags)
-        return make_error(errc::invalid_tag,
-                          "Object tags cannot be greater than " + std::to_string(max_tags));
+    if (auto valid = check_tag_set(tags, max_tags); !valid)
+        return std::move(valid).error();
     return tags;
 }
 

@@ -6,6 +6,7 @@
 /// missing required element, as S3 does.
 
 #include "common/result.hpp"
+#include "s3/tagging.hpp"
 #include "s3/types.hpp"
 
 #include <concepts>
@@ -139,13 +140,10 @@ struct versioning_configuration
 /// Errors: malformed_xml on bad XML or any other Status value.
 result<versioning_configuration> parse_versioning_configuration(std::string_view body);
 
-/// The maximum number of tags on an object (buckets allow 50).
-inline constexpr std::size_t max_object_tags = 10;
-
 /// Parses `<Tagging><TagSet><Tag><Key>k</Key><Value>v</Value></Tag>..</TagSet></Tagging>`.
-/// Errors: malformed_xml on bad XML, a missing TagSet, or a Tag without Key or Value; invalid_tag for
-/// more than `max_tags` tags, a key of 0 or more than 128 characters, a value above 256 characters, a
-/// duplicate key, or a key starting with "aws:".
+/// Errors: malformed_xml on bad XML, a missing TagSet, or a Tag without Key or Value; invalid_tag for a
+/// set breaking S3's rules (s3::check_tag_set: more than `max_tags` tags, a key of 0 or more than 128
+/// characters, a value above 256 characters, a duplicate key, or a key starting with "aws:").
 result<std::vector<tag>> parse_tagging(std::string_view body, std::size_t max_tags = max_object_tags);
 
 } // namespace depot::s3

@@ -105,7 +105,13 @@ S3_OPERATIONS: dict[str, Callable] = {
     "CompleteMultipartUpload": one("object.put", obj),
     "AbortMultipartUpload": one("multipart.abort", obj),
     "ListParts": NONE,
-    "GetObjectTagging": NONE,  # not implemented: never succeeds
+    "GetObjectTagging": NONE,
+    "PutObjectTagging": one("object.tagging", obj),
+    "DeleteObjectTagging": one("object.tagging", obj),
+    # A row only when the bucket's tags change (an empty set on a bucket without tags changes nothing).
+    "PutBucketTagging": lambda line, facts: [Row("bucket.update", resource=BUCKET(line), min=0, max=1)],
+    "GetBucketTagging": NONE,
+    "DeleteBucketTagging": lambda line, facts: [Row("bucket.update", resource=BUCKET(line), min=0, max=1)],
     "PutBucketCors": one("bucket.update", BUCKET),
     "GetBucketCors": NONE,
     # A row only when there was a configuration to remove.

@@ -131,15 +131,16 @@ def target_bucket(world, p: Principal, side: str) -> tuple[str, str]:
 
 # ---- S3
 
-OBJECT_READS = {"GetObject", "HeadObject", "GetObjectAcl", "GetObjectAttributes", "ListParts"}
+OBJECT_READS = {"GetObject", "HeadObject", "GetObjectAcl", "GetObjectAttributes", "ListParts", "GetObjectTagging"}
 LISTINGS = {"ListObjectsV2", "ListObjects", "ListObjectVersions", "ListMultipartUploads"}
 BUCKET_READS = {"HeadBucket", "GetBucketLocation", "GetBucketVersioning", "GetBucketAcl"}
 OBJECT_WRITES = {"PutObject", "CopyObject", "DeleteObject", "CreateMultipartUpload", "UploadPart",
-                 "UploadPartCopy", "CompleteMultipartUpload", "AbortMultipartUpload"}
-NOT_IMPLEMENTED = {"GetObjectTagging"}
+                 "UploadPartCopy", "CompleteMultipartUpload", "AbortMultipartUpload", "PutObjectTagging",
+                 "DeleteObjectTagging"}
+NOT_IMPLEMENTED: set[str] = set()
 # Bucket configuration reads: reads for a read-only key, but not the bucket-level reads a key limited to a
 # prefix (or a model) may make.
-CONFIG_READS = {"GetBucketCors", "GetBucketLifecycleConfiguration"}
+CONFIG_READS = {"GetBucketCors", "GetBucketTagging", "GetBucketLifecycleConfiguration"}
 # Routed without authentication (a browser's CORS preflight): test_cors_preflights_change_nothing.
 UNAUTHENTICATED = {"PreflightBucket", "PreflightObject"}
 
@@ -175,6 +176,10 @@ S3_OPERATIONS = {
         "CORSRules": [{"AllowedOrigins": ["https://matrix.example"], "AllowedMethods": ["GET"]}]}),
     "GetBucketCors": lambda c, b, w, o, u: c.get_bucket_cors(Bucket=b),  # NoSuchCORSConfiguration: allowed
     "DeleteBucketCors": lambda c, b, w, o, u: c.delete_bucket_cors(Bucket=b),
+    "PutBucketTagging": lambda c, b, w, o, u: c.put_bucket_tagging(Bucket=b, Tagging={
+        "TagSet": [{"Key": "cost-center", "Value": "matrix"}]}),
+    "GetBucketTagging": lambda c, b, w, o, u: c.get_bucket_tagging(Bucket=b),  # NoSuchTagSet: allowed
+    "DeleteBucketTagging": lambda c, b, w, o, u: c.delete_bucket_tagging(Bucket=b),
     "PutBucketLifecycleConfiguration": lambda c, b, w, o, u: c.put_bucket_lifecycle_configuration(
         Bucket=b, LifecycleConfiguration={"Rules": [{"ID": "matrix", "Status": "Disabled",
                                                      "Filter": {"Prefix": "p/"}, "Expiration": {"Days": 365}}]}),
@@ -202,6 +207,10 @@ S3_OPERATIONS = {
         Bucket=b, Key="p/mp", UploadId=u[0], MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": u[1]}]}),
     "AbortMultipartUpload": lambda c, b, w, o, u: c.abort_multipart_upload(Bucket=b, Key="p/mp", UploadId=u[0]),
     "ListParts": lambda c, b, w, o, u: c.list_parts(Bucket=b, Key="p/mp", UploadId=u[0]),
+    "GetObjectTagging": lambda c, b, w, o, u: c.get_object_tagging(Bucket=b, Key="p/obj"),
+    "PutObjectTagging": lambda c, b, w, o, u: c.put_object_tagging(Bucket=b, Key="p/obj", Tagging={
+        "TagSet": [{"Key": "by", "Value": "matrix"}]}),
+    "DeleteObjectTagging": lambda c, b, w, o, u: c.delete_object_tagging(Bucket=b, Key="p/obj"),
 }
 
 
@@ -253,13 +262,16 @@ def test_every_routed_s3_operation_has_a_row():
 # ---- what a denial must leave unchanged
 
 # One row per data table: its row count and a digest of what a refused call could have changed in place
-# (versioning and settings of buckets, where aliases point).
+# (versioning, settings and tags of buckets, objects' tags, where aliases point).
 DATA_STATE_SQL = " UNION ALL ".join([
     *(f"SELECT '{t}', count(*)::text FROM {t}" for t in (
         "buckets", "object_versions", "object_segments", "multipart_uploads", "multipart_parts", "snapshots",
         "models", "model_versions", "model_aliases", "team_members", "access_keys", "api_tokens")),
     "SELECT 'buckets.settings', md5(coalesce(string_agg(name || versioning || dedup::text || "
-    "object_events::text || coalesce(cors, '') || coalesce(lifecycle, ''), ',' ORDER BY name), '')) FROM buckets",
+    "object_events::text || coalesce(cors, '') || coalesce(tags::text, '') || coalesce(lifecycle, ''), ',' "
+    "ORDER BY name), '')) FROM buckets",
+    "SELECT 'object_versions.tags', md5(coalesce(string_agg(id::text || tags::text, ',' ORDER BY id), '')) "
+    "FROM object_versions WHERE tags <> '[]'",
     "SELECT 'model_aliases.targets', md5(coalesce(string_agg(model_id::text || name || version_id::text, ',' "
     "ORDER BY model_id, name), '')) FROM model_aliases",
 ])

@@ -9,6 +9,7 @@
 // Measured as thread CPU time over a 1 MiB buffer hashed repeatedly (the size of a read from the socket).
 #include "common/crc.hpp"
 #include "common/hash.hpp"
+#include "options.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -30,23 +31,6 @@ double thread_cpu_seconds()
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-std::uint64_t parse_size(const char* text)
-{
-    char* end = nullptr;
-    const double value = std::strtod(text, &end);
-    const std::string unit(end);
-    double scale = 1;
-    if (unit == "KiB")
-        scale = 1024.0;
-    else if (unit == "MiB")
-        scale = 1024.0 * 1024;
-    else if (unit == "GiB")
-        scale = 1024.0 * 1024 * 1024;
-    else if (!unit.empty())
-        throw std::invalid_argument("size unit must be KiB, MiB or GiB");
-    return static_cast<std::uint64_t>(value * scale);
-}
-
 } // namespace
 
 int main(int argc, char** argv)
@@ -54,7 +38,12 @@ int main(int argc, char** argv)
     std::uint64_t total = 256ull << 20;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--size") == 0 && i + 1 < argc) {
-            total = parse_size(argv[++i]);
+            auto size = bench::parse_size(argv[++i]);
+            if (!size || *size == 0) {
+                std::fprintf(stderr, "depot-hash-bench: bad --size\n");
+                return 2;
+            }
+            total = *size;
         } else {
             std::fprintf(stderr, "usage: depot-hash-bench [--size SIZE]\n");
             return 2;

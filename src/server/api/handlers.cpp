@@ -164,6 +164,9 @@ asio::awaitable<result<response>> create_object_from_digest(request_context& ctx
                                            .key = *key,
                                            .owner_id = ctx.who.user_id,
                                            .replace_headers = headers,
+                                           // Made from content, not from the object found: its tags
+                                           // describe that object (and may be another user's).
+                                           .replace_tags = std::vector<s3::tag>{},
                                            .expected_source_row = source->version_row,
                                            .source_version_pinned = true};
         auto copied = co_await ctx.svc->objects.copy_object(std::move(copy));

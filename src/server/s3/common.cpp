@@ -7,6 +7,7 @@
 #include "s3/etag.hpp"
 #include "s3/header_values.hpp"
 #include "s3/names.hpp"
+#include "s3/tagging.hpp"
 #include "s3/utf8.hpp"
 #include "server/authorization.hpp"
 #include "server/chunked_body.hpp"
@@ -174,6 +175,37 @@ void set_object_headers(response& res, const registry::object_version& v)
         h.insert(std::string(meta_prefix) + name, value);
     if (v.version_id != "null")
         h.set("x-amz-version-id", v.version_id);
+    if (!v.tags.empty())
+        h.set("x-amz-tagging-count", std::to_string(v.tags.size()));
+}
+
+result<std::vector<s3::tag>> tagging_header_of(const request_context& ctx)
+{
+    auto header = ctx.get("x-amz-tagging");
+    if (!header)
+        return std::vector<s3::tag>{};
+    return s3::parse_tagging_header(*header);
+}
+
+result<void> check_acl_headers(const request_context& ctx)
+{
+    for (const auto& f : *ctx.header)
+        if (boost::beast::iequals(f.name_string().substr(0, 11), "x-amz-grant"))
+            return make_error(errc::not_implemented,
+                              "Access control grants (" + std::string(f.name_string()) +
+                                  ") are not implemented: only the canned ACLs private, "
+                                  "bucket-owner-full-control and bucket-owner-read are accepted");
+    auto acl = ctx.get("x-amz-acl");
+    if (!acl || *acl == "private" || *acl == "bucket-owner-full-control" || *acl == "bucket-owner-read")
+        return ok();
+    for (std::string_view canned :
+         {"public-read", "public-read-write", "authenticated-read", "aws-exec-read", "log-delivery-write"})
+        if (*acl == canned)
+            return make_error(errc::not_implemented,
+                              "The canned ACL " + std::string(canned) +
+                                  " is not implemented: only private, bucket-owner-full-control and "
+                                  "bucket-owner-read are accepted");
+    return make_error(errc::invalid_argument, "Invalid canned ACL value", "x-amz-acl");
 }
 
 result<std::string> content_md5_of(const request_context& ctx)

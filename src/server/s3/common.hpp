@@ -78,6 +78,23 @@ result<int> part_number_of(const request_context& ctx);
 result<int> integer_of(std::optional<std::string_view> value, std::string_view name, int fallback, int min,
                        int max);
 
+/// x-amz-tagging of a write (PutObject, CreateMultipartUpload, CopyObject with REPLACE): the tag set, empty
+/// when the header is absent. Errors: invalid_argument, invalid_tag (s3::parse_tagging_header).
+result<std::vector<s3::tag>> tagging_header_of(const request_context& ctx);
+
+/// PutObjectTagging and DeleteObjectTagging (an empty set) once the set is valid: the version ctx.key and
+/// `version_id` name gets `tags`; S3's answers for a missing key or version and for delete markers. The
+/// response has status `success` and x-amz-version-id.
+asio::awaitable<result<response>> set_object_tags(request_context& ctx, const registry::bucket& bucket,
+                                                  const std::optional<std::string>& version_id,
+                                                  std::vector<s3::tag> tags, http::status success);
+
+/// Access control headers of a write, until ACLs exist: x-amz-acl private, bucket-owner-full-control and
+/// bucket-owner-read say what holds anyway (the bucket's owner controls everything in it) and are accepted;
+/// the other canned ACLs and any x-amz-grant-* header would grant what Depot cannot express, and answer
+/// not_implemented rather than being ignored; an unknown x-amz-acl is invalid_argument.
+result<void> check_acl_headers(const request_context& ctx);
+
 /// x-amz-copy-source-if-* against the source version (precondition_failed when one does not hold).
 result<void> check_copy_source_conditions(const request_context& ctx, const registry::object_version& source);
 

@@ -30,6 +30,16 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
             co_return std::move(h).error();
         replacement = std::move(*h);
     }
+    auto tagging_directive = ctx.get("x-amz-tagging-directive").value_or("COPY");
+    if (tagging_directive != "COPY" && tagging_directive != "REPLACE")
+        co_return make_error(errc::invalid_argument, "Unknown tagging directive.", "x-amz-tagging-directive");
+    std::optional<std::vector<s3::tag>> tags;
+    if (tagging_directive == "REPLACE") {
+        auto t = tagging_header_of(ctx);
+        if (!t)
+            co_return std::move(t).error();
+        tags = std::move(*t);
+    }
 
     auto target = co_await authorized_bucket(ctx);
     if (!target)
@@ -66,6 +76,7 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
                                           .key = ctx.key,
                                           .owner_id = ctx.who.user_id,
                                           .replace_headers = std::move(replacement),
+                                          .replace_tags = std::move(tags),
                                           .expected_source_row = src.row_id,
                                           // A snapshot's version need not be current (or even listed).
                                           .source_version_pinned = source->version_id.has_value() ||

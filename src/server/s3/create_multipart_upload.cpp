@@ -16,6 +16,9 @@ asio::awaitable<result<response>> create_multipart_upload(request_context& ctx)
     auto headers = object_headers_of(ctx);
     if (!headers)
         co_return std::move(headers).error();
+    auto tags = tagging_header_of(ctx);
+    if (!tags)
+        co_return std::move(tags).error();
     std::optional<checksum_algorithm> algorithm;
     std::optional<checksum_type> type;
     if (auto a = ctx.get("x-amz-checksum-algorithm")) {
@@ -29,7 +32,7 @@ asio::awaitable<result<response>> create_multipart_upload(request_context& ctx)
             co_return make_error(errc::invalid_request, "Value for x-amz-checksum-type header is invalid.");
     }
     auto upload = co_await ctx.svc->multipart.create(*bucket, ctx.key, ctx.who.user_id, std::move(*headers),
-                                                     algorithm, type);
+                                                     algorithm, type, std::move(*tags));
     if (!upload)
         co_return std::move(upload).error();
     auto res = xml_response(s3::initiate_multipart_upload_xml(

@@ -52,6 +52,12 @@ asio::awaitable<result<response>> complete_multipart_upload(request_context& ctx
 asio::awaitable<result<response>> abort_multipart_upload(request_context& ctx);
 asio::awaitable<result<response>> list_parts(request_context& ctx);
 asio::awaitable<result<response>> list_multipart_uploads(request_context& ctx);
+asio::awaitable<result<response>> get_object_tagging(request_context& ctx);
+asio::awaitable<result<response>> put_object_tagging(request_context& ctx);
+asio::awaitable<result<response>> delete_object_tagging(request_context& ctx);
+asio::awaitable<result<response>> get_bucket_tagging(request_context& ctx);
+asio::awaitable<result<response>> put_bucket_tagging(request_context& ctx);
+asio::awaitable<result<response>> delete_bucket_tagging(request_context& ctx);
 asio::awaitable<result<response>> put_bucket_cors(request_context& ctx);
 asio::awaitable<result<response>> get_bucket_cors(request_context& ctx);
 asio::awaitable<result<response>> delete_bucket_cors(request_context& ctx);

@@ -25,6 +25,9 @@ asio::awaitable<result<response>> put_object(request_context& ctx)
     auto checksum = checksum_request_of(ctx);
     if (!checksum)
         co_return std::move(checksum).error();
+    auto tags = tagging_header_of(ctx);
+    if (!tags)
+        co_return std::move(tags).error();
     if (ctx.content_length && *ctx.content_length > (5ull << 30))
         co_return make_error(errc::entity_too_large, "Your proposed upload exceeds the maximum allowed size");
 
@@ -39,7 +42,8 @@ asio::awaitable<result<response>> put_object(request_context& ctx)
                                          .checksum = checksum->algorithm,
                                          .checksum_value = std::move(checksum->value),
                                          .trailer_checksum = std::move(checksum->trailer),
-                                         .body = ctx.body};
+                                         .body = ctx.body,
+                                         .tags = std::move(*tags)};
     if (auto v = ctx.get("if-match"))
         request.if_match = std::string(*v);
     if (auto v = ctx.get("if-none-match"))

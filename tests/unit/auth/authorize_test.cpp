@@ -173,6 +173,33 @@ TEST_CASE("S3 targets: scope × permission × path")
         {"snapshots refuse writes, even to admins", admin(), permission::write_object, snapshot,
          expect::deny},
         {"snapshots serve reads", user(), permission::read_object, snapshot_read, expect::allow},
+        // Object tagging: tags are not content, but they are the key's: writing them needs what writing the
+        // key does, and the read-only views stay read-only.
+        {"no scope tags an object", user(), permission::write_object_metadata, obj, expect::allow},
+        {"read-only tags an object", user(ro), permission::write_object_metadata, obj, expect::deny},
+        {"read-only reads tags", user(ro), permission::read_object_metadata, obj, expect::allow},
+        {"bucket scope tags in its bucket", user(bucket), permission::write_object_metadata, obj,
+         expect::allow},
+        {"bucket scope tags in another bucket", user(bucket), permission::write_object_metadata, other,
+         expect::deny},
+        {"prefix scope tags inside", user(prefix), permission::write_object_metadata, obj, expect::allow},
+        {"prefix scope tags outside", user(prefix), permission::write_object_metadata, outside, expect::deny},
+        {"prefix scope reads tags outside", user(prefix), permission::read_object_metadata, outside,
+         expect::deny},
+        {"model scope tags its model's files", user(model), permission::write_object_metadata, in_model,
+         expect::allow},
+        {"alias scope tags an aliased file", user(alias), permission::write_object_metadata, in_model_file,
+         expect::deny},
+        {"the models view refuses tagging", user(), permission::write_object_metadata, view_mine,
+         expect::deny},
+        {"the models view refuses tag reads", user(), permission::read_object_metadata, view_mine,
+         expect::deny},
+        {"snapshots refuse tagging, even to admins", admin(), permission::write_object_metadata,
+         s3_target{
+             .operation = "PutObjectTagging", .bucket = "b", .path = ".snapshots/s/k", .snapshot_key = true},
+         expect::deny},
+        {"read-only reads bucket tags", user(ro), permission::read_bucket_acl, bucket_level, expect::allow},
+        {"read-only tags a bucket", user(ro), permission::configure_bucket, bucket_level, expect::deny},
     });
 }
 

@@ -1,6 +1,8 @@
 #include "server/authorization.hpp"
 
 #include <doctest/doctest.h>
+#include <map>
+#include <string>
 
 using namespace depot;
 using namespace depot::server;
@@ -53,4 +55,24 @@ TEST_CASE("the models view and the alias scope see the permissions their rules n
             get_object = true;
         }
     CHECK(get_object);
+}
+
+TEST_CASE("tagging routes: tag reads need a read of the key, tag writes a write, bucket tags the owner")
+{
+    const std::map<std::string, auth::permission> expected = {
+        {"GET GetObjectTagging", auth::permission::read_object_metadata},
+        {"PUT PutObjectTagging", auth::permission::write_object_metadata},
+        {"DELETE DeleteObjectTagging", auth::permission::write_object_metadata},
+        {"GET GetBucketTagging", auth::permission::read_bucket_acl},
+        {"PUT PutBucketTagging", auth::permission::configure_bucket},
+        {"DELETE DeleteBucketTagging", auth::permission::configure_bucket},
+    };
+    std::size_t found = 0;
+    for (const auto& r : s3_route_permissions())
+        if (auto it = expected.find(r.route); it != expected.end()) {
+            CAPTURE(r.route);
+            CHECK(r.permission == it->second);
+            ++found;
+        }
+    CHECK(found == expected.size());
 }
