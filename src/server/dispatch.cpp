@@ -15,6 +15,7 @@
 #include "server/metrics_endpoint.hpp"
 #include "server/metrics_requests.hpp"
 #include "server/s3/common.hpp"
+#include "server/s3/lifecycle_operations.hpp"
 #include "server/s3/operations.hpp"
 #include "server/services.hpp"
 #include "server/session.hpp"
@@ -62,7 +63,7 @@ constexpr std::array<std::string_view, 28> subresources = {"accelerate",  "acl",
 
 using auth::permission;
 
-constexpr std::array<route, 37> routes = {{
+constexpr std::array<route, 40> routes = {{
     {http::verb::get, scope::service, "", "ListBuckets", s3op::list_buckets, permission::list_buckets},
     {http::verb::put, scope::bucket, "", "CreateBucket", s3op::create_bucket, permission::create_bucket},
     {http::verb::head, scope::bucket, "", "HeadBucket", s3op::head_bucket, permission::read_bucket},
@@ -121,6 +122,12 @@ constexpr std::array<route, 37> routes = {{
     {http::verb::get, scope::bucket, "cors", "GetBucketCors", s3op::get_bucket_cors,
      permission::read_bucket_acl},
     {http::verb::delete_, scope::bucket, "cors", "DeleteBucketCors", s3op::delete_bucket_cors,
+     permission::configure_bucket},
+    {http::verb::put, scope::bucket, "lifecycle", "PutBucketLifecycleConfiguration",
+     s3op::put_bucket_lifecycle, permission::configure_bucket},
+    {http::verb::get, scope::bucket, "lifecycle", "GetBucketLifecycleConfiguration",
+     s3op::get_bucket_lifecycle, permission::read_bucket_acl},
+    {http::verb::delete_, scope::bucket, "lifecycle", "DeleteBucketLifecycle", s3op::delete_bucket_lifecycle,
      permission::configure_bucket},
     // Browsers' CORS preflights: unauthenticated, whatever the query (run_s3 answers them first).
     {http::verb::options, scope::bucket, "", "PreflightBucket", s3op::cors_preflight,

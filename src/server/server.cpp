@@ -5,10 +5,12 @@
 #include "common/metrics.hpp"
 #include "common/secret_box.hpp"
 #include "config/blob_store_factory.hpp"
+#include "config/lifecycle_day.hpp"
 #include "registry/audit.hpp"
 #include "registry/audit_archive.hpp"
 #include "registry/blob_collector.hpp"
 #include "registry/content.hpp"
+#include "registry/lifecycle.hpp"
 #include "registry/pg/listener.hpp"
 #include "registry/pg/migrations.hpp"
 #include "registry/warmup_repository.hpp"
@@ -190,6 +192,10 @@ struct cleanup_metrics
     metrics::counter& unreferenced_blobs;
     metrics::counter& unreferenced_bytes;
     metrics::counter& scanned_blobs;
+    metrics::counter& lifecycle_expired_current;
+    metrics::counter& lifecycle_expired_noncurrent;
+    metrics::counter& lifecycle_removed_delete_markers;
+    metrics::counter& lifecycle_aborted_uploads;
     metrics::gauge& last_success;
     metrics::histogram& duration;
 
@@ -201,6 +207,12 @@ struct cleanup_metrics
                                    "Blobs removed by garbage collection, by kind (leftovers of uncommitted "
                                    "writes, committed blobs no metadata references).",
                                    {"kind"});
+        auto& lifecycle =
+            reg.counters("depot_lifecycle_actions_total",
+                         "What bucket lifecycle rules removed, by action (expire_current: current "
+                         "versions deleted or hidden behind a delete marker; expire_noncurrent; "
+                         "remove_delete_marker; abort_upload).",
+                         {"action"});
         return cleanup_metrics{
             .passes_ok = passes.add({"ok"}),
             .passes_failed = passes.add({"error"}),
@@ -212,6 +224,10 @@ struct cleanup_metrics
                                                      "Bytes of unreferenced committed blobs removed."),
             .scanned_blobs = reg.counter_metric("depot_gc_scanned_blobs_total",
                                                 "Committed blobs listed by garbage-collection passes."),
+            .lifecycle_expired_current = lifecycle.add({"expire_current"}),
+            .lifecycle_expired_noncurrent = lifecycle.add({"expire_noncurrent"}),
+            .lifecycle_removed_delete_markers = lifecycle.add({"remove_delete_marker"}),
+            .lifecycle_aborted_uploads = lifecycle.add({"abort_upload"}),
             .last_success =
                 reg.gauge_metric("depot_gc_last_success_timestamp_seconds",
                                  "End of the last successful garbage-collection pass (Unix time)."),
@@ -301,7 +317,8 @@ asio::awaitable<void> purge_ended_sessions(services& svc, metrics::counter& purg
 }
 
 asio::awaitable<void> cleanup_loop(services& svc, asio::steady_timer& timer,
-                                   const connection_registry& registry)
+                                   const connection_registry& registry,
+                                   asio::strand<asio::io_context::executor_type> lifecycle_strand)
 {
     static cleanup_metrics m = cleanup_metrics::make(metrics::default_registry());
     static audit_retention_metrics audit_metrics = audit_retention_metrics::make(metrics::default_registry());
@@ -318,6 +335,13 @@ asio::awaitable<void> cleanup_loop(services& svc, asio::steady_timer& timer,
             const auto now = std::chrono::system_clock::now();
             auto aborted = co_await svc.multipart.abort_initiated_before(now - svc.opts.multipart_max_age);
             m.aborted_uploads.inc(aborted);
+            // Bucket lifecycle rules, before the collector: the blobs they release go in the same pass.
+            registry::lifecycle_service lifecycle(*svc.db, *svc.blobs, svc.multipart);
+            const auto lc = co_await lifecycle.run(now, config::lifecycle_day(), lifecycle_strand);
+            m.lifecycle_expired_current.inc(lc.expired_current);
+            m.lifecycle_expired_noncurrent.inc(lc.expired_noncurrent);
+            m.lifecycle_removed_delete_markers.inc(lc.removed_delete_markers);
+            m.lifecycle_aborted_uploads.inc(lc.aborted_uploads);
             auto collected =
                 co_await registry::collect_unreachable_blobs(*svc.db, *svc.blobs, now - svc.opts.blob_grace);
             m.incomplete_blobs.inc(collected.incomplete);
@@ -329,8 +353,11 @@ asio::awaitable<void> cleanup_loop(services& svc, asio::steady_timer& timer,
                                    std::chrono::system_clock::now().time_since_epoch())
                                    .count());
             m.duration.observe(metrics::micros_since(started));
-            if (aborted || collected.incomplete || collected.orphans)
+            const auto lifecycle_actions =
+                lc.expired_current + lc.expired_noncurrent + lc.removed_delete_markers + lc.aborted_uploads;
+            if (aborted || collected.incomplete || collected.orphans || lifecycle_actions)
                 log::info("cleanup", {{"aborted_uploads", aborted},
+                                      {"lifecycle_actions", lifecycle_actions},
                                       {"incomplete_blobs", collected.incomplete},
                                       {"unreferenced_blobs", collected.orphans},
                                       {"blobs_scanned", collected.scanned}});
@@ -524,7 +551,8 @@ void run(const config::options& opts)
                                 {"storage", std::string(store->kind())},
                                 {"tls", tls != nullptr},
                                 {"threads", threads}});
-        asio::co_spawn(ioc, cleanup_loop(svc, cleanup_timer, registry), asio::detached);
+        asio::co_spawn(ioc, cleanup_loop(svc, cleanup_timer, registry, asio::make_strand(ioc)),
+                       asio::detached);
         asio::co_spawn(ioc, seal_loop(svc, seal_timer, registry), asio::detached);
         asio::co_spawn(ioc, intent_loop(svc, intent_timer), asio::detached);
         dispatcher.start();

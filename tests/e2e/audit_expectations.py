@@ -116,6 +116,10 @@ S3_OPERATIONS: dict[str, Callable] = {
     "GetBucketCors": NONE,
     # A row only when there was a configuration to remove.
     "DeleteBucketCors": lambda line, facts: [Row("bucket.update", resource=BUCKET(line), min=0, max=1)],
+    "PutBucketLifecycleConfiguration": one("bucket.update", BUCKET),
+    "GetBucketLifecycleConfiguration": NONE,
+    # A row only when there was a configuration to remove.
+    "DeleteBucketLifecycle": lambda line, facts: [Row("bucket.update", resource=BUCKET(line), min=0, max=1)],
     "PreflightBucket": NONE,  # unauthenticated reads of the configuration
     "PreflightObject": NONE,
 }
