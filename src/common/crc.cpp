@@ -237,6 +237,8 @@ bool cpu_has_pclmul() noexcept
 // 128-bit path's throughput on the CPUs that have it (`depot-hash-bench`, tools/bench/hash_bench.cpp).
 constexpr std::size_t min_vpclmul_length = 512;
 
+/// keys<M, Distance>() in each 128-bit lane. Spelled out: GCC 12's _mm512_broadcast_i32x4 trips
+/// -Wuninitialized in its own header, like _mm512_extracti32x4_epi32 below.
 template <class M, unsigned Distance>
 __attribute__((target("avx512f,vpclmulqdq"))) inline __m512i keys512() noexcept
 {
