@@ -5,8 +5,6 @@
 
 #include <array>
 #include <atomic>
-#include <boost/asio/this_coro.hpp>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <utility>
 #include <vector>
@@ -14,84 +12,23 @@
 namespace depot::registry {
 namespace {
 
-struct scopes
-{
-    std::mutex mutex;
-    std::vector<std::pair<asio::any_io_executor, const audit_context*>> active;
-};
-
-scopes& registry_of_scopes()
-{
-    static scopes s;
-    return s;
-}
-
 std::atomic<bool>& appended_here()
 {
     static std::atomic<bool> flag{false};
     return flag;
 }
 
-const audit_context& system_context()
+} // namespace
+
+const audit_context& system_audit_context()
 {
     static const audit_context ctx{.actor = "system", .credential = {}, .request_id = {}, .client_addr = {}};
     return ctx;
 }
 
-} // namespace
-
-audit_scope::audit_scope(const asio::any_io_executor& executor, const audit_context& ctx)
-    : executor_(executor)
-{
-    auto& s = registry_of_scopes();
-    std::lock_guard lock(s.mutex);
-    s.active.emplace_back(executor_, &ctx);
-}
-
-audit_scope::~audit_scope()
-{
-    auto& s = registry_of_scopes();
-    std::lock_guard lock(s.mutex);
-    for (auto it = s.active.rbegin(); it != s.active.rend(); ++it)
-        if (it->first == executor_) {
-            s.active.erase(std::next(it).base());
-            break;
-        }
-}
-
-const audit_context* current_audit_context(const asio::any_io_executor& executor)
-{
-    auto& s = registry_of_scopes();
-    std::lock_guard lock(s.mutex);
-    for (auto it = s.active.rbegin(); it != s.active.rend(); ++it)
-        if (it->first == executor)
-            return it->second;
-    return nullptr;
-}
-
-asio::awaitable<audit_context> current_audit()
-{
-    auto executor = co_await asio::this_coro::executor;
-    const audit_context* ctx = current_audit_context(executor);
-    if (ctx)
-        co_return *ctx;
-    co_return system_context();
-}
-
 std::string audit_quote(std::string_view s)
 {
     return nlohmann::json(std::string(s)).dump();
-}
-
-asio::awaitable<std::int64_t> append_audit(pg::connection& c, std::string_view action,
-                                           std::string_view resource, std::string_view team,
-                                           std::string details_json, std::string_view outcome)
-{
-    auto executor = co_await asio::this_coro::executor;
-    const audit_context* ctx = current_audit_context(executor);
-    if (!ctx)
-        ctx = &system_context();
-    co_return co_await append_audit(c, *ctx, action, resource, team, std::move(details_json), outcome);
 }
 
 asio::awaitable<std::int64_t> append_audit(pg::connection& c, const audit_context& ctx,
@@ -106,19 +43,17 @@ asio::awaitable<std::int64_t> append_audit(pg::connection& c, const audit_contex
     co_return rs[0].i64(0);
 }
 
-asio::awaitable<void> append_object_audit(pg::connection& c, std::string_view action, std::int64_t bucket_id,
+asio::awaitable<void> append_object_audit(pg::connection& c, const audit_context& ctx,
+                                          std::string_view action, std::int64_t bucket_id,
                                           std::string_view key, std::string details_json)
 {
-    auto executor = co_await asio::this_coro::executor;
-    const audit_context* ctx = current_audit_context(executor);
-    if (!ctx)
-        ctx = &system_context();
     const std::string a(action), k(key);
     appended_here().store(true, std::memory_order_release);
     defer_sql(c,
               "SELECT audit_append($1, $2, '', $3, (SELECT name FROM buckets WHERE id = $4) || '/' "
               "|| $5, 'allowed', $6, $7, $8::jsonb)",
-              ctx->actor, ctx->credential, a, bucket_id, k, ctx->request_id, ctx->client_addr, details_json);
+              ctx.actor, ctx.credential, a, bucket_id, k, ctx.request_id, ctx.client_addr, details_json);
+    co_return;
 }
 
 asio::awaitable<result<std::vector<std::string>>> list_audit(pg::pool& pool, const audit_query& q)

@@ -4,14 +4,14 @@
 /// `append_audit` inside the transaction of the change it records, and one row per denial or model download
 /// (in a transaction of its own).
 ///
-/// Who did it (actor, credential, request id, client address) is the request's `audit_context`. Services do
-/// not take it as a parameter: the request's dispatcher installs it with an `audit_scope` for the coroutine
-/// that serves the request (keyed by that coroutine's executor, the connection's strand, which serves one
-/// request at a time), and `append_audit` finds it there. Work no request caused (cleanup, webhook delivery)
-/// or that runs on another executor is recorded with actor "system".
+/// Who did it (actor, credential, request id, client address) is the request's `audit_context`, made once
+/// when the request is authenticated (server/context.hpp) and passed explicitly, as the first parameter, to
+/// every service operation that changes state. Work no request caused (cleanup, lifecycle, webhook delivery)
+/// passes `system_audit_context()` or a context of its own naming it.
 
 #include "common/result.hpp"
 #include "registry/pg/pg.hpp"
+#include "registry/types.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -25,59 +25,29 @@ namespace depot::registry {
 
 namespace asio = boost::asio;
 
-struct audit_context
-{
-    std::string actor;      ///< user id
-    std::string credential; ///< access key id or "token:<id>", never a secret
-    std::string request_id;
-    std::string client_addr;
-};
-
-/// Makes `ctx` the audit context of every coroutine running on `executor` while the scope lives. `ctx` must
-/// outlive the scope. Thread-safe.
-class audit_scope
-{
-public:
-    audit_scope(const asio::any_io_executor& executor, const audit_context& ctx);
-    ~audit_scope();
-    audit_scope(const audit_scope&) = delete;
-    audit_scope& operator=(const audit_scope&) = delete;
-
-private:
-    asio::any_io_executor executor_;
-};
-
-/// The context installed for `executor`, or nullptr.
-const audit_context* current_audit_context(const asio::any_io_executor& executor);
-
-/// The calling coroutine's context (the "system" context when none is installed).
-asio::awaitable<audit_context> current_audit();
+/// The context of work no request caused: actor "system".
+const audit_context& system_audit_context();
 
 /// Outcomes.
 inline constexpr std::string_view audit_allowed = "allowed";
 inline constexpr std::string_view audit_denied = "denied";
 inline constexpr std::string_view audit_failed = "failed";
 
-/// Appends one row in `c`'s current transaction (the caller's BEGIN ... COMMIT), with the context of the
-/// calling coroutine's request. `details_json`: a JSON object. The row is written unsealed (no hashes) and
-/// linked into the chain by `seal_audit` after the transaction commits, so appenders never queue on each
-/// other. Call it late in the transaction: until the transaction ends it holds back the next seal (not other
-/// writers). Throws pg::error like any statement.
-asio::awaitable<std::int64_t> append_audit(pg::connection& c, std::string_view action,
-                                           std::string_view resource, std::string_view team = {},
-                                           std::string details_json = "{}",
-                                           std::string_view outcome = audit_allowed);
-
-/// The same with an explicit context (denials and downloads written by the dispatcher).
+/// Appends one row, done by `ctx`, in `c`'s current transaction (the caller's BEGIN ... COMMIT).
+/// `details_json`: a JSON object. The row is written unsealed (no hashes) and linked into the chain by
+/// `seal_audit` after the transaction commits, so appenders never queue on each other. Call it late in the
+/// transaction: until the transaction ends it holds back the next seal (not other writers). Throws pg::error
+/// like any statement.
 asio::awaitable<std::int64_t> append_audit(pg::connection& c, const audit_context& ctx,
                                            std::string_view action, std::string_view resource,
-                                           std::string_view team, std::string details_json,
-                                           std::string_view outcome);
+                                           std::string_view team = {}, std::string details_json = "{}",
+                                           std::string_view outcome = audit_allowed);
 
 /// append_audit for an object: the resource is "<bucket name>/<key>". Deferred (pg::connection::defer):
 /// the row goes out with the transaction's next statement or its COMMIT, in the same round trip, so call it
 /// inside a transaction (transact, or BEGIN ... COMMIT); an error surfaces from that next command.
-asio::awaitable<void> append_object_audit(pg::connection& c, std::string_view action, std::int64_t bucket_id,
+asio::awaitable<void> append_object_audit(pg::connection& c, const audit_context& ctx,
+                                          std::string_view action, std::int64_t bucket_id,
                                           std::string_view key, std::string details_json = "{}");
 
 /// A query of the audit log (REST GET /api/v1/audit): every filter optional, rows in chain order.

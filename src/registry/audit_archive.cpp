@@ -69,7 +69,8 @@ asio::awaitable<std::string> rows_document(pg::pool& pool, std::int64_t through_
 
 } // namespace
 
-asio::awaitable<result<audit_archive_outcome>> archive_audit_rows(pg::pool& pool, storage::blob_store& store,
+asio::awaitable<result<audit_archive_outcome>> archive_audit_rows(const audit_context& who, pg::pool& pool,
+                                                                  storage::blob_store& store,
                                                                   const audit_archive_request& req)
 {
     audit_archive_outcome out;
@@ -118,7 +119,7 @@ asio::awaitable<result<audit_archive_outcome>> archive_audit_rows(pg::pool& pool
     put.headers.content_type = "application/x-ndjson";
     put.content_length = document.size();
     put.body = &body;
-    auto stored = co_await objects.put_object(std::move(put));
+    auto stored = co_await objects.put_object(who, std::move(put));
     if (!stored)
         co_return make_error(stored.error().code, "cannot write s3://" + out.bucket + "/" + out.key + ": " +
                                                       stored.error().message);
@@ -129,7 +130,7 @@ asio::awaitable<result<audit_archive_outcome>> archive_audit_rows(pg::pool& pool
         "{\"before\":" + audit_quote(req.before) + ",\"first_row\":" + std::to_string(out.first_row) +
         ",\"last_row\":" + std::to_string(out.last_row) + ",\"rows\":" + std::to_string(out.archived) + "}";
     const std::string resource = out.bucket + "/" + out.key;
-    co_await append_audit(*lock, "audit.archive", resource, "", details);
+    co_await append_audit(*lock, who, "audit.archive", resource, "", details);
     co_await lock->execute("COMMIT");
     co_return out;
 }

@@ -15,6 +15,7 @@
 
 #include "common/result.hpp"
 #include "registry/pg/pg.hpp"
+#include "registry/types.hpp"
 #include "storage/blob_store.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -42,13 +43,15 @@ struct audit_archive_outcome
     std::string key;
 };
 
-/// Archives the rows written before `req.before` (see the file comment). The audit row of the run carries the
-/// calling coroutine's audit context ("system" in depotd's cleanup loop, "depotctl" from depotctl). Errors,
+/// Archives the rows written before `req.before` (see the file comment), done by `who` ("system" in depotd's
+/// cleanup loop, "depotctl" from depotctl). Errors,
 /// all with every row left in place: invalid_argument (argument "before") for a bad time; no_such_bucket when
 /// the bucket does not exist; conflict when the chain does not verify (the message names the row); whatever
 /// PutObject returns when the object cannot be written. Throws pg::error and blob-store failures like any
 /// repository call; those leave the rows too.
-boost::asio::awaitable<result<audit_archive_outcome>>
-archive_audit_rows(pg::pool& pool, storage::blob_store& store, const audit_archive_request& req);
+boost::asio::awaitable<result<audit_archive_outcome>> archive_audit_rows(const audit_context& who,
+                                                                         pg::pool& pool,
+                                                                         storage::blob_store& store,
+                                                                         const audit_archive_request& req);
 
 } // namespace depot::registry

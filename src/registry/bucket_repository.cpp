@@ -32,8 +32,8 @@ bucket bucket_from(const pg::row& r)
 
 } // namespace
 
-asio::awaitable<result<bucket>> bucket_repository::create(std::string_view name, std::string_view owner_id,
-                                                          std::string_view region)
+asio::awaitable<result<bucket>> bucket_repository::create(const audit_context& who, std::string_view name,
+                                                          std::string_view owner_id, std::string_view region)
 {
     auto conn = co_await pool_.acquire();
     co_await conn->execute("BEGIN");
@@ -43,7 +43,8 @@ asio::awaitable<result<bucket>> bucket_repository::create(std::string_view name,
                                            "VALUES ($1, $2, $3) RETURNING *) SELECT ") +
                                    bucket_columns + " FROM b JOIN users u ON u.id = b.owner_id",
                                name, owner_id, region);
-        co_await append_audit(*conn, "bucket.create", name, "", "{\"region\":" + audit_quote(region) + "}");
+        co_await append_audit(*conn, who, "bucket.create", name, "",
+                              "{\"region\":" + audit_quote(region) + "}");
         co_await conn->execute("COMMIT");
         co_return bucket_from(rs[0]);
     } catch (const pg::error& e) {
@@ -88,7 +89,8 @@ asio::awaitable<result<bucket>> bucket_repository::get(std::string_view name)
     co_return b;
 }
 
-asio::awaitable<result<bucket>> bucket_repository::set_setting(std::string_view name, std::string_view column,
+asio::awaitable<result<bucket>> bucket_repository::set_setting(const audit_context& who,
+                                                               std::string_view name, std::string_view column,
                                                                pg::param value, std::string_view audit_json)
 {
     auto changed = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<bucket>> {
@@ -99,7 +101,7 @@ asio::awaitable<result<bucket>> bucket_repository::set_setting(std::string_view 
                                name, value);
         if (rs.empty())
             co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-        co_await append_audit(c, "bucket.update", name, "", std::string(audit_json));
+        co_await append_audit(c, who, "bucket.update", name, "", std::string(audit_json));
         co_return bucket_from(rs[0]);
     });
     if (changed)
@@ -107,26 +109,29 @@ asio::awaitable<result<bucket>> bucket_repository::set_setting(std::string_view 
     co_return changed;
 }
 
-asio::awaitable<result<bucket>> bucket_repository::set_dedup(std::string_view name, bool dedup)
+asio::awaitable<result<bucket>> bucket_repository::set_dedup(const audit_context& who, std::string_view name,
+                                                             bool dedup)
 {
-    co_return co_await set_setting(name, "dedup", dedup, dedup ? R"({"dedup":true})" : R"({"dedup":false})");
+    co_return co_await set_setting(who, name, "dedup", dedup,
+                                   dedup ? R"({"dedup":true})" : R"({"dedup":false})");
 }
 
-asio::awaitable<result<bucket>> bucket_repository::set_object_events(std::string_view name, bool enabled)
+asio::awaitable<result<bucket>> bucket_repository::set_object_events(const audit_context& who,
+                                                                     std::string_view name, bool enabled)
 {
-    co_return co_await set_setting(name, "object_events", enabled,
+    co_return co_await set_setting(who, name, "object_events", enabled,
                                    enabled ? R"({"object_events":true})" : R"({"object_events":false})");
 }
 
-asio::awaitable<result<bucket>> bucket_repository::set_cors(std::string_view name,
+asio::awaitable<result<bucket>> bucket_repository::set_cors(const audit_context& who, std::string_view name,
                                                             std::optional<std::string> cors)
 {
     const bool set = cors.has_value();
-    co_return co_await set_setting(name, "cors", std::move(cors),
+    co_return co_await set_setting(who, name, "cors", std::move(cors),
                                    set ? R"({"cors":true})" : R"({"cors":false})");
 }
 
-asio::awaitable<result<bucket>> bucket_repository::set_tags(std::string_view name,
+asio::awaitable<result<bucket>> bucket_repository::set_tags(const audit_context& who, std::string_view name,
                                                             std::optional<std::vector<s3::tag>> tags)
 {
     std::optional<std::string> stored;
@@ -134,7 +139,7 @@ asio::awaitable<result<bucket>> bucket_repository::set_tags(std::string_view nam
         stored = tags_json(*tags);
     const std::string audit =
         tags ? "{\"tags\":" + std::to_string(tags->size()) + "}" : std::string(R"({"tags":null})");
-    co_return co_await set_setting(name, "tags", std::move(stored), audit);
+    co_return co_await set_setting(who, name, "tags", std::move(stored), audit);
 }
 
 asio::awaitable<std::vector<bucket>> bucket_repository::list_owned(std::string_view owner_id)
@@ -151,7 +156,7 @@ asio::awaitable<std::vector<bucket>> bucket_repository::list_owned(std::string_v
     co_return out;
 }
 
-asio::awaitable<result<void>> bucket_repository::remove(std::string_view name)
+asio::awaitable<result<void>> bucket_repository::remove(const audit_context& who, std::string_view name)
 {
     auto conn = co_await pool_.acquire();
     // One statement: the emptiness check and the delete see the same snapshot, and the row lock taken by
@@ -185,7 +190,7 @@ asio::awaitable<result<void>> bucket_repository::remove(std::string_view name)
             co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
         co_return make_error(errc::bucket_not_empty, "The bucket you tried to delete is not empty");
     }
-    co_await append_audit(*conn, "bucket.delete", name);
+    co_await append_audit(*conn, who, "bucket.delete", name);
     co_await conn->execute("COMMIT");
     forget(name);
     co_return ok();

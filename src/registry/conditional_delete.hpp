@@ -24,7 +24,8 @@ struct delete_conditions
 /// object_service::remove with `conditions` (empty: exactly remove). With any condition: no such object (or
 /// a delete marker) -> no_such_key; one that does not hold -> precondition_failed; nothing changes then.
 /// `pool` and `store` are the ones the object service uses.
-asio::awaitable<result<delete_outcome>> remove_object(pg::pool& pool, storage::blob_store& store,
-                                                      delete_request request, delete_conditions conditions);
+asio::awaitable<result<delete_outcome>> remove_object(const audit_context& who, pg::pool& pool,
+                                                      storage::blob_store& store, delete_request request,
+                                                      delete_conditions conditions);
 
 } // namespace depot::registry

@@ -2,8 +2,8 @@
 
 namespace depot::registry {
 
-asio::awaitable<result<object_version>> copy_from_digest(content_catalog& catalog, bucket_repository& buckets,
-                                                         object_service& objects,
+asio::awaitable<result<object_version>> copy_from_digest(const audit_context& who, content_catalog& catalog,
+                                                         bucket_repository& buckets, object_service& objects,
                                                          const digest_copy_request& req)
 {
     for (int attempt = 0; attempt < 5; ++attempt) {
@@ -25,7 +25,7 @@ asio::awaitable<result<object_version>> copy_from_digest(content_catalog& catalo
                                  .replace_tags = std::vector<s3::tag>{},
                                  .expected_source_row = source->version_row,
                                  .source_version_pinned = true};
-        auto copied = co_await objects.copy_object(std::move(copy));
+        auto copied = co_await objects.copy_object(who, std::move(copy));
         if (copied)
             co_return std::move(*copied);
         if (copied.error().code != errc::no_such_key && copied.error().code != errc::precondition_failed)

@@ -37,8 +37,8 @@ struct digest_copy_request
 /// then another one is looked for, a few times. Errors: not_found (no object the caller can read has this
 /// content), conflict (the matching content kept changing), and copy_object's other errors. The three
 /// collaborators must outlive the call.
-asio::awaitable<result<object_version>> copy_from_digest(content_catalog& catalog, bucket_repository& buckets,
-                                                         object_service& objects,
+asio::awaitable<result<object_version>> copy_from_digest(const audit_context& who, content_catalog& catalog,
+                                                         bucket_repository& buckets, object_service& objects,
                                                          const digest_copy_request& req);
 
 } // namespace depot::registry

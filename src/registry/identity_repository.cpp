@@ -35,7 +35,7 @@ std::string random_string(std::string_view alphabet, std::size_t n)
 
 } // namespace
 
-asio::awaitable<result<user>> identity_repository::create_user(user u)
+asio::awaitable<result<user>> identity_repository::create_user(const audit_context& who, user u)
 {
     const std::string display_name = u.display_name.empty() ? u.id : u.display_name;
     const std::string details = std::string("{\"admin\":") + (u.is_admin ? "true" : "false") + "}";
@@ -51,7 +51,7 @@ asio::awaitable<result<user>> identity_repository::create_user(user u)
             if (rs.empty())
                 co_return make_error(errc::already_exists, "user '" + u.id + "' already exists");
             auto created = user_from(rs[0]);
-            co_await append_audit(c, "user.create", u.id, "", details);
+            co_await append_audit(c, who, "user.create", u.id, "", details);
             co_return created;
         });
     } catch (const pg::error& e) {
@@ -81,10 +81,9 @@ asio::awaitable<std::vector<user>> identity_repository::list_users()
     co_return out;
 }
 
-asio::awaitable<result<access_key>> identity_repository::create_key(std::string_view user_id,
-                                                                    std::string access_key_id,
-                                                                    std::string secret, std::string scope,
-                                                                    std::optional<time_point> expires_at)
+asio::awaitable<result<access_key>>
+identity_repository::create_key(const audit_context& who, std::string_view user_id, std::string access_key_id,
+                                std::string secret, std::string scope, std::optional<time_point> expires_at)
 {
     if (access_key_id.empty())
         access_key_id = "DK" + random_string("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 18);
@@ -114,7 +113,7 @@ asio::awaitable<result<access_key>> identity_repository::create_key(std::string_
             const std::string scope_text = scope.empty() ? std::string("null") : scope;
             const std::string details =
                 "{\"user\":" + audit_quote(user_id) + ",\"scope\":" + scope_text + "}";
-            co_await append_audit(*conn, "key.create", access_key_id, "", details);
+            co_await append_audit(*conn, who, "key.create", access_key_id, "", details);
             co_await conn->execute("COMMIT");
             // This process may remember the id as missing; the trigger's notice reaches the others.
             if (cache_)
@@ -217,7 +216,8 @@ asio::awaitable<std::vector<access_key>> identity_repository::list_keys(std::str
     co_return out;
 }
 
-asio::awaitable<result<void>> identity_repository::revoke_key(std::string_view access_key_id)
+asio::awaitable<result<void>> identity_repository::revoke_key(const audit_context& who,
+                                                              std::string_view access_key_id)
 {
     auto revoked = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
         auto rs = co_await sql(c,
@@ -226,7 +226,7 @@ asio::awaitable<result<void>> identity_repository::revoke_key(std::string_view a
                                access_key_id);
         if (rs.empty())
             co_return make_error(errc::not_found, "no such active access key");
-        co_await append_audit(c, "key.revoke", access_key_id, "",
+        co_await append_audit(c, who, "key.revoke", access_key_id, "",
                               "{\"user\":" + audit_quote(rs[0].text(0)) + "}");
         co_return ok();
     });

@@ -27,15 +27,16 @@ public:
     {}
 
     /// already_exists if the id is taken; invalid_argument for an id the schema refuses.
-    asio::awaitable<result<user>> create_user(user u);
+    asio::awaitable<result<user>> create_user(const audit_context& who, user u);
     asio::awaitable<result<user>> get_user(std::string_view id);
     asio::awaitable<std::vector<user>> list_users();
 
     /// Creates a key for `user_id`. Generates the id (20 upper-case alphanumerics, AWS style) and secret
     /// (40 base64-ish chars) unless given. not_found for an unknown user, already_exists for a taken id.
     /// `scope`: a JSON object narrowing the key (empty = none); `expires_at`: when it stops working.
-    asio::awaitable<result<access_key>> create_key(std::string_view user_id, std::string access_key_id = {},
-                                                   std::string secret = {}, std::string scope = {},
+    asio::awaitable<result<access_key>> create_key(const audit_context& who, std::string_view user_id,
+                                                   std::string access_key_id = {}, std::string secret = {},
+                                                   std::string scope = {},
                                                    std::optional<time_point> expires_at = std::nullopt);
     /// The key `access_key_id` without its secret (active or not). not_found otherwise.
     asio::awaitable<result<access_key>> get_key(std::string_view access_key_id);
@@ -44,7 +45,7 @@ public:
     /// Keys of a user without secrets.
     asio::awaitable<std::vector<access_key>> list_keys(std::string_view user_id);
     /// not_found if no such active key.
-    asio::awaitable<result<void>> revoke_key(std::string_view access_key_id);
+    asio::awaitable<result<void>> revoke_key(const audit_context& who, std::string_view access_key_id);
 
 private:
     pg::pool& pool_;

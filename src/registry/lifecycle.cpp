@@ -16,6 +16,14 @@ namespace depot::registry {
 
 namespace {
 
+/// Who lifecycle actions are done by, in their audit rows.
+const audit_context& lifecycle_audit()
+{
+    static const audit_context ctx{
+        .actor = "system", .credential = "lifecycle", .request_id = {}, .client_addr = {}};
+    return ctx;
+}
+
 /// The installation-wide lifecycle lock ("depotlcy"), held with pg_try_advisory_xact_lock for a pass: with
 /// several depotd processes one executes the rules at a time, so no removal is attempted (and audited) twice.
 constexpr std::int64_t lifecycle_lock_key = 0x6465706f746c6379;
@@ -137,7 +145,7 @@ private:
             }
             for (auto r : rs) {
                 after = r.i64(0);
-                if (co_await multipart_.abort(b.id, r.str(1), r.str(2)))
+                if (co_await multipart_.abort(lifecycle_audit(), b.id, r.str(1), r.str(2)))
                     ++counts_.aborted_uploads;
             }
             if (static_cast<std::int64_t>(rs.size()) < batch)
@@ -172,7 +180,7 @@ private:
                 delete_conditions still;
                 still.if_match = "\"" + r.str(1) + "\"";
                 still.if_match_last_modified = from_millis(r.i64(2));
-                auto done = co_await remove_object(pool_, store_, std::move(req), still);
+                auto done = co_await remove_object(lifecycle_audit(), pool_, store_, std::move(req), still);
                 if (done)
                     ++counts_.expired_current;
             }
@@ -203,7 +211,7 @@ private:
             for (auto r : rs) {
                 after = r.str(0);
                 delete_request req{.bucket_id = b.id, .key = after, .version_id = r.str(1), .owner_id = {}};
-                if (co_await remove_object(pool_, store_, std::move(req), {}))
+                if (co_await remove_object(lifecycle_audit(), pool_, store_, std::move(req), {}))
                     ++counts_.removed_delete_markers;
             }
             if (static_cast<std::int64_t>(rs.size()) < batch)
@@ -241,7 +249,7 @@ private:
                 after_id = r.i64(1);
                 delete_request req{
                     .bucket_id = b.id, .key = after_key, .version_id = r.str(2), .owner_id = {}};
-                if (co_await remove_object(pool_, store_, std::move(req), {}))
+                if (co_await remove_object(lifecycle_audit(), pool_, store_, std::move(req), {}))
                     ++counts_.expired_noncurrent;
             }
             if (static_cast<std::int64_t>(rs.size()) < batch)
@@ -269,7 +277,8 @@ asio::awaitable<std::optional<std::string>> lifecycle_service::configuration(std
     co_return rs[0].str(0);
 }
 
-asio::awaitable<result<void>> lifecycle_service::set_configuration(std::string_view bucket,
+asio::awaitable<result<void>> lifecycle_service::set_configuration(const audit_context& who,
+                                                                   std::string_view bucket,
                                                                    std::optional<std::string> xml)
 {
     co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
@@ -277,28 +286,16 @@ asio::awaitable<result<void>> lifecycle_service::set_configuration(std::string_v
             co_await sql(c, "UPDATE buckets SET lifecycle = $2 WHERE name = $1 RETURNING id", bucket, xml);
         if (rs.empty())
             co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-        co_await append_audit(c, "bucket.update", bucket, "",
+        co_await append_audit(c, who, "bucket.update", bucket, "",
                               std::string("{\"lifecycle\":") + (xml ? "true" : "false") + "}");
         co_return ok();
     });
 }
 
-asio::awaitable<lifecycle_counts> lifecycle_service::run(time_point now, std::chrono::seconds day,
-                                                         const asio::any_io_executor& strand)
+asio::awaitable<lifecycle_counts> lifecycle_service::run(time_point now, std::chrono::seconds day)
 {
-    // On the caller's strand of its own, so that the audit context names the lifecycle for this work only
-    // (audit contexts are keyed by executor).
-    static const audit_context lifecycle_actor{
-        .actor = "system", .credential = "lifecycle", .request_id = {}, .client_addr = {}};
-    co_return co_await asio::co_spawn(
-        strand,
-        [](lifecycle_service& self, time_point at, std::chrono::seconds length,
-           asio::any_io_executor ex) -> asio::awaitable<lifecycle_counts> {
-            const audit_scope scope(ex, lifecycle_actor);
-            pass p(self.pool_, self.store_, self.multipart_, at, length);
-            co_return co_await p.run();
-        }(*this, now, day, strand),
-        asio::use_awaitable);
+    pass p(pool_, store_, multipart_, now, day);
+    co_return co_await p.run();
 }
 
 } // namespace depot::registry

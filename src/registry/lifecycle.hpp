@@ -55,14 +55,14 @@ public:
 
     /// Sets (or, with nullopt, removes) the bucket's configuration: the XML GetBucketLifecycleConfiguration
     /// returns, validated by the caller (s3/lifecycle.hpp). Audited as bucket.update. no_such_bucket.
-    asio::awaitable<result<void>> set_configuration(std::string_view bucket, std::optional<std::string> xml);
+    asio::awaitable<result<void>> set_configuration(const audit_context& who, std::string_view bucket,
+                                                    std::optional<std::string> xml);
 
     /// One pass over every bucket with a lifecycle configuration, as of `now`; a lifecycle day lasts `day`
     /// (86400 s, or less for tests: --lifecycle-day-seconds). Safe with several depotd processes: each
-    /// action is a delete or abort of its own that checks what it removes under the row's lock. Runs on
-    /// `strand`, which nothing else uses: the audit context that names the lifecycle is keyed by it.
-    asio::awaitable<lifecycle_counts> run(time_point now, std::chrono::seconds day,
-                                          const asio::any_io_executor& strand);
+    /// action is a delete or abort of its own that checks what it removes under the row's lock. Audited as
+    /// actor "system", credential "lifecycle".
+    asio::awaitable<lifecycle_counts> run(time_point now, std::chrono::seconds day);
 
 private:
     pg::pool& pool_;

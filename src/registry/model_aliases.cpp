@@ -72,7 +72,8 @@ asio::awaitable<result<void>> check_alias_precondition(pg::connection& c, std::i
 } // namespace
 
 asio::awaitable<result<model_alias>> model_registry::set_alias(const model& m, std::string_view name,
-                                                               const model_version& v, std::string_view actor,
+                                                               const model_version& v,
+                                                               const audit_context& who,
                                                                std::optional<std::string> if_match)
 {
     const bool is_protected = m.policy.protects(name);
@@ -98,17 +99,17 @@ asio::awaitable<result<model_alias>> model_registry::set_alias(const model& m, s
         if (!label.empty())
             co_return make_error(errc::conflict,
                                  "'" + std::string(name) + "' is a version label of this model");
-        const auto updated_at = co_await move_alias(c, m, name, v.id, v.number, actor);
+        const auto updated_at = co_await move_alias(c, m, name, v.id, v.number, who);
         co_return model_alias{.name = std::string(name),
                               .version = v.number,
-                              .updated_by = std::string(actor),
+                              .updated_by = std::string(who.actor),
                               .updated_at = from_millis(updated_at)};
     };
     co_return co_await transact(pool_, work);
 }
 
 asio::awaitable<result<void>> model_registry::delete_alias(const model& m, std::string_view name,
-                                                           std::string_view actor,
+                                                           const audit_context& who,
                                                            std::optional<std::string> if_match)
 {
     auto work = [&](pg::connection& c) -> asio::awaitable<result<void>> {
@@ -122,10 +123,10 @@ asio::awaitable<result<void>> model_registry::delete_alias(const model& m, std::
                                m.id, name);
         if (rs.empty())
             co_return make_error(errc::not_found, "No such alias");
-        co_await record(c, m.id, rs[0].i64(0), "alias_deleted", actor, "", std::nullopt, std::nullopt,
+        co_await record(c, m.id, rs[0].i64(0), "alias_deleted", who, "", std::nullopt, std::nullopt,
                         alias_details(name, rs[0].str(1), std::nullopt));
         const std::string data = event_data(
-            m, actor, ",\"alias\":" + events::quote(name) + ",\"from\":" + rs[0].str(1) + ",\"to\":null");
+            m, who, ",\"alias\":" + events::quote(name) + ",\"from\":" + rs[0].str(1) + ",\"to\":null");
         co_await events::emit_model_event(c, "alias.updated", m.team_id, m.id, m.bucket_id, std::nullopt,
                                           data);
         co_return ok();

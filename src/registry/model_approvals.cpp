@@ -9,7 +9,7 @@ namespace depot::registry {
 using namespace model_detail;
 
 asio::awaitable<result<model_version>> model_registry::approve(const model& m, const model_version& v,
-                                                               std::string_view actor, std::string comment)
+                                                               const audit_context& who, std::string comment)
 {
     auto work = [&](pg::connection& c) -> asio::awaitable<result<void>> {
         co_await events::lock_model(c, m.id);
@@ -25,13 +25,13 @@ asio::awaitable<result<model_version>> model_registry::approve(const model& m, c
                          "WHERE version_id = $1 AND action = 'submitted'",
                          v.id);
         const auto submitted_at = since[0].i64(0);
-        if (since[0].text(1) == actor)
+        if (since[0].text(1) == who.actor)
             co_return make_error(errc::access_denied, "The submitter of a version cannot approve it");
         auto mine =
             co_await sql(c,
                          "SELECT 1 FROM model_events WHERE version_id = $1 AND action = 'approval' AND "
                          "id > $2 AND actor = $3",
-                         v.id, submitted_at, actor);
+                         v.id, submitted_at, who.actor);
         if (!mine.empty())
             co_return make_error(errc::conflict, "You already approved this version");
         auto count =
@@ -45,9 +45,9 @@ asio::awaitable<result<model_version>> model_registry::approve(const model& m, c
             co_await sql(c, "UPDATE model_versions SET state = 'approved' WHERE id = $1", v.id);
             to = "approved";
         }
-        co_await record(c, m.id, v.id, "approval", actor, comment, std::string("pending"), to);
+        co_await record(c, m.id, v.id, "approval", who, comment, std::string("pending"), to);
         if (complete)
-            co_await emit_version_event(c, m, "version.approved", v.id, v.number, v.label, "approved", actor,
+            co_await emit_version_event(c, m, "version.approved", v.id, v.number, v.label, "approved", who,
                                         comment);
         co_return ok();
     };
@@ -59,7 +59,7 @@ asio::awaitable<result<model_version>> model_registry::approve(const model& m, c
 
 asio::awaitable<result<model_version>>
 model_registry::transition_version(const model& m, const model_version& v, transition t,
-                                   std::string_view actor, std::string comment)
+                                   const audit_context& who, std::string comment)
 {
     auto work = [&](pg::connection& c) -> asio::awaitable<result<void>> {
         co_await events::lock_model(c, m.id);
@@ -94,9 +94,9 @@ model_registry::transition_version(const model& m, const model_version& v, trans
         if (!allowed)
             co_return make_error(errc::conflict, "A " + from + " version cannot become " + to);
         co_await sql(c, "UPDATE model_versions SET state = $2 WHERE id = $1", v.id, to);
-        co_await record(c, m.id, v.id, action, actor, comment, from, to);
+        co_await record(c, m.id, v.id, action, who, comment, from, to);
         const std::string type = "version." + action;
-        co_await emit_version_event(c, m, type, v.id, v.number, v.label, to, actor, comment);
+        co_await emit_version_event(c, m, type, v.id, v.number, v.label, to, who, comment);
         co_return ok();
     };
     auto done = co_await transact(pool_, work);

@@ -135,7 +135,7 @@ std::string alias_details(std::string_view name, std::optional<std::string> from
 }
 
 asio::awaitable<void> record(pg::connection& c, std::int64_t model_id, std::optional<std::int64_t> version_id,
-                             std::string_view action, std::string_view actor, std::string_view comment,
+                             std::string_view action, const audit_context& who, std::string_view comment,
                              std::optional<std::string> from_state, std::optional<std::string> to_state,
                              std::string details)
 {
@@ -143,12 +143,11 @@ asio::awaitable<void> record(pg::connection& c, std::int64_t model_id, std::opti
         c,
         "INSERT INTO model_events (model_id, version_id, action, actor, comment, from_state, to_state, "
         "details) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb)",
-        model_id, version_id, action, actor, comment, from_state, to_state, details);
+        model_id, version_id, action, who.actor, comment, from_state, to_state, details);
     // The audit row on team/model[:version number]. The model's event lock comes first (it is the first
     // statement of most model transactions already): a transaction holding the audit chain's head must not
     // then wait for a model lock that a transaction queued on the head holds.
     co_await events::lock_model(c, model_id);
-    auto who = co_await current_audit();
     std::string audit_action = "version." + std::string(action);
     if (action == "model_created")
         audit_action = "model.create";
@@ -173,26 +172,26 @@ asio::awaitable<void> record(pg::connection& c, std::int64_t model_id, std::opti
         from_state, to_state, version_id, model_id);
 }
 
-std::string event_data(const model& m, std::string_view actor, const std::string& extra)
+std::string event_data(const model& m, const audit_context& who, const std::string& extra)
 {
     return "{\"team\":" + events::quote(m.team) + ",\"model\":" + events::quote(m.name) +
-           ",\"actor\":" + events::quote(actor) + extra + "}";
+           ",\"actor\":" + events::quote(who.actor) + extra + "}";
 }
 
 asio::awaitable<void> emit_version_event(pg::connection& c, const model& m, std::string_view type,
                                          std::int64_t version_id, int number,
                                          const std::optional<std::string>& label, std::string_view state,
-                                         std::string_view actor, std::string_view comment)
+                                         const audit_context& who, std::string_view comment)
 {
     const std::string data =
-        event_data(m, actor, version_member(number, label, state) + ",\"comment\":" + events::quote(comment));
+        event_data(m, who, version_member(number, label, state) + ",\"comment\":" + events::quote(comment));
     co_await events::emit_model_event(c, type, m.team_id, m.id, m.bucket_id, version_id, data);
     if (type == "version.approved")
-        co_await warmup_on_event(c, type, m.team_id, m.id, version_id, std::nullopt, actor);
+        co_await warmup_on_event(c, type, m.team_id, m.id, version_id, std::nullopt, who.actor);
 }
 
 asio::awaitable<std::int64_t> move_alias(pg::connection& c, const model& m, std::string_view name,
-                                         std::int64_t version_id, int number, std::string_view actor)
+                                         std::int64_t version_id, int number, const audit_context& who)
 {
     const std::int64_t model_id = m.id;
     auto before =
@@ -205,18 +204,18 @@ asio::awaitable<std::int64_t> move_alias(pg::connection& c, const model& m, std:
                      "INSERT INTO model_aliases (model_id, name, version_id, updated_by) VALUES ($1, $2, $3, "
                      "$4) ON CONFLICT (model_id, name) DO UPDATE SET version_id = excluded.version_id, "
                      "updated_by = excluded.updated_by, updated_at = now() RETURNING " DEPOT_MS("updated_at"),
-                     model_id, name, version_id, actor);
+                     model_id, name, version_id, who.actor);
     std::optional<std::string> from;
     if (!before.empty())
         from = before[0].str(0);
-    co_await record(c, model_id, version_id, "alias_set", actor, "", std::nullopt, std::nullopt,
+    co_await record(c, model_id, version_id, "alias_set", who, "", std::nullopt, std::nullopt,
                     alias_details(name, from, number));
     const std::string data =
-        event_data(m, actor,
+        event_data(m, who,
                    ",\"alias\":" + events::quote(name) + ",\"from\":" + from.value_or("null") +
                        ",\"to\":" + std::to_string(number));
     co_await events::emit_model_event(c, "alias.updated", m.team_id, m.id, m.bucket_id, version_id, data);
-    co_await warmup_on_event(c, "alias.updated", m.team_id, m.id, version_id, std::string(name), actor);
+    co_await warmup_on_event(c, "alias.updated", m.team_id, m.id, version_id, std::string(name), who.actor);
     co_return rs[0].i64(0);
 }
 

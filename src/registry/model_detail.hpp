@@ -43,23 +43,23 @@ std::string alias_details(std::string_view name, std::optional<std::string> from
 
 /// Inside a transaction: a model_events row, and the audit row on team/model[:version number].
 asio::awaitable<void> record(pg::connection& c, std::int64_t model_id, std::optional<std::int64_t> version_id,
-                             std::string_view action, std::string_view actor, std::string_view comment,
+                             std::string_view action, const audit_context& who, std::string_view comment,
                              std::optional<std::string> from_state, std::optional<std::string> to_state,
                              std::string details = "{}");
 
 /// The `data` of a model event: team, model, actor, then `extra` members (",\"k\":v...").
-std::string event_data(const model& m, std::string_view actor, const std::string& extra = {});
+std::string event_data(const model& m, const audit_context& who, const std::string& extra = {});
 
 /// Inside a transaction: the outbox event of a version transition (and the warm-ups it triggers).
 asio::awaitable<void> emit_version_event(pg::connection& c, const model& m, std::string_view type,
                                          std::int64_t version_id, int number,
                                          const std::optional<std::string>& label, std::string_view state,
-                                         std::string_view actor, std::string_view comment);
+                                         const audit_context& who, std::string_view comment);
 
 /// Inside a transaction: points alias `name` at version `version_id` (number `number`) and records the move
 /// with the version it left (model_events, and an alias.updated event). Returns the alias's updated_at (epoch
 /// ms).
 asio::awaitable<std::int64_t> move_alias(pg::connection& c, const model& m, std::string_view name,
-                                         std::int64_t version_id, int number, std::string_view actor);
+                                         std::int64_t version_id, int number, const audit_context& who);
 
 } // namespace depot::registry::model_detail

@@ -13,7 +13,7 @@ using namespace model_detail;
 // --- models ----------------------------------------------------------------------------------------------
 
 asio::awaitable<result<model>> model_registry::create_model(const team& owner, model_spec spec,
-                                                            std::string_view actor)
+                                                            const audit_context& who)
 {
     auto work = [&](pg::connection& c) -> asio::awaitable<result<model>> {
         std::optional<std::string> role;
@@ -28,15 +28,15 @@ asio::awaitable<result<model>> model_registry::create_model(const team& owner, m
                                "VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text[], $9) "
                                "ON CONFLICT (team_id, name) DO NOTHING RETURNING id",
                                owner.id, spec.name, spec.bucket_id, spec.prefix, spec.description,
-                               spec.policy.required_approvals, role, aliases, actor);
+                               spec.policy.required_approvals, role, aliases, who.actor);
         if (rs.empty())
             co_return make_error(errc::already_exists,
                                  "The team already has a model named '" + spec.name + "'");
         const auto id = rs[0].i64(0);
-        co_await record(c, id, std::nullopt, "model_created", actor, "", std::nullopt, std::nullopt);
+        co_await record(c, id, std::nullopt, "model_created", who, "", std::nullopt, std::nullopt);
         auto rows = co_await sql(c, std::string(model_select) + "WHERE m.id = $1", id);
         auto created = model_of(rows[0]);
-        const std::string data = event_data(created, actor,
+        const std::string data = event_data(created, who,
                                             ",\"bucket\":" + events::quote(created.bucket) +
                                                 ",\"prefix\":" + events::quote(created.prefix) +
                                                 ",\"description\":" + events::quote(created.description));
@@ -76,7 +76,7 @@ asio::awaitable<result<model>> model_registry::get_model(std::int64_t team_id, s
 
 asio::awaitable<result<model>> model_registry::update_model(const model& m, model_update update,
                                                             std::optional<std::int64_t> expected_revision,
-                                                            std::string_view actor)
+                                                            const audit_context& who)
 {
     auto work = [&](pg::connection& c) -> asio::awaitable<result<model>> {
         auto cur = co_await sql(c, "SELECT revision FROM models WHERE id = $1 FOR UPDATE", m.id);
@@ -98,7 +98,7 @@ asio::awaitable<result<model>> model_registry::update_model(const model& m, mode
                      "protected_aliases = coalesce($5::text[], protected_aliases), "
                      "revision = revision + 1, updated_at = now() WHERE id = $1",
                      m.id, update.description, update.policy.required_approvals, role, aliases);
-        co_await record(c, m.id, std::nullopt, "model_updated", actor, "", std::nullopt, std::nullopt);
+        co_await record(c, m.id, std::nullopt, "model_updated", who, "", std::nullopt, std::nullopt);
         auto rs = co_await sql(c, std::string(model_select) + "WHERE m.id = $1", m.id);
         co_return model_of(rs[0]);
     };

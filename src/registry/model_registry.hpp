@@ -216,19 +216,21 @@ public:
     {}
 
     // Teams. Errors: already_exists, not_found (team or user), invalid_argument.
-    asio::awaitable<result<team>> create_team(std::string name, approval_policy defaults);
+    asio::awaitable<result<team>> create_team(const audit_context& who, std::string name,
+                                              approval_policy defaults);
     /// Every team for an installation admin, else the teams the user belongs to; by name.
     asio::awaitable<std::vector<team>> teams_of(std::string_view user_id, bool is_admin);
     asio::awaitable<result<team>> get_team(std::string_view name);
     asio::awaitable<std::optional<team_role>> role_of(std::int64_t team_id, std::string_view user_id);
     asio::awaitable<std::vector<team_member>> members(std::int64_t team_id);
-    asio::awaitable<result<team_member>> set_member(std::int64_t team_id, std::string_view user_id,
-                                                    team_role role);
+    asio::awaitable<result<team_member>> set_member(const audit_context& who, std::int64_t team_id,
+                                                    std::string_view user_id, team_role role);
     /// not_found when the user is not a member; conflict when it would leave the team without an admin.
-    asio::awaitable<result<void>> remove_member(std::int64_t team_id, std::string_view user_id);
+    asio::awaitable<result<void>> remove_member(const audit_context& who, std::int64_t team_id,
+                                                std::string_view user_id);
 
     // Models.
-    asio::awaitable<result<model>> create_model(const team& owner, model_spec spec, std::string_view actor);
+    asio::awaitable<result<model>> create_model(const team& owner, model_spec spec, const audit_context& who);
     /// A page of the team's models by name, after `after`.
     asio::awaitable<std::vector<model>> models(std::int64_t team_id, std::string_view after,
                                                std::size_t limit);
@@ -236,7 +238,7 @@ public:
     /// precondition_failed when `expected_revision` (If-Match) is set and differs.
     asio::awaitable<result<model>> update_model(const model& m, model_update update,
                                                 std::optional<std::int64_t> expected_revision,
-                                                std::string_view actor);
+                                                const audit_context& who);
 
     // Versions.
     /// Freezes the files under the model's prefix as the next version, completing `spec.uploads` first in
@@ -244,7 +246,7 @@ public:
     /// parent), an upload's completion error (field "uploads", naming its path), and store errors while
     /// hashing.
     asio::awaitable<result<model_version>> create_version(const model& m, version_spec spec,
-                                                          std::string_view actor);
+                                                          const audit_context& who);
     /// Versions newest first, below `before` (0 = from the newest).
     asio::awaitable<std::vector<model_version>> versions(std::int64_t model_id, int before,
                                                          std::size_t limit);
@@ -258,9 +260,9 @@ public:
     /// One approval. Errors: conflict (not pending, already approved by this user), access_denied
     /// (self-approval). `actor_role` has been checked against the policy by the caller.
     asio::awaitable<result<model_version>> approve(const model& m, const model_version& v,
-                                                   std::string_view actor, std::string comment);
+                                                   const audit_context& who, std::string comment);
     asio::awaitable<result<model_version>> transition_version(const model& m, const model_version& v,
-                                                              transition t, std::string_view actor,
+                                                              transition t, const audit_context& who,
                                                               std::string comment);
     asio::awaitable<std::vector<model_event>> history(std::int64_t model_id,
                                                       std::optional<std::int64_t> version_id,
@@ -273,9 +275,10 @@ public:
     /// `if_match`: the alias's ETag as the caller last read it (alias_etag), or "*" for "must exist";
     /// precondition_failed when it moved (or does not exist) since.
     asio::awaitable<result<model_alias>> set_alias(const model& m, std::string_view name,
-                                                   const model_version& v, std::string_view actor,
+                                                   const model_version& v, const audit_context& who,
                                                    std::optional<std::string> if_match = std::nullopt);
-    asio::awaitable<result<void>> delete_alias(const model& m, std::string_view name, std::string_view actor,
+    asio::awaitable<result<void>> delete_alias(const model& m, std::string_view name,
+                                               const audit_context& who,
                                                std::optional<std::string> if_match = std::nullopt);
 
     /// A version's file ready to read (segments hold blob references of the version). not_found.

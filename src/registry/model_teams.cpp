@@ -25,7 +25,8 @@ team team_of(const pg::row& r)
 
 // --- teams -----------------------------------------------------------------------------------------------
 
-asio::awaitable<result<team>> model_registry::create_team(std::string name, approval_policy defaults)
+asio::awaitable<result<team>> model_registry::create_team(const audit_context& who, std::string name,
+                                                          approval_policy defaults)
 {
     co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<team>> {
         auto rs = co_await sql(c,
@@ -37,7 +38,7 @@ asio::awaitable<result<team>> model_registry::create_team(std::string name, appr
                                text_array(defaults.protected_aliases));
         if (rs.empty())
             co_return make_error(errc::already_exists, "A team named '" + name + "' already exists");
-        co_await append_audit(c, "team.create", name, name);
+        co_await append_audit(c, who, "team.create", name, name);
         co_return team_of(rs[0]);
     });
 }
@@ -94,7 +95,8 @@ asio::awaitable<std::vector<team_member>> model_registry::members(std::int64_t t
     co_return out;
 }
 
-asio::awaitable<result<team_member>> model_registry::set_member(std::int64_t team_id,
+asio::awaitable<result<team_member>> model_registry::set_member(const audit_context& who,
+                                                                std::int64_t team_id,
                                                                 std::string_view user_id, team_role role)
 {
     co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<team_member>> {
@@ -107,7 +109,7 @@ asio::awaitable<result<team_member>> model_registry::set_member(std::int64_t tea
                                "RETURNING " DEPOT_MS("added_at") ", (SELECT name FROM teams WHERE id = $1)",
                                team_id, user_id, to_string(role));
         const std::string team_name = rs[0].str(1);
-        co_await append_audit(c, "team.member.set", team_name + "/" + std::string(user_id), team_name,
+        co_await append_audit(c, who, "team.member.set", team_name + "/" + std::string(user_id), team_name,
                               "{\"role\":" + audit_quote(to_string(role)) + "}");
         co_return team_member{.user_id = std::string(user_id),
                               .display_name = user[0].str(0),
@@ -116,7 +118,8 @@ asio::awaitable<result<team_member>> model_registry::set_member(std::int64_t tea
     });
 }
 
-asio::awaitable<result<void>> model_registry::remove_member(std::int64_t team_id, std::string_view user_id)
+asio::awaitable<result<void>> model_registry::remove_member(const audit_context& who, std::int64_t team_id,
+                                                            std::string_view user_id)
 {
     co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
         auto rs = co_await sql(c,
@@ -126,7 +129,8 @@ asio::awaitable<result<void>> model_registry::remove_member(std::int64_t team_id
         if (rs.empty())
             co_return make_error(errc::not_found, "The user is not a member of this team");
         const std::string team_name = rs[0].str(1);
-        co_await append_audit(c, "team.member.remove", team_name + "/" + std::string(user_id), team_name);
+        co_await append_audit(c, who, "team.member.remove", team_name + "/" + std::string(user_id),
+                              team_name);
         co_return ok();
     });
 }

@@ -128,7 +128,7 @@ asio::awaitable<result<void>> model_registry::hash_version_files(std::int64_t ve
 }
 
 asio::awaitable<result<model_version>> model_registry::create_version(const model& m, version_spec spec,
-                                                                      std::string_view actor)
+                                                                      const audit_context& who)
 {
     if (auto hashed = co_await hash_unknown_digests(m); !hashed)
         co_return std::move(hashed).error();
@@ -164,7 +164,7 @@ asio::awaitable<result<model_version>> model_registry::create_version(const mode
                          "format, parent, run_url, labels, metrics, created_by) VALUES ($1, $2, $3, "
                          "$4, $5, $6, $7, $8, $9::jsonb, $10::jsonb, $11) RETURNING id",
                          m.id, number, spec.label, spec.description, spec.framework, spec.format, spec.parent,
-                         spec.run_url, spec.labels_json, spec.metrics_json, actor);
+                         spec.run_url, spec.labels_json, spec.metrics_json, who.actor);
         const auto vid = inserted[0].i64(0);
         // The uploads are completed into the prefix in the version's transaction: all of them and the
         // version, or nothing. (A retried transaction starts over.)
@@ -212,11 +212,11 @@ asio::awaitable<result<model_version>> model_registry::create_version(const mode
             "0) FROM model_files WHERE version_id = $1) WHERE id = $1",
             vid);
         co_await sql(c, "UPDATE models SET next_version = next_version + 1 WHERE id = $1", m.id);
-        co_await record(c, m.id, vid, "created", actor, spec.description, std::nullopt, "draft");
+        co_await record(c, m.id, vid, "created", who, spec.description, std::nullopt, "draft");
         co_await emit_version_event(c, m, "version.created", vid, static_cast<int>(number), spec.label,
-                                    "draft", actor, spec.description);
+                                    "draft", who, spec.description);
         if (!m.policy.protects("latest"))
-            co_await move_alias(c, m, "latest", vid, static_cast<int>(number), actor);
+            co_await move_alias(c, m, "latest", vid, static_cast<int>(number), who);
         co_return vid;
     };
     auto created = co_await transact(pool_, work);

@@ -95,7 +95,8 @@ asio::awaitable<void> release_part(pg::connection& c, std::int64_t upload_row, i
 } // namespace
 
 asio::awaitable<result<multipart_upload>>
-multipart_service::create(const bucket& target, std::string key, std::string owner_id, object_headers headers,
+multipart_service::create(const audit_context& who, const bucket& target, std::string key,
+                          std::string owner_id, object_headers headers,
                           std::optional<checksum_algorithm> algorithm, std::optional<checksum_type> type,
                           std::vector<s3::tag> tags)
 {
@@ -130,7 +131,7 @@ multipart_service::create(const bucket& target, std::string key, std::string own
                 co_await sql(c, insert, upload_id, target.id, key, owner_id, h.content_type,
                              h.content_encoding, h.content_disposition, h.content_language, h.cache_control,
                              h.expires, metadata, algorithm_name, type_name, tags_json(tags));
-            co_await append_object_audit(c, "multipart.create", target.id, key, details);
+            co_await append_object_audit(c, who, "multipart.create", target.id, key, details);
             co_return upload_from(rs[0]);
         });
     co_return created;
@@ -150,11 +151,10 @@ multipart_service::find(std::int64_t bucket_id, std::string_view key, std::strin
     co_return upload_from(rs[0]);
 }
 
-asio::awaitable<result<part_info>> multipart_service::publish_part(const multipart_upload& upload,
-                                                                   int part_number, part_digest digest,
-                                                                   std::vector<segment> segments,
-                                                                   std::optional<ingested> fresh,
-                                                                   std::optional<copy_source> source)
+asio::awaitable<result<part_info>>
+multipart_service::publish_part(const audit_context& who, const multipart_upload& upload, int part_number,
+                                part_digest digest, std::vector<segment> segments,
+                                std::optional<ingested> fresh, std::optional<copy_source> source)
 {
     std::vector<std::string> unreferenced;
     auto published = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<part_info>> {
@@ -202,7 +202,7 @@ asio::awaitable<result<part_info>> multipart_service::publish_part(const multipa
                                     ",\"part_number\":" + std::to_string(part_number) +
                                     ",\"size\":" + std::to_string(digest.size) +
                                     ",\"etag\":" + audit_quote(digest.etag) + digest.audit_extra + "}";
-        co_await append_object_audit(c, "multipart.part", upload.bucket_id, upload.key, details);
+        co_await append_object_audit(c, who, "multipart.part", upload.bucket_id, upload.key, details);
         co_return part_info{.part_number = part_number,
                             .size = digest.size,
                             .etag = digest.etag,
@@ -217,7 +217,8 @@ asio::awaitable<result<part_info>> multipart_service::publish_part(const multipa
     co_return published;
 }
 
-asio::awaitable<result<part_info>> multipart_service::upload_part(const multipart_upload& upload,
+asio::awaitable<result<part_info>> multipart_service::upload_part(const audit_context& who,
+                                                                  const multipart_upload& upload,
                                                                   int part_number, byte_source& body,
                                                                   ingest_limits limits)
 {
@@ -240,10 +241,10 @@ asio::awaitable<result<part_info>> multipart_service::upload_part(const multipar
                        .crc64nvme = in->crc64nvme,
                        .audit_extra = {}};
     if (in->blobs.empty())
-        co_return co_await publish_part(upload, part_number, std::move(digest), {}, std::nullopt);
+        co_return co_await publish_part(who, upload, part_number, std::move(digest), {}, std::nullopt);
     std::exception_ptr crash;
     try {
-        co_return co_await publish_part(upload, part_number, std::move(digest), {}, *in);
+        co_return co_await publish_part(who, upload, part_number, std::move(digest), {}, *in);
     } catch (...) {
         crash = std::current_exception();
     }
@@ -251,7 +252,8 @@ asio::awaitable<result<part_info>> multipart_service::upload_part(const multipar
     std::rethrow_exception(crash);
 }
 
-asio::awaitable<result<part_info>> multipart_service::copy_part(const multipart_upload& upload,
+asio::awaitable<result<part_info>> multipart_service::copy_part(const audit_context& who,
+                                                                const multipart_upload& upload,
                                                                 int part_number, const object_handle& source,
                                                                 std::uint64_t first, std::uint64_t length,
                                                                 bool source_pinned)
@@ -316,7 +318,8 @@ asio::awaitable<result<part_info>> multipart_service::copy_part(const multipart_
                        .checksum = declared ? encode_checksum(declared->finish()) : std::string(),
                        .crc64nvme = crc64.finish(),
                        .audit_extra = std::move(audit_extra)};
-    co_return co_await publish_part(upload, part_number, std::move(digest), std::move(segs), std::nullopt,
+    co_return co_await publish_part(who, upload, part_number, std::move(digest), std::move(segs),
+                                    std::nullopt,
                                     copy_source{.row = source.version.row_id, .pinned = source_pinned});
 }
 
@@ -367,8 +370,8 @@ result<void> check_part_list(const std::vector<completed_part_ref>& wanted)
 /// The version a completed upload made, when `wanted` is the part list it was completed with and the version
 /// still exists: a repeated CompleteMultipartUpload (a client retrying after a lost response), which S3
 /// answers with success. Records an audit row for the repeat. nullopt otherwise.
-asio::awaitable<std::optional<object_version>> completed_before(pg::pool& pool, std::int64_t bucket_id,
-                                                                std::string_view key,
+asio::awaitable<std::optional<object_version>> completed_before(const audit_context& who, pg::pool& pool,
+                                                                std::int64_t bucket_id, std::string_view key,
                                                                 std::string_view upload_id,
                                                                 const std::vector<completed_part_ref>& wanted)
 {
@@ -401,7 +404,7 @@ asio::awaitable<std::optional<object_version>> completed_before(pg::pool& pool, 
         v.checksum_value = rs[0].str(6);
         // Audited like a delete that found nothing: the request succeeded, nothing changed.
         co_await append_object_audit(
-            c, "object.put", bucket_id, v.key,
+            c, who, "object.put", bucket_id, v.key,
             "{\"version_id\":" + audit_quote(v.version_id) + ",\"size\":" + std::to_string(v.size) +
                 ",\"etag\":" + audit_quote(v.etag) + ",\"multipart\":true,\"repeated\":true}");
         co_return v;
@@ -414,15 +417,16 @@ asio::awaitable<std::optional<object_version>> completed_before(pg::pool& pool, 
 } // namespace
 
 asio::awaitable<result<object_version>>
-multipart_service::complete(std::int64_t bucket_id, std::string_view key, std::string_view upload_id,
-                            std::vector<completed_part_ref> wanted, write_preconditions conditions)
+multipart_service::complete(const audit_context& who, std::int64_t bucket_id, std::string_view key,
+                            std::string_view upload_id, std::vector<completed_part_ref> wanted,
+                            write_preconditions conditions)
 {
     if (auto listed = check_part_list(wanted); !listed)
         co_return std::move(listed).error();
     auto upload = co_await find(bucket_id, key, upload_id);
     if (!upload) {
         if (upload.error().code == errc::no_such_upload)
-            if (auto again = co_await completed_before(pool_, bucket_id, key, upload_id, wanted))
+            if (auto again = co_await completed_before(who, pool_, bucket_id, key, upload_id, wanted))
                 co_return std::move(*again);
         co_return std::move(upload).error();
     }
@@ -431,7 +435,7 @@ multipart_service::complete(std::int64_t bucket_id, std::string_view key, std::s
         unreferenced.clear();
         auto completed = co_await complete_in(c, *upload, wanted, conditions, unreferenced);
         if (completed)
-            co_await append_object_audit(c, "object.put", bucket_id, completed->key,
+            co_await append_object_audit(c, who, "object.put", bucket_id, completed->key,
                                          "{\"version_id\":" + audit_quote(completed->version_id) +
                                              ",\"size\":" + std::to_string(completed->size) + ",\"etag\":" +
                                              audit_quote(completed->etag) + ",\"multipart\":true}");
@@ -605,8 +609,8 @@ asio::awaitable<void> multipart_service::release(std::vector<std::string> unrefe
     co_await remove_blobs(store_, std::move(unreferenced));
 }
 
-asio::awaitable<bool> multipart_service::abort_row(pg::connection& c, std::int64_t row,
-                                                   std::vector<std::string>& unreferenced)
+asio::awaitable<bool> multipart_service::abort_row(const audit_context& who, pg::connection& c,
+                                                   std::int64_t row, std::vector<std::string>& unreferenced)
 {
     if (!co_await lock_upload(c, row, true))
         co_return false;
@@ -619,12 +623,12 @@ asio::awaitable<bool> multipart_service::abort_row(pg::connection& c, std::int64
     co_await drop_references(c, first_column(segs), unreferenced);
     // By a client (AbortMultipartUpload) or by the age-based cleanup (actor "system").
     const std::string details = "{\"upload_id\":\"" + upload[0].str(2) + "\"}";
-    co_await append_object_audit(c, "multipart.abort", upload[0].i64(0), upload[0].str(1), details);
+    co_await append_object_audit(c, who, "multipart.abort", upload[0].i64(0), upload[0].str(1), details);
     co_return true;
 }
 
-asio::awaitable<result<void>> multipart_service::abort(std::int64_t bucket_id, std::string_view key,
-                                                       std::string_view upload_id)
+asio::awaitable<result<void>> multipart_service::abort(const audit_context& who, std::int64_t bucket_id,
+                                                       std::string_view key, std::string_view upload_id)
 {
     auto upload = co_await find(bucket_id, key, upload_id);
     if (!upload)
@@ -632,7 +636,7 @@ asio::awaitable<result<void>> multipart_service::abort(std::int64_t bucket_id, s
     std::vector<std::string> unreferenced;
     auto aborted = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
         unreferenced.clear();
-        if (!co_await abort_row(c, upload->row, unreferenced))
+        if (!co_await abort_row(who, c, upload->row, unreferenced))
             co_return no_such_upload();
         co_return ok();
     });
@@ -700,14 +704,15 @@ asio::awaitable<result<uploads_page>> multipart_service::list_uploads(uploads_re
     }
 }
 
-asio::awaitable<std::size_t> multipart_service::abort_rows(std::vector<std::int64_t> rows)
+asio::awaitable<std::size_t> multipart_service::abort_rows(const audit_context& who,
+                                                           std::vector<std::int64_t> rows)
 {
     std::size_t aborted = 0;
     for (auto row : rows) {
         std::vector<std::string> unreferenced;
         auto done = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<bool>> {
             unreferenced.clear();
-            co_return co_await abort_row(c, row, unreferenced);
+            co_return co_await abort_row(who, c, row, unreferenced);
         });
         if (done && *done)
             ++aborted;
@@ -716,7 +721,7 @@ asio::awaitable<std::size_t> multipart_service::abort_rows(std::vector<std::int6
     co_return aborted;
 }
 
-asio::awaitable<std::size_t> multipart_service::abort_all(std::int64_t bucket_id)
+asio::awaitable<std::size_t> multipart_service::abort_all(const audit_context& who, std::int64_t bucket_id)
 {
     std::vector<std::int64_t> rows;
     {
@@ -725,10 +730,11 @@ asio::awaitable<std::size_t> multipart_service::abort_all(std::int64_t bucket_id
         for (auto r : rs)
             rows.push_back(r.i64(0));
     }
-    co_return co_await abort_rows(std::move(rows));
+    co_return co_await abort_rows(who, std::move(rows));
 }
 
-asio::awaitable<std::size_t> multipart_service::abort_initiated_before(time_point cutoff)
+asio::awaitable<std::size_t> multipart_service::abort_initiated_before(const audit_context& who,
+                                                                       time_point cutoff)
 {
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(cutoff.time_since_epoch()).count();
     std::vector<std::int64_t> rows;
@@ -742,7 +748,7 @@ asio::awaitable<std::size_t> multipart_service::abort_initiated_before(time_poin
         for (auto r : rs)
             rows.push_back(r.i64(0));
     }
-    co_return co_await abort_rows(std::move(rows));
+    co_return co_await abort_rows(who, std::move(rows));
 }
 
 } // namespace depot::registry

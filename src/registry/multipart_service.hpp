@@ -111,8 +111,8 @@ public:
     /// not support (e.g. FULL_OBJECT with SHA-256). `tags`: the completed object's tag set (validated by the
     /// caller).
     asio::awaitable<result<multipart_upload>>
-    create(const bucket& target, std::string key, std::string owner_id, object_headers headers,
-           std::optional<checksum_algorithm> algorithm = std::nullopt,
+    create(const audit_context& who, const bucket& target, std::string key, std::string owner_id,
+           object_headers headers, std::optional<checksum_algorithm> algorithm = std::nullopt,
            std::optional<checksum_type> type = std::nullopt, std::vector<s3::tag> tags = {});
 
     /// no_such_upload unless `upload_id` is an active upload of this bucket and key.
@@ -120,24 +120,25 @@ public:
                                                    std::string_view upload_id);
 
     /// Stores a part, replacing any earlier part with the same number (whose bytes are then released).
-    asio::awaitable<result<part_info>> upload_part(const multipart_upload& upload, int part_number,
-                                                   byte_source& body, ingest_limits limits);
+    asio::awaitable<result<part_info>> upload_part(const audit_context& who, const multipart_upload& upload,
+                                                   int part_number, byte_source& body, ingest_limits limits);
 
     /// Stores a part that references `[first, first + length)` of an existing object (UploadPartCopy). As
     /// CopyObject does, the part takes its references with the source version locked (FOR SHARE), so a
     /// concurrent delete of the source either waits for the part or makes it fail cleanly. Errors:
     /// invalid_request (more than max_copy_source_size bytes), no_such_key (the source version is gone, or
     /// is no longer current when not `source_pinned`, i.e. not named by version id), no_such_upload.
-    asio::awaitable<result<part_info>> copy_part(const multipart_upload& upload, int part_number,
-                                                 const object_handle& source, std::uint64_t first,
-                                                 std::uint64_t length, bool source_pinned = false);
+    asio::awaitable<result<part_info>> copy_part(const audit_context& who, const multipart_upload& upload,
+                                                 int part_number, const object_handle& source,
+                                                 std::uint64_t first, std::uint64_t length,
+                                                 bool source_pinned = false);
 
     asio::awaitable<result<parts_page>> list_parts(const multipart_upload& upload, int marker, int max_parts);
 
     /// Publishes the object. Errors: no_such_upload, invalid_part (missing part, ETag or checksum mismatch),
     /// invalid_part_order, entity_too_small, malformed_xml (no parts), precondition_failed.
-    asio::awaitable<result<object_version>> complete(std::int64_t bucket_id, std::string_view key,
-                                                     std::string_view upload_id,
+    asio::awaitable<result<object_version>> complete(const audit_context& who, std::int64_t bucket_id,
+                                                     std::string_view key, std::string_view upload_id,
                                                      std::vector<completed_part_ref> parts,
                                                      write_preconditions conditions = {});
 
@@ -152,22 +153,22 @@ public:
     asio::awaitable<void> release(std::vector<std::string> unreferenced);
 
     /// no_such_upload when it does not exist (anymore).
-    asio::awaitable<result<void>> abort(std::int64_t bucket_id, std::string_view key,
-                                        std::string_view upload_id);
+    asio::awaitable<result<void>> abort(const audit_context& who, std::int64_t bucket_id,
+                                        std::string_view key, std::string_view upload_id);
 
     asio::awaitable<result<uploads_page>> list_uploads(uploads_request request);
 
     /// Aborts every upload of a bucket (DeleteBucket), returns how many.
-    asio::awaitable<std::size_t> abort_all(std::int64_t bucket_id);
+    asio::awaitable<std::size_t> abort_all(const audit_context& who, std::int64_t bucket_id);
 
     /// Aborts uploads initiated before `cutoff` (the abandoned-upload cleanup), returns how many.
-    asio::awaitable<std::size_t> abort_initiated_before(time_point cutoff);
+    asio::awaitable<std::size_t> abort_initiated_before(const audit_context& who, time_point cutoff);
 
 private:
     /// Aborts each upload row in its own transaction; returns how many were still there.
-    asio::awaitable<std::size_t> abort_rows(std::vector<std::int64_t> rows);
+    asio::awaitable<std::size_t> abort_rows(const audit_context& who, std::vector<std::int64_t> rows);
     /// Aborts one upload row inside a transaction; false when it is already gone.
-    asio::awaitable<bool> abort_row(pg::connection& c, std::int64_t row,
+    asio::awaitable<bool> abort_row(const audit_context& who, pg::connection& c, std::int64_t row,
                                     std::vector<std::string>& unreferenced);
     struct part_digest
     {
@@ -184,8 +185,9 @@ private:
         std::int64_t row = 0;
         bool pinned = false;
     };
-    asio::awaitable<result<part_info>> publish_part(const multipart_upload& upload, int part_number,
-                                                    part_digest digest, std::vector<segment> segments,
+    asio::awaitable<result<part_info>> publish_part(const audit_context& who, const multipart_upload& upload,
+                                                    int part_number, part_digest digest,
+                                                    std::vector<segment> segments,
                                                     std::optional<ingested> fresh,
                                                     std::optional<copy_source> source = std::nullopt);
 

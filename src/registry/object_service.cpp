@@ -70,7 +70,8 @@ object_handle handle_from(const pg::row& r)
 
 } // namespace
 
-asio::awaitable<result<object_version>> object_service::put_object(put_object_request req)
+asio::awaitable<result<object_version>> object_service::put_object(const audit_context& who,
+                                                                   put_object_request req)
 {
     // Data first: a verified, committed blob that nothing references yet.
     ingest_limits limits{.content_length = req.content_length,
@@ -138,13 +139,13 @@ asio::awaitable<result<object_version>> object_service::put_object(put_object_re
                 if (locked_object_events(results.front())) {
                     auto [row, modified] = co_await insert_version(c, v, slot.seq); // emits the event
                     co_await insert_segments(c, row, *segments);
-                    co_await append_object_audit(c, "object.put", v.bucket_id, v.key, audit);
+                    co_await append_object_audit(c, who, "object.put", v.bucket_id, v.key, audit);
                     out.row_id = row;
                     out.last_modified = from_millis(modified);
                     co_return out;
                 }
                 // No event to emit: the version, its manifest, the audit row and COMMIT in one round trip.
-                co_await append_object_audit(c, "object.put", v.bucket_id, v.key, audit);
+                co_await append_object_audit(c, who, "object.put", v.bucket_id, v.key, audit);
                 std::vector<pg::statement> finish;
                 finish.push_back(insert_version_statement(v, slot.seq, *segments));
                 finish.push_back(pg::statement{"COMMIT", {}});
@@ -273,7 +274,8 @@ asio::awaitable<result<object_version>> copy_version_in(pg::connection& c, versi
     co_return v;
 }
 
-asio::awaitable<result<object_version>> object_service::copy_object(copy_object_request req)
+asio::awaitable<result<object_version>> object_service::copy_object(const audit_context& who,
+                                                                    copy_object_request req)
 {
     std::vector<std::string> unreferenced;
     auto copied = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<object_version>> {
@@ -284,7 +286,7 @@ asio::awaitable<result<object_version>> object_service::copy_object(copy_object_
         auto copied = co_await copy_version_in(c, *mode, req, unreferenced);
         if (copied)
             co_await append_object_audit(
-                c, "object.copy", req.target->id, req.key,
+                c, who, "object.copy", req.target->id, req.key,
                 "{\"source\":" + audit_quote(req.source_bucket->name + "/" + req.source_key) +
                     ",\"version_id\":" + audit_quote(copied->version_id) + "}");
         co_return copied;
@@ -296,10 +298,11 @@ asio::awaitable<result<object_version>> object_service::copy_object(copy_object_
     co_return copied;
 }
 
-asio::awaitable<result<void>> object_service::delete_object(std::int64_t bucket_id, std::string_view key)
+asio::awaitable<result<void>> object_service::delete_object(const audit_context& who, std::int64_t bucket_id,
+                                                            std::string_view key)
 {
     delete_request request{.bucket_id = bucket_id, .key = std::string(key), .version_id = std::nullopt};
-    auto deleted = co_await remove(std::move(request));
+    auto deleted = co_await remove(who, std::move(request));
     if (!deleted)
         co_return std::move(deleted).error();
     co_return ok();

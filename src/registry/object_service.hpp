@@ -194,7 +194,7 @@ public:
     /// Streams the body into a blob and publishes it as the key's current version.
     /// Errors: bad_digest (Content-MD5), content_sha256_mismatch, incomplete_body (length mismatch),
     /// entity_too_large, no_such_bucket (bucket deleted meanwhile), storage errors.
-    asio::awaitable<result<object_version>> put_object(put_object_request request);
+    asio::awaitable<result<object_version>> put_object(const audit_context& who, put_object_request request);
 
     /// The current version of a key with its segments; no_such_key when absent or a delete marker.
     asio::awaitable<result<object_handle>> open_object(std::int64_t bucket_id, std::string_view key);
@@ -227,25 +227,29 @@ public:
     /// Publishes a new version of the target that references the source's segments (no bytes move).
     /// Errors: no_such_key when the source changed or vanished since it was opened (precondition_failed
     /// would be wrong: the caller re-opens and retries or reports NoSuchKey).
-    asio::awaitable<result<object_version>> copy_object(copy_object_request request);
+    asio::awaitable<result<object_version>> copy_object(const audit_context& who,
+                                                        copy_object_request request);
 
     /// PutObjectTagging / DeleteObjectTagging (an empty set): replaces the tag set of `version` (as opened by
     /// open_version), in place: no new version, content and digests unchanged. Audited as object.tagging.
     /// Precondition: `tags` passed s3::check_tag_set. Errors: no_such_version when the version was deleted
     /// meanwhile (or is a delete marker).
-    asio::awaitable<result<void>> set_tags(const object_version& version, std::vector<s3::tag> tags);
+    asio::awaitable<result<void>> set_tags(const audit_context& who, const object_version& version,
+                                           std::vector<s3::tag> tags);
 
     /// Deletes the current version of a key. Deleting a missing key succeeds (S3 semantics).
-    asio::awaitable<result<void>> delete_object(std::int64_t bucket_id, std::string_view key);
+    asio::awaitable<result<void>> delete_object(const audit_context& who, std::int64_t bucket_id,
+                                                std::string_view key);
 
     /// DeleteObject with versioning: see delete_request. Deleting a version permanently drops its blob
     /// references; when it was the current version, the newest remaining one becomes current. A missing
     /// key or version succeeds, as in S3. Errors: no_such_bucket.
-    asio::awaitable<result<delete_outcome>> remove(delete_request request);
+    asio::awaitable<result<delete_outcome>> remove(const audit_context& who, delete_request request);
 
     /// PutBucketVersioning: enabled or suspended (a bucket never goes back to unversioned). Waits for
     /// writes in flight on the bucket. Errors: no_such_bucket, invalid_argument for unversioned.
-    asio::awaitable<result<void>> set_versioning(std::int64_t bucket_id, versioning_mode mode);
+    asio::awaitable<result<void>> set_versioning(const audit_context& who, std::int64_t bucket_id,
+                                                 versioning_mode mode);
 
     /// One page of ListObjectVersions: every version and delete marker by key (UTF-8 byte order), newest
     /// first, folded into common prefixes at `delimiter`; index range scans, O(page size).

@@ -8,8 +8,8 @@
 
 namespace depot::registry {
 
-asio::awaitable<result<void>> object_service::set_tags(const object_version& version,
-                                                       std::vector<s3::tag> tags)
+asio::awaitable<result<void>>
+object_service::set_tags(const audit_context& who, const object_version& version, std::vector<s3::tag> tags)
 {
     const std::string stored = tags_json(tags);
     const std::string details = "{\"version_id\":" + audit_quote(version.version_id) +
@@ -22,7 +22,7 @@ asio::awaitable<result<void>> object_service::set_tags(const object_version& ver
                                version.row_id, stored);
         if (rs.empty())
             co_return make_error(errc::no_such_version, "The specified version does not exist.");
-        co_await append_object_audit(c, "object.tagging", version.bucket_id, version.key, details);
+        co_await append_object_audit(c, who, "object.tagging", version.bucket_id, version.key, details);
         co_return ok();
     });
 }

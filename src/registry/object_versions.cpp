@@ -68,24 +68,25 @@ asio::awaitable<result<void>> check_delete_conditions(pg::connection& c, const d
 }
 
 /// Records a delete (also one that found nothing: S3 reports it as done) and returns its outcome.
-asio::awaitable<result<delete_outcome>> audited_delete(pg::connection& c, const delete_request& req,
-                                                       delete_outcome out)
+asio::awaitable<result<delete_outcome>> audited_delete(pg::connection& c, const audit_context& who,
+                                                       const delete_request& req, delete_outcome out)
 {
     std::string details = "{\"version_id\":" + audit_quote(out.version_id) +
                           ",\"delete_marker\":" + (out.delete_marker ? "true" : "false") + "}";
-    co_await append_object_audit(c, "object.delete", req.bucket_id, req.key, std::move(details));
+    co_await append_object_audit(c, who, "object.delete", req.bucket_id, req.key, std::move(details));
     co_return out;
 }
 
 } // namespace
 
-asio::awaitable<result<delete_outcome>> object_service::remove(delete_request req)
+asio::awaitable<result<delete_outcome>> object_service::remove(const audit_context& who, delete_request req)
 {
-    co_return co_await remove_object(pool_, store_, std::move(req), {});
+    co_return co_await remove_object(who, pool_, store_, std::move(req), {});
 }
 
-asio::awaitable<result<delete_outcome>> remove_object(pg::pool& pool, storage::blob_store& store,
-                                                      delete_request req, delete_conditions conditions)
+asio::awaitable<result<delete_outcome>> remove_object(const audit_context& who, pg::pool& pool,
+                                                      storage::blob_store& store, delete_request req,
+                                                      delete_conditions conditions)
 {
     std::vector<std::string> unreferenced;
     auto removed = co_await transact(pool, [&](pg::connection& c) -> asio::awaitable<result<delete_outcome>> {
@@ -106,7 +107,7 @@ asio::awaitable<result<delete_outcome>> remove_object(pg::pool& pool, storage::b
                     co_await events::emit_object_event(c, "object.deleted", req.bucket_id, req.key, "null", 0,
                                                        "", req.owner_id);
                 }
-                co_return co_await audited_delete(c, req, out);
+                co_return co_await audited_delete(c, who, req, out);
             }
             // A delete marker becomes the current version, even when the key has no version at all.
             auto slot = co_await retire_current(c, *mode, req.bucket_id, req.key, current, unreferenced);
@@ -123,14 +124,14 @@ asio::awaitable<result<delete_outcome>> remove_object(pg::pool& pool, storage::b
             co_await insert_version(c, marker, slot.seq);
             out.version_id = slot.version_id;
             out.delete_marker = true;
-            co_return co_await audited_delete(c, req, out);
+            co_return co_await audited_delete(c, who, req, out);
         }
         out.version_id = *req.version_id;
         auto found = co_await lock_version(c, req.bucket_id, req.key, *req.version_id);
         if (auto met = co_await check_delete_conditions(c, conditions, found ? found->row : 0); !met)
             co_return std::move(met).error();
         if (!found)
-            co_return co_await audited_delete(c, req, out);
+            co_return co_await audited_delete(c, who, req, out);
         out.delete_marker = found->is_delete_marker;
         co_await release_version(c, found->row, unreferenced);
         co_await events::emit_object_event(c, "object.deleted", req.bucket_id, req.key, *req.version_id, 0,
@@ -143,13 +144,14 @@ asio::awaitable<result<delete_outcome>> remove_object(pg::pool& pool, storage::b
             if (!newest.empty())
                 co_await reinstate_version(c, newest[0].i64(0));
         }
-        co_return co_await audited_delete(c, req, out);
+        co_return co_await audited_delete(c, who, req, out);
     });
     co_await remove_blobs(store, std::move(unreferenced));
     co_return removed;
 }
 
-asio::awaitable<result<void>> object_service::set_versioning(std::int64_t bucket_id, versioning_mode mode)
+asio::awaitable<result<void>> object_service::set_versioning(const audit_context& who, std::int64_t bucket_id,
+                                                             versioning_mode mode)
 {
     if (mode == versioning_mode::unversioned)
         co_return make_error(errc::invalid_argument, "A bucket cannot return to the unversioned state");
@@ -158,7 +160,7 @@ asio::awaitable<result<void>> object_service::set_versioning(std::int64_t bucket
                                bucket_id, to_string(mode));
         if (rs.empty())
             co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-        co_await append_audit(c, "bucket.versioning", rs[0].str(0), "",
+        co_await append_audit(c, who, "bucket.versioning", rs[0].str(0), "",
                               "{\"versioning\":" + audit_quote(to_string(mode)) + "}");
         co_return ok();
     });

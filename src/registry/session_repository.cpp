@@ -74,10 +74,9 @@ std::string_view session_id_of(std::string_view cookie) noexcept
     return id;
 }
 
-asio::awaitable<result<console_session>> session_repository::create(std::string_view user_id,
-                                                                    std::string_view access_key_id,
-                                                                    std::string_view token_id,
-                                                                    time_point expires_at)
+asio::awaitable<result<console_session>>
+session_repository::create(const audit_context& who, std::string_view user_id, std::string_view access_key_id,
+                           std::string_view token_id, time_point expires_at)
 {
     const auto id = random_text(lower, id_length);
     const auto secret = random_text(mixed, secret_length);
@@ -96,7 +95,7 @@ asio::awaitable<result<console_session>> session_repository::create(std::string_
             "/ 1000))",
             id, user_id, hash, csrf, key_param, token_param, millis(expires_at));
         auto rs = co_await sql(c, std::string(session_select) + "WHERE s.id = $1", id);
-        co_await append_audit(c, "session.create", "session:" + id, "",
+        co_await append_audit(c, who, "session.create", "session:" + id, "",
                               "{\"user\":" + audit_quote(user_id) + "}");
         auto s = session_from(rs[0]);
         s.cookie = std::string(prefix) + id + "_" + secret;
@@ -126,7 +125,7 @@ asio::awaitable<result<console_session>> session_repository::authenticate(std::s
     co_return session_from(rs[0]);
 }
 
-asio::awaitable<result<void>> session_repository::revoke(std::string_view id)
+asio::awaitable<result<void>> session_repository::revoke(const audit_context& who, std::string_view id)
 {
     co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
         auto rs =
@@ -136,7 +135,7 @@ asio::awaitable<result<void>> session_repository::revoke(std::string_view id)
                          id);
         if (rs.empty())
             co_return make_error(errc::not_found, "No such active session");
-        co_await append_audit(c, "session.revoke", "session:" + std::string(id), "",
+        co_await append_audit(c, who, "session.revoke", "session:" + std::string(id), "",
                               "{\"user\":" + audit_quote(rs[0].text(0)) + "}");
         co_return ok();
     });

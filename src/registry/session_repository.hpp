@@ -41,13 +41,14 @@ public:
     explicit session_repository(pg::pool& pool) : pool_(pool) {}
 
     /// Opens a session for the credential (exactly one of `access_key_id`, `token_id`) of `user_id`.
-    asio::awaitable<result<console_session>> create(std::string_view user_id, std::string_view access_key_id,
-                                                    std::string_view token_id, time_point expires_at);
+    asio::awaitable<result<console_session>> create(const audit_context& who, std::string_view user_id,
+                                                    std::string_view access_key_id, std::string_view token_id,
+                                                    time_point expires_at);
     /// The live session `cookie` names if its secret matches and its credential is still active. not_found
     /// otherwise (malformed values included).
     asio::awaitable<result<console_session>> authenticate(std::string_view cookie);
     /// Ends the session. not_found unless it is active.
-    asio::awaitable<result<void>> revoke(std::string_view id);
+    asio::awaitable<result<void>> revoke(const audit_context& who, std::string_view id);
     /// Deletes the sessions that expired or were revoked before `before` (depotd's cleanup loop, every
     /// --cleanup-interval, with now: an ended session never works again, so nothing is lost; sign-in and
     /// sign-out stay in the audit log). Returns how many.

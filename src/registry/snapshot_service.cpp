@@ -59,8 +59,8 @@ bool valid_snapshot_name(std::string_view name) noexcept
     return true;
 }
 
-asio::awaitable<result<snapshot>> snapshot_service::create(std::int64_t bucket_id, std::string_view name,
-                                                           std::string_view prefix,
+asio::awaitable<result<snapshot>> snapshot_service::create(const audit_context& who, std::int64_t bucket_id,
+                                                           std::string_view name, std::string_view prefix,
                                                            std::string_view created_by)
 {
     if (!valid_snapshot_name(name))
@@ -97,7 +97,7 @@ asio::awaitable<result<snapshot>> snapshot_service::create(std::int64_t bucket_i
                                  "},\"actor\":" + events::quote(created_by) + "}";
         events::event_spec e{.type = "snapshot.created", .bucket_id = bucket_id, .data_json = data};
         co_await events::emit(c, e);
-        co_await append_audit(c, "snapshot.create", bucket[0].str(0) + "/.snapshots/" + made.name, "",
+        co_await append_audit(c, who, "snapshot.create", bucket[0].str(0) + "/.snapshots/" + made.name, "",
                               "{\"prefix\":" + audit_quote(made.prefix) +
                                   ",\"sequence\":" + std::to_string(made.seq) + "}");
         co_return made;
@@ -130,7 +130,8 @@ asio::awaitable<std::vector<snapshot>> snapshot_service::list(std::int64_t bucke
     co_return out;
 }
 
-asio::awaitable<result<void>> snapshot_service::remove(std::int64_t bucket_id, std::string_view name)
+asio::awaitable<result<void>> snapshot_service::remove(const audit_context& who, std::int64_t bucket_id,
+                                                       std::string_view name)
 {
     std::vector<std::string> unreferenced;
     auto removed = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
@@ -153,14 +154,16 @@ asio::awaitable<result<void>> snapshot_service::remove(std::int64_t bucket_id, s
                          bucket_id);
         co_await drop_references(c, first_column(segs), unreferenced);
         auto bucket = co_await sql(c, "SELECT name FROM buckets WHERE id = $1", bucket_id);
-        co_await append_audit(c, "snapshot.delete", bucket[0].str(0) + "/.snapshots/" + std::string(name));
+        co_await append_audit(c, who, "snapshot.delete",
+                              bucket[0].str(0) + "/.snapshots/" + std::string(name));
         co_return ok();
     });
     co_await remove_blobs(store_, std::move(unreferenced));
     co_return removed;
 }
 
-asio::awaitable<result<restore_outcome>> snapshot_service::restore(restore_request req)
+asio::awaitable<result<restore_outcome>> snapshot_service::restore(const audit_context& who,
+                                                                   restore_request req)
 {
     auto snap = co_await get(req.bucket_id, req.snapshot);
     if (!snap)
@@ -229,7 +232,7 @@ asio::awaitable<result<restore_outcome>> snapshot_service::restore(restore_reque
             }
             auto source = co_await sql(c, "SELECT name FROM buckets WHERE id = $1", req.bucket_id);
             co_await append_audit(
-                c, "snapshot.restore", source[0].str(0) + "/.snapshots/" + req.snapshot, "",
+                c, who, "snapshot.restore", source[0].str(0) + "/.snapshots/" + req.snapshot, "",
                 "{\"target\":" + audit_quote(req.target->name + "/" + req.target_prefix.value_or("")) +
                     ",\"objects\":" + std::to_string(out.objects) + "}");
             co_return out;

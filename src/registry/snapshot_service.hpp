@@ -78,8 +78,9 @@ public:
 
     /// Errors: invalid_argument (name, prefix), already_exists (a snapshot of the bucket has this name),
     /// no_such_bucket.
-    asio::awaitable<result<snapshot>> create(std::int64_t bucket_id, std::string_view name,
-                                             std::string_view prefix, std::string_view created_by);
+    asio::awaitable<result<snapshot>> create(const audit_context& who, std::int64_t bucket_id,
+                                             std::string_view name, std::string_view prefix,
+                                             std::string_view created_by);
 
     /// nullopt when the bucket has no snapshot of that name.
     asio::awaitable<std::optional<snapshot>> get(std::int64_t bucket_id, std::string_view name);
@@ -89,12 +90,13 @@ public:
                                                 std::size_t limit);
 
     /// Deletes a snapshot and releases the rows (and blob references) only it kept. Errors: not_found.
-    asio::awaitable<result<void>> remove(std::int64_t bucket_id, std::string_view name);
+    asio::awaitable<result<void>> remove(const audit_context& who, std::int64_t bucket_id,
+                                         std::string_view name);
 
     /// Copies the snapshot's objects (or those under `prefix`) into the target bucket as new current
     /// versions, taking references to the same blobs. Every target key is validated before the first copy.
     /// Errors: not_found (snapshot), invalid_argument / invalid_object_name (a target key), no_such_bucket.
-    asio::awaitable<result<restore_outcome>> restore(restore_request request);
+    asio::awaitable<result<restore_outcome>> restore(const audit_context& who, restore_request request);
 
 private:
     pg::pool& pool_;

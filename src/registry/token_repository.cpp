@@ -52,7 +52,8 @@ bool is_alnum(std::string_view s)
 
 } // namespace
 
-asio::awaitable<result<api_token>> token_repository::create(std::string_view user_id, std::string name,
+asio::awaitable<result<api_token>> token_repository::create(const audit_context& who,
+                                                            std::string_view user_id, std::string name,
                                                             std::optional<time_point> expires_at,
                                                             std::string scope)
 {
@@ -81,7 +82,7 @@ asio::awaitable<result<api_token>> token_repository::create(std::string_view use
         const std::string scope_text = scope.empty() ? std::string("null") : scope;
         const std::string details = "{\"user\":" + audit_quote(user_id) + ",\"name\":" + audit_quote(name) +
                                     ",\"scope\":" + scope_text + "}";
-        co_await append_audit(c, "token.create", "token:" + id, "", details);
+        co_await append_audit(c, who, "token.create", "token:" + id, "", details);
         auto token = token_from(rs[0]);
         token.token = std::string(prefix) + id + "_" + secret;
         co_return token;
@@ -128,7 +129,7 @@ asio::awaitable<std::vector<api_token>> token_repository::list(std::string_view 
     co_return out;
 }
 
-asio::awaitable<result<void>> token_repository::revoke(std::string_view id)
+asio::awaitable<result<void>> token_repository::revoke(const audit_context& who, std::string_view id)
 {
     co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
         auto rs =
@@ -138,7 +139,7 @@ asio::awaitable<result<void>> token_repository::revoke(std::string_view id)
                          id);
         if (rs.empty())
             co_return make_error(errc::not_found, "No such active token");
-        co_await append_audit(c, "token.revoke", "token:" + std::string(id), "",
+        co_await append_audit(c, who, "token.revoke", "token:" + std::string(id), "",
                               "{\"user\":" + audit_quote(rs[0].text(0)) + "}");
         co_return ok();
     });

@@ -40,7 +40,8 @@ public:
     explicit token_repository(pg::pool& pool) : pool_(pool) {}
 
     /// not_found for an unknown user. `scope`: a JSON object narrowing the token (empty = none).
-    asio::awaitable<result<api_token>> create(std::string_view user_id, std::string name,
+    asio::awaitable<result<api_token>> create(const audit_context& who, std::string_view user_id,
+                                              std::string name,
                                               std::optional<time_point> expires_at = std::nullopt,
                                               std::string scope = {});
     /// The token `id` (active or not), for its owner checks. not_found otherwise.
@@ -51,7 +52,7 @@ public:
     asio::awaitable<result<api_token>> authenticate(std::string_view token);
     asio::awaitable<std::vector<api_token>> list(std::string_view user_id);
     /// not_found unless an active token with this id exists.
-    asio::awaitable<result<void>> revoke(std::string_view id);
+    asio::awaitable<result<void>> revoke(const audit_context& who, std::string_view id);
 
 private:
     pg::pool& pool_;

@@ -13,6 +13,16 @@
 
 namespace depot::registry {
 
+/// Who performs an operation, as its audit row records it (registry/audit.hpp): made once per request when
+/// it is authenticated and passed explicitly to every service operation that changes state.
+struct audit_context
+{
+    std::string actor;      ///< user id
+    std::string credential; ///< access key id or "token:<id>", never a secret
+    std::string request_id;
+    std::string client_addr;
+};
+
 using time_point = std::chrono::system_clock::time_point;
 
 struct user

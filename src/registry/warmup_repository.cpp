@@ -193,8 +193,8 @@ asio::awaitable<void> warmup_on_event(pg::connection& c, std::string_view type, 
         co_await create_warmup_job(c, team_id, model_id, version_id, std::move(alias), type, actor);
 }
 
-asio::awaitable<warmup_job> warmup_repository::create(std::int64_t team_id, std::int64_t model_id,
-                                                      std::int64_t version_id,
+asio::awaitable<warmup_job> warmup_repository::create(const audit_context& who, std::int64_t team_id,
+                                                      std::int64_t model_id, std::int64_t version_id,
                                                       std::optional<std::string> alias,
                                                       std::string_view actor)
 {
@@ -212,7 +212,7 @@ asio::awaitable<warmup_job> warmup_repository::create(std::int64_t team_id, std:
         if (alias)
             details += ",\"alias\":" + audit_quote(*alias);
         details += "}";
-        co_await append_audit(c, "warmup.create", resource, team, details);
+        co_await append_audit(c, who, "warmup.create", resource, team, details);
         co_return result<void>{};
     });
     auto job = co_await get(model_id, id);
@@ -256,7 +256,7 @@ asio::awaitable<std::vector<std::string>> warmup_repository::team_policy(std::in
     co_return rs.empty() ? std::vector<std::string>{} : json_strings(rs[0].text(0));
 }
 
-asio::awaitable<void> warmup_repository::set_team_policy(std::int64_t team_id,
+asio::awaitable<void> warmup_repository::set_team_policy(const audit_context& who, std::int64_t team_id,
                                                          const std::vector<std::string>& events)
 {
     const std::string list = json_array(events);
@@ -267,7 +267,7 @@ asio::awaitable<void> warmup_repository::set_team_policy(std::int64_t team_id,
                          "WHERE id = $1 RETURNING name",
                          team_id, list);
         if (!rs.empty())
-            co_await append_audit(c, "warmup.policy.set", rs[0].str(0) + "/warmup-policy", rs[0].str(0),
+            co_await append_audit(c, who, "warmup.policy.set", rs[0].str(0) + "/warmup-policy", rs[0].str(0),
                                   "{\"warmup_on\":" + list + "}");
         co_return result<void>{};
     });
@@ -285,7 +285,7 @@ warmup_repository::model_policy(std::int64_t model_id)
 }
 
 asio::awaitable<void>
-warmup_repository::set_model_policy(std::int64_t model_id,
+warmup_repository::set_model_policy(const audit_context& who, std::int64_t model_id,
                                     const std::optional<std::vector<std::string>>& events)
 {
     std::optional<std::string> list;
@@ -300,8 +300,8 @@ warmup_repository::set_model_policy(std::int64_t model_id,
         if (!rs.empty()) {
             const std::string team = rs[0].str(0);
             const std::string details = "{\"warmup_on\":" + list.value_or("null") + "}";
-            co_await append_audit(c, "warmup.policy.set", team + "/" + rs[0].str(1) + "/warmup-policy", team,
-                                  details);
+            co_await append_audit(c, who, "warmup.policy.set", team + "/" + rs[0].str(1) + "/warmup-policy",
+                                  team, details);
         }
         co_return result<void>{};
     });

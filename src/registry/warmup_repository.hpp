@@ -111,8 +111,9 @@ public:
     explicit warmup_repository(pg::pool& pool) : pool_(pool) {}
 
     /// A job for the version, started by the API.
-    asio::awaitable<warmup_job> create(std::int64_t team_id, std::int64_t model_id, std::int64_t version_id,
-                                       std::optional<std::string> alias, std::string_view actor);
+    asio::awaitable<warmup_job> create(const audit_context& who, std::int64_t team_id, std::int64_t model_id,
+                                       std::int64_t version_id, std::optional<std::string> alias,
+                                       std::string_view actor);
     /// A model's jobs, newest first, with ids below `before` (0 = from the newest), at most `limit`.
     asio::awaitable<std::vector<warmup_job>> list(std::int64_t model_id, std::int64_t before,
                                                   std::size_t limit);
@@ -121,9 +122,10 @@ public:
 
     /// The policy lists: a team's, and a model's own (nullopt = the team's applies).
     asio::awaitable<std::vector<std::string>> team_policy(std::int64_t team_id);
-    asio::awaitable<void> set_team_policy(std::int64_t team_id, const std::vector<std::string>& events);
+    asio::awaitable<void> set_team_policy(const audit_context& who, std::int64_t team_id,
+                                          const std::vector<std::string>& events);
     asio::awaitable<std::optional<std::vector<std::string>>> model_policy(std::int64_t model_id);
-    asio::awaitable<void> set_model_policy(std::int64_t model_id,
+    asio::awaitable<void> set_model_policy(const audit_context& who, std::int64_t model_id,
                                            const std::optional<std::vector<std::string>>& events);
 
     /// Marks `instance` alive until now + ttl (registering it on first call), and forgets instances whose

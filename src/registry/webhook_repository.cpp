@@ -160,18 +160,19 @@ std::string webhook_signature(const std::vector<std::string>& secrets, std::stri
 namespace {
 
 /// The audit row of a subscription change: resource "<team>/webhooks/<id>".
-asio::awaitable<void> audit_webhook(pg::connection& c, std::string_view action, std::int64_t team_id,
-                                    std::int64_t id, std::string details = "{}")
+asio::awaitable<void> audit_webhook(pg::connection& c, const audit_context& who, std::string_view action,
+                                    std::int64_t team_id, std::int64_t id, std::string details = "{}")
 {
     auto team = co_await sql(c, "SELECT name FROM teams WHERE id = $1", team_id);
     const std::string name = team.empty() ? std::string() : team[0].str(0);
-    co_await append_audit(c, action, name + "/webhooks/" + std::to_string(id), name, std::move(details));
+    co_await append_audit(c, who, action, name + "/webhooks/" + std::to_string(id), name, std::move(details));
 }
 
 } // namespace
 
 asio::awaitable<std::pair<webhook_subscription, std::string>>
-webhook_repository::create(std::int64_t team_id, webhook_spec spec, std::string_view actor)
+webhook_repository::create(const audit_context& who, std::int64_t team_id, webhook_spec spec,
+                           std::string_view actor)
 {
     std::string secret = new_webhook_secret();
     auto conn = co_await pool_.acquire();
@@ -187,7 +188,7 @@ webhook_repository::create(std::int64_t team_id, webhook_spec spec, std::string_
         "VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8, true, $9) RETURNING id",
         id, team_id, spec.url, spec.description, types_literal(spec.event_types), spec.model_id,
         spec.bucket_id, sealed, actor);
-    co_await audit_webhook(*conn, "webhook.create", team_id, rs[0].i64(0),
+    co_await audit_webhook(*conn, who, "webhook.create", team_id, rs[0].i64(0),
                            "{\"url\":" + audit_quote(spec.url) + "}");
     co_await conn->execute("COMMIT");
     auto row = co_await sql(*conn, std::string(subscription_select) + "WHERE s.id = $1", rs[0].i64(0));
@@ -217,8 +218,8 @@ asio::awaitable<result<webhook_subscription>> webhook_repository::get(std::int64
     co_return subscription_of(rs[0]);
 }
 
-asio::awaitable<result<webhook_subscription>> webhook_repository::update(std::int64_t team_id,
-                                                                         std::int64_t id, webhook_update u)
+asio::awaitable<result<webhook_subscription>>
+webhook_repository::update(const audit_context& who, std::int64_t team_id, std::int64_t id, webhook_update u)
 {
     std::optional<std::string> types;
     if (u.event_types)
@@ -247,27 +248,29 @@ asio::awaitable<result<webhook_subscription>> webhook_repository::update(std::in
         if (details.size() > 1)
             details.pop_back();
         details += "}";
-        co_await audit_webhook(c, "webhook.update", team_id, id, std::move(details));
+        co_await audit_webhook(c, who, "webhook.update", team_id, id, std::move(details));
         auto row = co_await sql(c, std::string(subscription_select) + "WHERE s.id = $1", id);
         co_return subscription_of(row[0]);
     };
     co_return co_await transact(pool_, work);
 }
 
-asio::awaitable<result<void>> webhook_repository::remove(std::int64_t team_id, std::int64_t id)
+asio::awaitable<result<void>> webhook_repository::remove(const audit_context& who, std::int64_t team_id,
+                                                         std::int64_t id)
 {
     co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
         auto rs = co_await sql(
             c, "DELETE FROM webhook_subscriptions WHERE team_id = $1 AND id = $2 RETURNING id", team_id, id);
         if (rs.empty())
             co_return make_error(errc::not_found, "The team has no webhook " + std::to_string(id));
-        co_await audit_webhook(c, "webhook.delete", team_id, id);
+        co_await audit_webhook(c, who, "webhook.delete", team_id, id);
         co_return ok();
     });
 }
 
 asio::awaitable<result<std::pair<webhook_subscription, std::string>>>
-webhook_repository::rotate(std::int64_t team_id, std::int64_t id, std::chrono::seconds overlap)
+webhook_repository::rotate(const audit_context& who, std::int64_t team_id, std::int64_t id,
+                           std::chrono::seconds overlap)
 {
     std::string secret = new_webhook_secret();
     const pg::bytes sealed(secret_box::seal(server_key_, secret, secret_ad(id)));
@@ -283,14 +286,14 @@ webhook_repository::rotate(std::int64_t team_id, std::int64_t id, std::chrono::s
         co_await conn->execute("ROLLBACK");
         co_return make_error(errc::not_found, "The team has no webhook " + std::to_string(id));
     }
-    co_await audit_webhook(*conn, "webhook.rotate", team_id, id);
+    co_await audit_webhook(*conn, who, "webhook.rotate", team_id, id);
     co_await conn->execute("COMMIT");
     auto row = co_await sql(*conn, std::string(subscription_select) + "WHERE s.id = $1", id);
     co_return std::pair{subscription_of(row[0]), std::move(secret)};
 }
 
-asio::awaitable<result<std::int64_t>> webhook_repository::ping(std::int64_t team_id, std::int64_t id,
-                                                               std::string_view actor)
+asio::awaitable<result<std::int64_t>> webhook_repository::ping(const audit_context& who, std::int64_t team_id,
+                                                               std::int64_t id, std::string_view actor)
 {
     auto work = [&](pg::connection& c) -> asio::awaitable<result<std::int64_t>> {
         auto rs = co_await sql(c,
@@ -308,7 +311,7 @@ asio::awaitable<result<std::int64_t>> webhook_repository::ping(std::int64_t team
             .type = "webhook.ping", .team_id = team_id, .data_json = data, .only_subscription = id};
         const std::int64_t event = co_await events::emit(c, e);
         const std::string details = "{\"event_id\":" + audit_quote("evt_" + std::to_string(event)) + "}";
-        co_await audit_webhook(c, "webhook.ping", team_id, id, details);
+        co_await audit_webhook(c, who, "webhook.ping", team_id, id, details);
         co_return event;
     };
     co_return co_await transact(pool_, work);
@@ -360,7 +363,8 @@ asio::awaitable<result<webhook_delivery>> webhook_repository::delivery(std::int6
     co_return d;
 }
 
-asio::awaitable<result<webhook_delivery>> webhook_repository::redeliver(std::int64_t subscription_id,
+asio::awaitable<result<webhook_delivery>> webhook_repository::redeliver(const audit_context& who,
+                                                                        std::int64_t subscription_id,
                                                                         std::int64_t delivery_id)
 {
     auto work = [&](pg::connection& c) -> asio::awaitable<result<void>> {
@@ -383,7 +387,7 @@ asio::awaitable<result<webhook_delivery>> webhook_repository::redeliver(std::int
         co_await sql(c, "SELECT pg_notify('depot_events', '')");
         const std::string details = "{\"delivery_id\":" + std::to_string(delivery_id) +
                                     ",\"previous_state\":" + audit_quote(rs[0].text(0)) + "}";
-        co_await audit_webhook(c, "webhook.redeliver", rs[0].i64(1), subscription_id, details);
+        co_await audit_webhook(c, who, "webhook.redeliver", rs[0].i64(1), subscription_id, details);
         co_return ok();
     };
     if (auto done = co_await transact(pool_, work); !done)

@@ -144,22 +144,23 @@ public:
 
     /// Returns the subscription and its secret (shown once).
     asio::awaitable<std::pair<webhook_subscription, std::string>>
-    create(std::int64_t team_id, webhook_spec spec, std::string_view actor);
+    create(const audit_context& who, std::int64_t team_id, webhook_spec spec, std::string_view actor);
     /// By id, after `after_id`.
     asio::awaitable<std::vector<webhook_subscription>> list(std::int64_t team_id, std::int64_t after_id,
                                                             std::size_t limit);
     /// not_found when the team has no such subscription.
     asio::awaitable<result<webhook_subscription>> get(std::int64_t team_id, std::int64_t id);
     /// Enabling resets the failure count. not_found.
-    asio::awaitable<result<webhook_subscription>> update(std::int64_t team_id, std::int64_t id,
-                                                         webhook_update u);
+    asio::awaitable<result<webhook_subscription>> update(const audit_context& who, std::int64_t team_id,
+                                                         std::int64_t id, webhook_update u);
     /// Deletes the subscription with its deliveries and attempts. not_found.
-    asio::awaitable<result<void>> remove(std::int64_t team_id, std::int64_t id);
+    asio::awaitable<result<void>> remove(const audit_context& who, std::int64_t team_id, std::int64_t id);
     /// A new secret; the current one keeps signing (a second signature) for `overlap`. not_found.
     asio::awaitable<result<std::pair<webhook_subscription, std::string>>>
-    rotate(std::int64_t team_id, std::int64_t id, std::chrono::seconds overlap);
+    rotate(const audit_context& who, std::int64_t team_id, std::int64_t id, std::chrono::seconds overlap);
     /// Queues a webhook.ping event for this subscription only. not_found; conflict when it is disabled.
-    asio::awaitable<result<std::int64_t>> ping(std::int64_t team_id, std::int64_t id, std::string_view actor);
+    asio::awaitable<result<std::int64_t>> ping(const audit_context& who, std::int64_t team_id,
+                                               std::int64_t id, std::string_view actor);
 
     /// Newest first, below `before_id` (0 = from the newest); `state` filters when set.
     asio::awaitable<std::vector<webhook_delivery>> deliveries(std::int64_t subscription_id,
@@ -169,8 +170,8 @@ public:
     asio::awaitable<result<webhook_delivery>> delivery(std::int64_t subscription_id,
                                                        std::int64_t delivery_id);
     /// Queues the delivery again now (a new attempt). not_found; conflict while it is in flight.
-    asio::awaitable<result<webhook_delivery>> redeliver(std::int64_t subscription_id,
-                                                        std::int64_t delivery_id);
+    asio::awaitable<result<webhook_delivery>>
+    redeliver(const audit_context& who, std::int64_t subscription_id, std::int64_t delivery_id);
 
     // The dispatcher's side.
     /// Leases up to `limit` due deliveries (FOR UPDATE SKIP LOCKED) for `lease`; none whose earlier event of

@@ -26,11 +26,11 @@ asio::awaitable<void> audit_denial(const request_context& ctx, std::string_view 
     }
 }
 
-asio::awaitable<void> audit_download(const request_context& ctx)
+asio::awaitable<void> audit_download(const request_context& ctx, std::optional<bool> bucket_has_models)
 {
-    if (ctx.bucket != ctx.svc->opts.models_bucket && ctx.bucket_has_models == false)
+    if (ctx.bucket != ctx.svc->opts.models_bucket && bucket_has_models == false)
         co_return; // no model lives in the bucket: not a model download
-    const auto who = audit_context_of(ctx);
+    const auto& who = ctx.audit;
     const std::string resource = ctx.bucket + "/" + ctx.key;
     if (ctx.bucket == ctx.svc->opts.models_bucket) {
         // team/model/ref/path

@@ -8,6 +8,7 @@
 #include "server/context.hpp"
 
 #include <boost/asio/awaitable.hpp>
+#include <optional>
 #include <string_view>
 
 namespace depot::server {
@@ -25,7 +26,8 @@ asio::awaitable<void> audit_denial(const request_context& ctx, std::string_view 
 /// After a successful GetObject: a model.download row when the object is a model file, read through the
 /// model view (s3://<models bucket>/team/model/ref/path) or under a model's prefix in its bucket (also read
 /// through the bucket's snapshot view, .snapshots/<name>/<key> with <key> under the prefix). Throws
-/// pg::error when the row cannot be written (the download must not happen unrecorded).
-asio::awaitable<void> audit_download(const request_context& ctx);
+/// pg::error when the row cannot be written (the download must not happen unrecorded). `bucket_has_models`:
+/// false when the read found that no model lives in the bucket (no row, and no query to find that out).
+asio::awaitable<void> audit_download(const request_context& ctx, std::optional<bool> bucket_has_models);
 
 } // namespace depot::server

@@ -58,6 +58,9 @@ struct request_context
     caller who;
     /// Who asks, as authorization sees it: set once after authentication (server/authorization.hpp).
     auth::principal principal;
+    /// Who the request's changes are done by, for their audit rows: set with `principal`, passed explicitly
+    /// to every service operation that changes state (registry/audit.hpp).
+    registry::audit_context audit;
     /// The permission of the route being served (its table's column).
     auth::permission permission = auth::permission::whoami;
     payload_check payload;
@@ -68,9 +71,6 @@ struct request_context
     /// Declared body length, if any: Content-Length, or x-amz-decoded-content-length for aws-chunked.
     std::optional<std::uint64_t> content_length;
     services* svc = nullptr;
-    /// Set by a GET that looked its bucket up: whether any model lives there (else the download needs no
-    /// model-download audit row, and no query to find that out).
-    std::optional<bool> bucket_has_models;
     /// Set by the scope check when an alias-scoped credential reads a path of its model's bucket: the
     /// models-view key (team/model/alias/path) whose frozen bytes the read serves instead of the live object.
     std::string frozen_view_key;

@@ -314,10 +314,7 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
     }
     if (!r->fn)
         co_return make_error(errc::not_implemented, std::string(r->name) + " is not implemented yet");
-    // Services record who asked in the audit rows they write (registry/audit.hpp).
-    const auto executor = co_await asio::this_coro::executor;
-    const registry::audit_context audit = audit_context_of(ctx);
-    const registry::audit_scope audit_guard(executor, audit);
+    ctx.audit = audit_context_of(ctx);
     ctx.permission = r->permission.value;
     if (auto allowed = co_await authorize_s3_request(ctx, ctx.permission, r->name); !allowed)
         co_return std::move(allowed).error();
@@ -407,7 +404,7 @@ asio::awaitable<response> dispatch(request_context& ctx)
     } catch (const std::exception& e) {
         failure = error_from_exception(e, ctx.request_id);
     }
-    // Denials of authenticated callers and model downloads get audit rows of their own.
+    // Denials of authenticated callers get audit rows of their own (GetObject writes its download row).
     if (!ctx.who.user_id.empty() && operation < routes.size()) {
         const std::string_view name = routes[operation].name;
         std::string audited = ctx.bucket;
@@ -416,21 +413,6 @@ asio::awaitable<response> dispatch(request_context& ctx)
         if (failure && failure->code == errc::access_denied) {
             const std::string action = "s3." + std::string(name);
             co_await audit_denial(ctx, action, audited, failure->message);
-        } else if (!failure && name == "GetObject") {
-            std::exception_ptr unrecorded;
-            try {
-                co_await audit_download(ctx);
-            } catch (const std::exception&) {
-                unrecorded = std::current_exception();
-            }
-            if (unrecorded) {
-                try {
-                    std::rethrow_exception(unrecorded);
-                } catch (const std::exception& e) {
-                    failure = error_from_exception(e, ctx.request_id);
-                }
-                res.reset();
-            }
         }
     }
     if (failure && failure->code == errc::unavailable)

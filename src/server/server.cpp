@@ -278,7 +278,8 @@ asio::awaitable<void> archive_old_audit_rows(services& svc, audit_retention_metr
         req.before = format_iso8601(std::chrono::system_clock::now() - svc.opts.audit_retention);
         req.bucket = svc.opts.audit_archive_bucket;
         req.max_rows = audit_rows_per_pass;
-        auto done = co_await registry::archive_audit_rows(*svc.db, *svc.blobs, req);
+        auto done =
+            co_await registry::archive_audit_rows(registry::system_audit_context(), *svc.db, *svc.blobs, req);
         if (!done) {
             m.passes_failed.inc();
             log::warn("audit archive failed; the rows stay and the next cleanup retries",
@@ -317,8 +318,7 @@ asio::awaitable<void> purge_ended_sessions(services& svc, metrics::counter& purg
 }
 
 asio::awaitable<void> cleanup_loop(services& svc, asio::steady_timer& timer,
-                                   const connection_registry& registry,
-                                   asio::strand<asio::io_context::executor_type> lifecycle_strand)
+                                   const connection_registry& registry)
 {
     static cleanup_metrics m = cleanup_metrics::make(metrics::default_registry());
     static audit_retention_metrics audit_metrics = audit_retention_metrics::make(metrics::default_registry());
@@ -333,11 +333,12 @@ asio::awaitable<void> cleanup_loop(services& svc, asio::steady_timer& timer,
         const auto started = std::chrono::steady_clock::now();
         try {
             const auto now = std::chrono::system_clock::now();
-            auto aborted = co_await svc.multipart.abort_initiated_before(now - svc.opts.multipart_max_age);
+            auto aborted = co_await svc.multipart.abort_initiated_before(registry::system_audit_context(),
+                                                                         now - svc.opts.multipart_max_age);
             m.aborted_uploads.inc(aborted);
             // Bucket lifecycle rules, before the collector: the blobs they release go in the same pass.
             registry::lifecycle_service lifecycle(*svc.db, *svc.blobs, svc.multipart);
-            const auto lc = co_await lifecycle.run(now, config::lifecycle_day(), lifecycle_strand);
+            const auto lc = co_await lifecycle.run(now, config::lifecycle_day());
             m.lifecycle_expired_current.inc(lc.expired_current);
             m.lifecycle_expired_noncurrent.inc(lc.expired_noncurrent);
             m.lifecycle_removed_delete_markers.inc(lc.removed_delete_markers);
@@ -551,8 +552,7 @@ void run(const config::options& opts)
                                 {"storage", std::string(store->kind())},
                                 {"tls", tls != nullptr},
                                 {"threads", threads}});
-        asio::co_spawn(ioc, cleanup_loop(svc, cleanup_timer, registry, asio::make_strand(ioc)),
-                       asio::detached);
+        asio::co_spawn(ioc, cleanup_loop(svc, cleanup_timer, registry), asio::detached);
         asio::co_spawn(ioc, seal_loop(svc, seal_timer, registry), asio::detached);
         asio::co_spawn(ioc, intent_loop(svc, intent_timer), asio::detached);
         dispatcher.start();

@@ -34,9 +34,9 @@ struct fixture
         pool = pg::make_pool(executor, options);
         registry::identity_repository ids(*pool, std::string(32, 'k'));
         registry::user alice{.id = "alice", .display_name = "Alice"};
-        REQUIRE(co_await ids.create_user(alice));
+        REQUIRE(co_await ids.create_user(registry::system_audit_context(), alice));
         registry::bucket_repository buckets(*pool);
-        auto b = co_await buckets.create("archive", "alice", "us-east-1");
+        auto b = co_await buckets.create(registry::system_audit_context(), "archive", "alice", "us-east-1");
         REQUIRE(b);
         archive = *b;
         for (int i = 0; i < 5; ++i)
@@ -53,7 +53,7 @@ struct fixture
     {
         auto c = co_await pool->acquire();
         co_await c->execute("BEGIN");
-        co_await registry::append_audit(*c, "test.row", resource);
+        co_await registry::append_audit(*c, registry::system_audit_context(), "test.row", resource);
         co_await c->execute("COMMIT");
     }
 
@@ -116,7 +116,8 @@ TEST_CASE("archiving stores the rows as one object, then removes them with a row
     with_fixture([](fixture& f) -> asio::awaitable<void> {
         const std::int64_t last = co_await f.scalar("SELECT max(id) FROM audit_log");
         const auto req = f.everything_until_now();
-        auto done = co_await registry::archive_audit_rows(*f.pool, *f.faulty.store, req);
+        auto done = co_await registry::archive_audit_rows(registry::system_audit_context(), *f.pool,
+                                                          *f.faulty.store, req);
         REQUIRE(done);
         CHECK_FALSE(done->busy);
         CHECK(done->first_row == 1);
@@ -148,7 +149,8 @@ TEST_CASE("archiving stores the rows as one object, then removes them with a row
         CHECK_FALSE(v.bad_row);
         CHECK(v.anchor_id == last);
         // Nothing left before the same cut.
-        auto again = co_await registry::archive_audit_rows(*f.pool, *f.faulty.store, req);
+        auto again = co_await registry::archive_audit_rows(registry::system_audit_context(), *f.pool,
+                                                           *f.faulty.store, req);
         REQUIRE(again);
         CHECK(again->archived == 0);
         CHECK(again->key.empty());
@@ -160,11 +162,13 @@ TEST_CASE("max_rows takes the oldest rows and leaves the rest for the next run")
     with_fixture([](fixture& f) -> asio::awaitable<void> {
         auto req = f.everything_until_now();
         req.max_rows = 2;
-        auto first = co_await registry::archive_audit_rows(*f.pool, *f.faulty.store, req);
+        auto first = co_await registry::archive_audit_rows(registry::system_audit_context(), *f.pool,
+                                                           *f.faulty.store, req);
         REQUIRE(first);
         CHECK(first->archived == 2);
         CHECK(first->last_row == 2);
-        auto second = co_await registry::archive_audit_rows(*f.pool, *f.faulty.store, req);
+        auto second = co_await registry::archive_audit_rows(registry::system_audit_context(), *f.pool,
+                                                            *f.faulty.store, req);
         REQUIRE(second);
         CHECK(second->first_row == 3);
         CHECK(second->last_row == 4);
@@ -179,15 +183,16 @@ TEST_CASE(
     with_fixture([](fixture& f) -> asio::awaitable<void> {
         const std::int64_t rows = co_await f.scalar("SELECT count(*) FROM audit_log");
 
-        auto missing = co_await registry::archive_audit_rows(*f.pool, *f.faulty.store,
-                                                             f.everything_until_now("no-such-bucket"));
+        auto missing =
+            co_await registry::archive_audit_rows(registry::system_audit_context(), *f.pool, *f.faulty.store,
+                                                  f.everything_until_now("no-such-bucket"));
         REQUIRE_FALSE(missing);
         CHECK(missing.error().code == errc::no_such_bucket);
         co_await f.unchanged(rows);
 
         f.faulty.faults->fail_all(errc::unavailable);
-        auto refused =
-            co_await registry::archive_audit_rows(*f.pool, *f.faulty.store, f.everything_until_now());
+        auto refused = co_await registry::archive_audit_rows(registry::system_audit_context(), *f.pool,
+                                                             *f.faulty.store, f.everything_until_now());
         f.faulty.faults->heal();
         REQUIRE_FALSE(refused);
         CHECK(refused.error().message.find("cannot write s3://archive/audit/audit-1-") == 0);
@@ -196,7 +201,8 @@ TEST_CASE(
         registry::audit_archive_request bad_time_request;
         bad_time_request.before = "not-a-time";
         bad_time_request.bucket = "archive";
-        auto bad_time = co_await registry::archive_audit_rows(*f.pool, *f.faulty.store, bad_time_request);
+        auto bad_time = co_await registry::archive_audit_rows(registry::system_audit_context(), *f.pool,
+                                                              *f.faulty.store, bad_time_request);
         REQUIRE_FALSE(bad_time);
         CHECK(bad_time.error().code == errc::invalid_argument);
         co_await f.unchanged(rows);
@@ -206,8 +212,8 @@ TEST_CASE(
             co_await other->execute("BEGIN");
             co_await registry::sql(*other, "SELECT pg_advisory_xact_lock($1)",
                                    static_cast<std::int64_t>(0x6465706f74617263));
-            auto busy =
-                co_await registry::archive_audit_rows(*f.pool, *f.faulty.store, f.everything_until_now());
+            auto busy = co_await registry::archive_audit_rows(registry::system_audit_context(), *f.pool,
+                                                              *f.faulty.store, f.everything_until_now());
             REQUIRE(busy);
             CHECK(busy->busy);
             co_await other->execute("ROLLBACK");
@@ -218,8 +224,8 @@ TEST_CASE(
         co_await c->execute("ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update; UPDATE audit_log SET "
                             "actor = 'mallory' WHERE id = 3; ALTER TABLE audit_log ENABLE TRIGGER "
                             "audit_log_no_update");
-        auto tampered =
-            co_await registry::archive_audit_rows(*f.pool, *f.faulty.store, f.everything_until_now());
+        auto tampered = co_await registry::archive_audit_rows(registry::system_audit_context(), *f.pool,
+                                                              *f.faulty.store, f.everything_until_now());
         REQUIRE_FALSE(tampered);
         CHECK(tampered.error().code == errc::conflict);
         CHECK(tampered.error().message.find("FAILED at row 3") != std::string::npos);

@@ -2,6 +2,7 @@
 // another process (here: repositories without the cache, or plain SQL) changes keys and buckets, and it
 // stops serving while its LISTEN connection is gone.
 #include "integration/test_db.hpp"
+#include "registry/audit.hpp"
 #include "registry/bucket_repository.hpp"
 #include "registry/identity_repository.hpp"
 #include "registry/lookup_cache.hpp"
@@ -88,11 +89,12 @@ TEST_CASE("lookup cache: changes made elsewhere reach it through the triggers' n
         registry::bucket_repository cached_buckets(*pool, &lc.cache);
         registry::bucket_repository other_buckets(*pool);
         const registry::user alice{.id = "alice", .display_name = "Alice"}; // (not in co_await: GCC 12)
-        REQUIRE(co_await other_ids.create_user(alice));
-        auto key = co_await other_ids.create_key("alice");
+        REQUIRE(co_await other_ids.create_user(registry::system_audit_context(), alice));
+        auto key = co_await other_ids.create_key(registry::system_audit_context(), "alice");
         REQUIRE(key);
         const std::string id = key->access_key_id;
-        REQUIRE(co_await other_buckets.create("cached", "alice", "us-east-1"));
+        REQUIRE(
+            co_await other_buckets.create(registry::system_audit_context(), "cached", "alice", "us-east-1"));
 
         // Cached: a change that sends no notice (the trigger disabled for its transaction) is not seen.
         REQUIRE(co_await cached_ids.find_active_key(id));
@@ -109,12 +111,13 @@ TEST_CASE("lookup cache: changes made elsewhere reach it through the triggers' n
 
         SUBCASE("a bucket change and a bucket deletion")
         {
-            REQUIRE(co_await other_buckets.set_object_events("cached", true));
+            REQUIRE(
+                co_await other_buckets.set_object_events(registry::system_audit_context(), "cached", true));
             CHECK(co_await eventually([&]() -> asio::awaitable<bool> {
                 auto b = co_await cached_buckets.get("cached");
                 co_return b && b->object_events && !b->dedup;
             }));
-            REQUIRE(co_await other_buckets.remove("cached"));
+            REQUIRE(co_await other_buckets.remove(registry::system_audit_context(), "cached"));
             CHECK(co_await eventually([&]() -> asio::awaitable<bool> {
                 auto b = co_await cached_buckets.get("cached");
                 co_return !b && b.error().code == errc::no_such_bucket;
@@ -122,10 +125,10 @@ TEST_CASE("lookup cache: changes made elsewhere reach it through the triggers' n
         }
         SUBCASE("a revocation, and an expiry set with SQL")
         {
-            auto second = co_await other_ids.create_key("alice");
+            auto second = co_await other_ids.create_key(registry::system_audit_context(), "alice");
             REQUIRE(second);
             REQUIRE(co_await cached_ids.find_active_key(second->access_key_id));
-            REQUIRE(co_await other_ids.revoke_key(id));
+            REQUIRE(co_await other_ids.revoke_key(registry::system_audit_context(), id));
             CHECK(co_await eventually(
                 [&]() -> asio::awaitable<bool> { co_return !(co_await cached_ids.find_active_key(id)); }));
             co_await exec(*pool, "UPDATE access_keys SET expires_at = now() WHERE access_key_id = '" +
@@ -146,9 +149,9 @@ TEST_CASE("lookup cache: changes made elsewhere reach it through the triggers' n
         }
         SUBCASE("changes made through the cached repositories are seen at once")
         {
-            REQUIRE(co_await cached_buckets.set_dedup("cached", true));
+            REQUIRE(co_await cached_buckets.set_dedup(registry::system_audit_context(), "cached", true));
             CHECK((co_await cached_buckets.get("cached"))->dedup);
-            REQUIRE(co_await cached_ids.revoke_key(id));
+            REQUIRE(co_await cached_ids.revoke_key(registry::system_audit_context(), id));
             auto gone = co_await cached_ids.find_active_key(id);
             REQUIRE_FALSE(gone);
             CHECK(gone.error().code == errc::not_found);
@@ -167,8 +170,8 @@ TEST_CASE("lookup cache: while its LISTEN connection is gone nothing is served f
         REQUIRE(co_await eventually([&]() -> asio::awaitable<bool> { co_return lc.cache.is_listening(); }));
         registry::identity_repository ids(*pool, server_key, &lc.cache);
         const registry::user alice{.id = "alice", .display_name = "Alice"}; // (not in co_await: GCC 12)
-        REQUIRE(co_await ids.create_user(alice));
-        auto key = co_await ids.create_key("alice");
+        REQUIRE(co_await ids.create_user(registry::system_audit_context(), alice));
+        auto key = co_await ids.create_key(registry::system_audit_context(), "alice");
         REQUIRE(key);
         // The key's own insert notice (schema 0014) may arrive after the first lookup stored it and drop it
         // again; a later lookup keeps it.
@@ -226,14 +229,15 @@ TEST_CASE("lookup cache: an unknown key id is remembered until a key with that i
         registry::identity_repository cached_ids(*pool, server_key, &cache);
         registry::identity_repository other_ids(*pool, server_key); // depotctl key create --access-key
         const registry::user alice{.id = "alice", .display_name = "Alice"}; // (not in co_await: GCC 12)
-        REQUIRE(co_await other_ids.create_user(alice));
+        REQUIRE(co_await other_ids.create_user(registry::system_audit_context(), alice));
 
         const std::string id = "DKCHOSENBYTHEOPERATOR";
         auto missing = co_await cached_ids.find_active_key(id);
         REQUIRE_FALSE(missing);
         CHECK(missing.error().code == errc::not_found);
         CHECK(cache.key_known_missing(id));
-        auto created = co_await other_ids.create_key("alice", id, "secret-of-the-chosen-key");
+        auto created = co_await other_ids.create_key(registry::system_audit_context(), "alice", id,
+                                                     "secret-of-the-chosen-key");
         REQUIRE(created);
         CHECK(co_await eventually([&]() -> asio::awaitable<bool> {
             auto k = co_await cached_ids.find_active_key(id);

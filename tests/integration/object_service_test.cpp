@@ -1,5 +1,6 @@
 #include "common/hash.hpp"
 #include "integration/test_db.hpp"
+#include "registry/audit.hpp"
 #include "registry/blob_collector.hpp"
 #include "registry/bucket_repository.hpp"
 #include "registry/identity_repository.hpp"
@@ -69,9 +70,9 @@ struct fixture
             *pool, *faulty.store, registry::multipart_limits{.min_part_size = 1000});
         registry::identity_repository ids(*pool, std::string(32, 'k'));
         registry::user alice{.id = "alice", .display_name = "Alice"};
-        REQUIRE(co_await ids.create_user(alice));
+        REQUIRE(co_await ids.create_user(registry::system_audit_context(), alice));
         registry::bucket_repository buckets(*pool);
-        auto b = co_await buckets.create("models", "alice", "us-east-1");
+        auto b = co_await buckets.create(registry::system_audit_context(), "models", "alice", "us-east-1");
         REQUIRE(b);
         bucket = *b;
     }
@@ -94,7 +95,7 @@ struct fixture
                                              .content_length = data.size(),
                                              .expected_md5 = std::move(expected_md5),
                                              .body = &body};
-        co_return co_await objects->put_object(std::move(request));
+        co_return co_await objects->put_object(registry::system_audit_context(), std::move(request));
     }
 
     asio::awaitable<std::string> read(std::string key)
@@ -183,7 +184,8 @@ TEST_CASE("a stored object reads back, lists, and deleting it removes its blob")
         REQUIRE(page->common_prefixes.size() == 1);
         CHECK(page->common_prefixes[0] == "dir/");
         CHECK(co_await f.stored_blobs() == 1);
-        REQUIRE(co_await f.objects->delete_object(f.bucket.id, "dir/weights.bin"));
+        REQUIRE(co_await f.objects->delete_object(registry::system_audit_context(), f.bucket.id,
+                                                  "dir/weights.bin"));
         CHECK(co_await f.stored_blobs() == 0);
         CHECK(co_await f.count("blobs") == 0);
         CHECK(co_await f.count("object_versions") == 0);
@@ -197,10 +199,10 @@ TEST_CASE("identical content is stored once and lives until its last reference g
         REQUIRE(co_await f.put("a", data));
         REQUIRE(co_await f.put("b", data));
         CHECK(co_await f.stored_blobs() == 1);
-        REQUIRE(co_await f.objects->delete_object(f.bucket.id, "a"));
+        REQUIRE(co_await f.objects->delete_object(registry::system_audit_context(), f.bucket.id, "a"));
         CHECK(co_await f.read("b") == data);
         CHECK(co_await f.stored_blobs() == 1);
-        REQUIRE(co_await f.objects->delete_object(f.bucket.id, "b"));
+        REQUIRE(co_await f.objects->delete_object(registry::system_audit_context(), f.bucket.id, "b"));
         CHECK(co_await f.stored_blobs() == 0);
     });
 }
@@ -251,7 +253,8 @@ TEST_CASE("completing a multipart upload publishes the listed parts and releases
 {
     with_fixture([](fixture& f) -> asio::awaitable<void> {
         registry::object_headers headers;
-        auto upload = co_await f.multipart->create(f.bucket, "big", "alice", headers);
+        auto upload =
+            co_await f.multipart->create(registry::system_audit_context(), f.bucket, "big", "alice", headers);
         REQUIRE(upload);
         const auto p1_old = content(5'000, '1'), p1 = content(5'000, 'x'), p2 = content(3'000, '2'),
                    p3 = content(4'000, '3');
@@ -260,13 +263,15 @@ TEST_CASE("completing a multipart upload publishes the listed parts and releases
              std::vector<std::pair<int, std::string>>{{1, p1_old}, {1, p1}, {2, p2}, {3, p3}}) {
             string_source body(data);
             registry::ingest_limits limits{.content_length = data.size()};
-            auto part = co_await f.multipart->upload_part(*upload, number, body, limits);
+            auto part = co_await f.multipart->upload_part(registry::system_audit_context(), *upload, number,
+                                                          body, limits);
             REQUIRE(part);
             parts.push_back(*part);
         }
         CHECK(co_await f.stored_blobs() == 3); // the replaced part 1 is gone
         std::vector<registry::completed_part_ref> listed{{1, parts[1].etag, ""}, {2, parts[2].etag, ""}};
-        auto done = co_await f.multipart->complete(f.bucket.id, "big", upload->upload_id, listed);
+        auto done = co_await f.multipart->complete(registry::system_audit_context(), f.bucket.id, "big",
+                                                   upload->upload_id, listed);
         REQUIRE(done);
         CHECK(done->parts_count == 2);
         CHECK(done->etag.ends_with("-2"));
@@ -275,14 +280,16 @@ TEST_CASE("completing a multipart upload publishes the listed parts and releases
         CHECK(co_await f.count("multipart_uploads") == 0);
         // A retry after success (the response was lost) answers the same result, as S3 does, and changes
         // nothing; another part list is not that completion.
-        auto again = co_await f.multipart->complete(f.bucket.id, "big", upload->upload_id, listed);
+        auto again = co_await f.multipart->complete(registry::system_audit_context(), f.bucket.id, "big",
+                                                    upload->upload_id, listed);
         REQUIRE(again);
         CHECK(again->etag == done->etag);
         CHECK(again->version_id == done->version_id);
         CHECK(co_await f.read("big") == p1 + p2);
         CHECK(co_await f.stored_blobs() == 2);
         std::vector<registry::completed_part_ref> other{{1, parts[1].etag, ""}};
-        auto different = co_await f.multipart->complete(f.bucket.id, "big", upload->upload_id, other);
+        auto different = co_await f.multipart->complete(registry::system_audit_context(), f.bucket.id, "big",
+                                                        upload->upload_id, other);
         REQUIRE_FALSE(different);
         CHECK(different.error().code == errc::no_such_upload);
     });
@@ -337,10 +344,12 @@ TEST_CASE("the consistency check agrees with every write path and reports each k
         REQUIRE(co_await f.put("a-again", content(3000, 'a')));
         REQUIRE(co_await f.put("b", content(4000, 'b')));
         REQUIRE(co_await f.put("b", content(4500, 'c')));
-        REQUIRE(co_await f.objects->delete_object(f.bucket.id, "a-again"));
+        REQUIRE(co_await f.objects->delete_object(registry::system_audit_context(), f.bucket.id, "a-again"));
         registry::object_headers headers;
-        auto done_upload = co_await f.multipart->create(f.bucket, "mp", "alice", headers);
-        auto open_upload = co_await f.multipart->create(f.bucket, "pending", "alice", headers);
+        auto done_upload =
+            co_await f.multipart->create(registry::system_audit_context(), f.bucket, "mp", "alice", headers);
+        auto open_upload = co_await f.multipart->create(registry::system_audit_context(), f.bucket, "pending",
+                                                        "alice", headers);
         REQUIRE(done_upload);
         REQUIRE(open_upload);
         std::vector<registry::completed_part_ref> listed;
@@ -348,13 +357,16 @@ TEST_CASE("the consistency check agrees with every write path and reports each k
             const auto data = content(number == 1 ? 2000 : 500, static_cast<char>('m' + number));
             string_source body(data);
             registry::ingest_limits limits{.content_length = data.size()};
-            auto part = co_await f.multipart->upload_part(*done_upload, number, body, limits);
+            auto part = co_await f.multipart->upload_part(registry::system_audit_context(), *done_upload,
+                                                          number, body, limits);
             REQUIRE(part);
             listed.push_back({number, part->etag, ""});
             string_source again(data);
-            REQUIRE(co_await f.multipart->upload_part(*open_upload, number, again, limits));
+            REQUIRE(co_await f.multipart->upload_part(registry::system_audit_context(), *open_upload, number,
+                                                      again, limits));
         }
-        REQUIRE(co_await f.multipart->complete(f.bucket.id, "mp", done_upload->upload_id, listed));
+        REQUIRE(co_await f.multipart->complete(registry::system_audit_context(), f.bucket.id, "mp",
+                                               done_upload->upload_id, listed));
 
         auto healthy = co_await registry::check_consistency(*f.pool, *f.faulty.store);
         CHECK(healthy.clean());
@@ -408,7 +420,8 @@ TEST_CASE("a body longer than a segment is stored in 8 MiB blobs that a single P
         // The same bytes in 8 MiB parts, then in one 16 MiB part: no new blob survives either upload.
         for (const auto& sizes : std::vector<std::vector<std::size_t>>{{seg, seg, 1234}, {2 * seg, 1234}}) {
             registry::object_headers headers;
-            auto upload = co_await f.multipart->create(f.bucket, "multi", "alice", headers);
+            auto upload = co_await f.multipart->create(registry::system_audit_context(), f.bucket, "multi",
+                                                       "alice", headers);
             REQUIRE(upload);
             std::vector<registry::completed_part_ref> listed;
             std::size_t at = 0;
@@ -416,11 +429,13 @@ TEST_CASE("a body longer than a segment is stored in 8 MiB blobs that a single P
                 string_source body(data.substr(at, sizes[i]));
                 at += sizes[i];
                 registry::ingest_limits limits{.content_length = sizes[i]};
-                auto part = co_await f.multipart->upload_part(*upload, static_cast<int>(i + 1), body, limits);
+                auto part = co_await f.multipart->upload_part(registry::system_audit_context(), *upload,
+                                                              static_cast<int>(i + 1), body, limits);
                 REQUIRE(part);
                 listed.push_back({static_cast<int>(i + 1), part->etag, ""});
             }
-            auto done = co_await f.multipart->complete(f.bucket.id, "multi", upload->upload_id, listed);
+            auto done = co_await f.multipart->complete(registry::system_audit_context(), f.bucket.id, "multi",
+                                                       upload->upload_id, listed);
             REQUIRE(done);
             CHECK(co_await f.read("multi") == data);
             CHECK(co_await f.stored_blobs() == 3);
@@ -441,11 +456,11 @@ TEST_CASE("a body longer than a segment is stored in 8 MiB blobs that a single P
                                              .owner_id = "alice",
                                              .content_length = data.size(),
                                              .body = &body};
-        REQUIRE(co_await f.objects->put_object(std::move(request)));
+        REQUIRE(co_await f.objects->put_object(registry::system_audit_context(), std::move(request)));
         CHECK(co_await f.stored_blobs() == 5);
 
         for (const auto* key : {"single", "multi", "repeated", "scratch"})
-            REQUIRE(co_await f.objects->delete_object(f.bucket.id, key));
+            REQUIRE(co_await f.objects->delete_object(registry::system_audit_context(), f.bucket.id, key));
         CHECK(co_await f.stored_blobs() == 0);
         CHECK(co_await f.count("blobs") == 0);
     });
@@ -458,8 +473,9 @@ TEST_CASE("a part is hashed with SHA-256 only where something reads it, and ever
         const auto data = content(2 * seg, 'h');
         REQUIRE(co_await f.put("single", data)); // two shared pieces
         REQUIRE(co_await f.stored_blobs() == 2);
-        auto upload = co_await f.multipart->create(f.bucket, "multi", "alice", {}, checksum_algorithm::sha256,
-                                                   checksum_type::composite);
+        auto upload =
+            co_await f.multipart->create(registry::system_audit_context(), f.bucket, "multi", "alice", {},
+                                         checksum_algorithm::sha256, checksum_type::composite);
         REQUIRE(upload);
 
         // A SHA-256 checksum on a part of two pieces: the part's digest is computed for it, and checked.
@@ -467,7 +483,8 @@ TEST_CASE("a part is hashed with SHA-256 only where something reads it, and ever
         registry::ingest_limits wrong{.content_length = data.size(),
                                       .checksum = checksum_algorithm::sha256,
                                       .checksum_value = to_base64(sha256(data + "x"))};
-        auto refused = co_await f.multipart->upload_part(*upload, 1, wrong_body, wrong);
+        auto refused = co_await f.multipart->upload_part(registry::system_audit_context(), *upload, 1,
+                                                         wrong_body, wrong);
         REQUIRE_FALSE(refused);
         CHECK(refused.error().code == errc::bad_digest);
         CHECK(co_await f.stored_blobs() == 2);
@@ -476,7 +493,8 @@ TEST_CASE("a part is hashed with SHA-256 only where something reads it, and ever
         registry::ingest_limits limits{.content_length = data.size(),
                                        .checksum = checksum_algorithm::sha256,
                                        .checksum_value = to_base64(sha256(data))};
-        auto part = co_await f.multipart->upload_part(*upload, 1, body, limits);
+        auto part =
+            co_await f.multipart->upload_part(registry::system_audit_context(), *upload, 1, body, limits);
         REQUIRE(part);
         CHECK(part->etag == to_hex(md5(data)));
         CHECK(co_await f.stored_blobs() == 2); // its pieces' digests found the PUT's blobs
@@ -485,13 +503,15 @@ TEST_CASE("a part is hashed with SHA-256 only where something reads it, and ever
         const auto tail = data.substr(0, seg);
         string_source tail_body(tail);
         registry::ingest_limits unsized{.checksum = checksum_algorithm::sha256};
-        auto second = co_await f.multipart->upload_part(*upload, 2, tail_body, unsized);
+        auto second = co_await f.multipart->upload_part(registry::system_audit_context(), *upload, 2,
+                                                        tail_body, unsized);
         REQUIRE(second);
         CHECK(co_await f.stored_blobs() == 2);
         std::vector<registry::completed_part_ref> listed;
         listed.push_back({1, part->etag, ""});
         listed.push_back({2, second->etag, ""});
-        auto done = co_await f.multipart->complete(f.bucket.id, "multi", upload->upload_id, listed);
+        auto done = co_await f.multipart->complete(registry::system_audit_context(), f.bucket.id, "multi",
+                                                   upload->upload_id, listed);
         REQUIRE(done);
         CHECK(co_await f.read("multi") == data + tail);
     });
@@ -637,7 +657,7 @@ asio::awaitable<result<registry::object_version>> put_from(fixture& f, std::stri
                                          .owner_id = "alice",
                                          .content_length = size,
                                          .body = &body};
-    co_return co_await f.objects->put_object(std::move(request));
+    co_return co_await f.objects->put_object(registry::system_audit_context(), std::move(request));
 }
 
 /// A cleanup pass for which every blob is past the grace age.
@@ -683,16 +703,19 @@ TEST_CASE("issue 22 item 1: the same holds for a part, and a failed body leaves 
     with_fixture([](fixture& f) -> asio::awaitable<void> {
         constexpr std::size_t seg = registry::dedup_segment_size;
         registry::object_headers headers;
-        auto upload = co_await f.multipart->create(f.bucket, "mp", "alice", headers);
+        auto upload =
+            co_await f.multipart->create(registry::system_audit_context(), f.bucket, "mp", "alice", headers);
         REQUIRE(upload);
         const auto data = content(seg + 200000, 'q');
         pausing_source body(data, seg + 100000,
                             [&]() -> asio::awaitable<void> { co_await collect_everything_old(f); });
         registry::ingest_limits limits{.content_length = data.size()};
-        auto part = co_await f.multipart->upload_part(*upload, 1, body, limits);
+        auto part =
+            co_await f.multipart->upload_part(registry::system_audit_context(), *upload, 1, body, limits);
         REQUIRE(part);
         std::vector<registry::completed_part_ref> listed{{1, part->etag, ""}};
-        REQUIRE(co_await f.multipart->complete(f.bucket.id, "mp", upload->upload_id, listed));
+        REQUIRE(co_await f.multipart->complete(registry::system_audit_context(), f.bucket.id, "mp",
+                                               upload->upload_id, listed));
         CHECK(co_await f.read("mp") == data);
         CHECK(co_await f.count("blob_intents") == 0);
 
@@ -788,7 +811,8 @@ TEST_CASE("issue 22 item 10: UploadPartCopy from a version deleted since it was 
 {
     with_fixture([](fixture& f) -> asio::awaitable<void> {
         registry::object_headers headers;
-        auto upload = co_await f.multipart->create(f.bucket, "target", "alice", headers);
+        auto upload = co_await f.multipart->create(registry::system_audit_context(), f.bucket, "target",
+                                                   "alice", headers);
         REQUIRE(upload);
         // Shared content: the source's blob outlives the source (another key holds it), so the bytes
         // still read and only the lock on the source's version can tell that it is gone.
@@ -797,8 +821,9 @@ TEST_CASE("issue 22 item 10: UploadPartCopy from a version deleted since it was 
         REQUIRE(co_await f.put("other", shared));
         auto opened = co_await f.objects->open_object(f.bucket.id, "source");
         REQUIRE(opened);
-        REQUIRE(co_await f.objects->delete_object(f.bucket.id, "source"));
-        auto part = co_await f.multipart->copy_part(*upload, 1, *opened, 0, shared.size());
+        REQUIRE(co_await f.objects->delete_object(registry::system_audit_context(), f.bucket.id, "source"));
+        auto part = co_await f.multipart->copy_part(registry::system_audit_context(), *upload, 1, *opened, 0,
+                                                    shared.size());
         REQUIRE_FALSE(part);
         CHECK(part.error().code == errc::no_such_key);
 
@@ -807,8 +832,9 @@ TEST_CASE("issue 22 item 10: UploadPartCopy from a version deleted since it was 
         REQUIRE(co_await f.put("alone", unique));
         auto alone = co_await f.objects->open_object(f.bucket.id, "alone");
         REQUIRE(alone);
-        REQUIRE(co_await f.objects->delete_object(f.bucket.id, "alone"));
-        auto gone = co_await f.multipart->copy_part(*upload, 2, *alone, 0, unique.size());
+        REQUIRE(co_await f.objects->delete_object(registry::system_audit_context(), f.bucket.id, "alone"));
+        auto gone = co_await f.multipart->copy_part(registry::system_audit_context(), *upload, 2, *alone, 0,
+                                                    unique.size());
         REQUIRE_FALSE(gone);
         CHECK(gone.error().code == errc::no_such_key);
         CHECK(co_await f.count("multipart_parts") == 0);
@@ -816,11 +842,13 @@ TEST_CASE("issue 22 item 10: UploadPartCopy from a version deleted since it was 
         // A source still there copies, and the part keeps its bytes after the source goes.
         auto kept = co_await f.objects->open_object(f.bucket.id, "other");
         REQUIRE(kept);
-        auto copied = co_await f.multipart->copy_part(*upload, 1, *kept, 0, shared.size());
+        auto copied = co_await f.multipart->copy_part(registry::system_audit_context(), *upload, 1, *kept, 0,
+                                                      shared.size());
         REQUIRE(copied);
-        REQUIRE(co_await f.objects->delete_object(f.bucket.id, "other"));
+        REQUIRE(co_await f.objects->delete_object(registry::system_audit_context(), f.bucket.id, "other"));
         std::vector<registry::completed_part_ref> listed{{1, copied->etag, ""}};
-        REQUIRE(co_await f.multipart->complete(f.bucket.id, "target", upload->upload_id, listed));
+        REQUIRE(co_await f.multipart->complete(registry::system_audit_context(), f.bucket.id, "target",
+                                               upload->upload_id, listed));
         CHECK(co_await f.read("target") == shared);
     });
 }
@@ -829,7 +857,8 @@ TEST_CASE("issue 22 item 10: UploadPartCopy refuses to copy more than 5 GiB")
 {
     with_fixture([](fixture& f) -> asio::awaitable<void> {
         registry::object_headers headers;
-        auto upload = co_await f.multipart->create(f.bucket, "target", "alice", headers);
+        auto upload = co_await f.multipart->create(registry::system_audit_context(), f.bucket, "target",
+                                                   "alice", headers);
         REQUIRE(upload);
         REQUIRE(co_await f.put("source", content(6000, 's')));
         auto opened = co_await f.objects->open_object(f.bucket.id, "source");
@@ -839,7 +868,8 @@ TEST_CASE("issue 22 item 10: UploadPartCopy refuses to copy more than 5 GiB")
         const std::uint64_t cap = 5ull << 30;
         big.version.size = cap + 1;
         big.segments[0].length = cap + 1;
-        auto part = co_await f.multipart->copy_part(*upload, 1, big, 0, cap + 1);
+        auto part =
+            co_await f.multipart->copy_part(registry::system_audit_context(), *upload, 1, big, 0, cap + 1);
         REQUIRE_FALSE(part);
         CHECK(part.error().code == errc::invalid_request);
         CHECK(part.error().message == "The specified copy source is larger than the maximum allowable size "

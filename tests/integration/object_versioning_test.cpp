@@ -2,6 +2,7 @@
 // permanent deletion with its blob references, 'null' versions, ListObjectVersions pages, concurrent
 // writers of one key, and the versions snapshots keep.
 #include "integration/test_db.hpp"
+#include "registry/audit.hpp"
 #include "registry/bucket_repository.hpp"
 #include "registry/identity_repository.hpp"
 #include "registry/multipart_service.hpp"
@@ -68,9 +69,9 @@ struct fixture
             *pool, *store, registry::multipart_limits{.min_part_size = 1000});
         registry::identity_repository ids(*pool, std::string(32, 'k'));
         registry::user alice{.id = "alice", .display_name = "Alice"};
-        REQUIRE(co_await ids.create_user(alice));
+        REQUIRE(co_await ids.create_user(registry::system_audit_context(), alice));
         registry::bucket_repository buckets(*pool);
-        auto b = co_await buckets.create("models", "alice", "us-east-1");
+        auto b = co_await buckets.create(registry::system_audit_context(), "models", "alice", "us-east-1");
         REQUIRE(b);
         bucket = *b;
     }
@@ -85,7 +86,7 @@ struct fixture
 
     asio::awaitable<void> set(versioning_mode mode)
     {
-        REQUIRE(co_await objects->set_versioning(bucket.id, mode));
+        REQUIRE(co_await objects->set_versioning(registry::system_audit_context(), bucket.id, mode));
     }
 
     asio::awaitable<registry::object_version> put(std::string key, std::string data)
@@ -96,7 +97,7 @@ struct fixture
                                              .owner_id = "alice",
                                              .content_length = data.size(),
                                              .body = &body};
-        auto v = co_await objects->put_object(std::move(request));
+        auto v = co_await objects->put_object(registry::system_audit_context(), std::move(request));
         REQUIRE(v);
         co_return *v;
     }
@@ -124,7 +125,7 @@ struct fixture
     {
         registry::delete_request request{
             .bucket_id = bucket.id, .key = std::move(key), .version_id = version_id};
-        auto out = co_await objects->remove(std::move(request));
+        auto out = co_await objects->remove(registry::system_audit_context(), std::move(request));
         REQUIRE(out);
         co_return *out;
     }
@@ -405,7 +406,7 @@ TEST_CASE("copying an older version publishes it as a new version without new bl
                                               .owner_id = "alice",
                                               .expected_source_row = source->version.row_id,
                                               .source_version_pinned = true};
-        auto copied = co_await f.objects->copy_object(std::move(request));
+        auto copied = co_await f.objects->copy_object(registry::system_audit_context(), std::move(request));
         REQUIRE(copied);
         CHECK(copied->version_id != v1.version_id);
         CHECK(co_await f.read("k") == content(100, 'a'));
@@ -421,17 +422,20 @@ TEST_CASE("completing a multipart upload in a versioned bucket adds a version")
         co_await f.set(versioning_mode::enabled);
         auto first = co_await f.put("big", content(100, 'a'));
         registry::object_headers headers;
-        auto upload = co_await f.multipart->create(f.bucket, "big", "alice", headers);
+        auto upload =
+            co_await f.multipart->create(registry::system_audit_context(), f.bucket, "big", "alice", headers);
         REQUIRE(upload);
         std::vector<registry::completed_part_ref> listed;
         for (int n = 1; n <= 2; ++n) {
             string_source body(content(2000, static_cast<char>('0' + n)));
             registry::ingest_limits limits{.content_length = 2000};
-            auto part = co_await f.multipart->upload_part(*upload, n, body, limits);
+            auto part =
+                co_await f.multipart->upload_part(registry::system_audit_context(), *upload, n, body, limits);
             REQUIRE(part);
             listed.push_back({n, part->etag, ""});
         }
-        auto done = co_await f.multipart->complete(f.bucket.id, "big", upload->upload_id, listed);
+        auto done = co_await f.multipart->complete(registry::system_audit_context(), f.bucket.id, "big",
+                                                   upload->upload_id, listed);
         REQUIRE(done);
         CHECK(registry::is_valid_version_id(done->version_id));
         CHECK(done->version_id != "null");
@@ -531,9 +535,9 @@ TEST_CASE("a snapshot keeps the versions it sees through overwrites and deletes 
         registry::snapshot_service snapshots(*f.pool, *f.store, *f.objects);
         auto k1 = co_await f.put("k", content(100, 'a'));
         auto gone = co_await f.put("gone", content(100, 'g'));
-        auto s = co_await snapshots.create(f.bucket.id, "s", "", "alice");
+        auto s = co_await snapshots.create(registry::system_audit_context(), f.bucket.id, "s", "", "alice");
         REQUIRE(s);
-        auto dup = co_await snapshots.create(f.bucket.id, "s", "", "alice");
+        auto dup = co_await snapshots.create(registry::system_audit_context(), f.bucket.id, "s", "", "alice");
         REQUIRE_FALSE(dup);
         CHECK(dup.error().code == errc::already_exists);
         auto k2 = co_await f.put("k", content(100, 'b'));
@@ -556,11 +560,11 @@ TEST_CASE("a snapshot keeps the versions it sees through overwrites and deletes 
         CHECK(co_await f.stored_blobs() == 3);
         CHECK(co_await f.refcounts_consistent());
 
-        REQUIRE(co_await snapshots.remove(f.bucket.id, "s"));
+        REQUIRE(co_await snapshots.remove(registry::system_audit_context(), f.bucket.id, "s"));
         CHECK(co_await f.scalar("SELECT count(*) FROM object_versions WHERE purged") == 0);
         CHECK(co_await f.stored_blobs() == 1);
         CHECK(co_await f.refcounts_consistent());
-        auto missing = co_await snapshots.remove(f.bucket.id, "s");
+        auto missing = co_await snapshots.remove(registry::system_audit_context(), f.bucket.id, "s");
         REQUIRE_FALSE(missing);
         CHECK(missing.error().code == errc::not_found);
     });
@@ -572,9 +576,9 @@ TEST_CASE("a version made current again by a permanent delete keeps its past for
         registry::snapshot_service snapshots(*f.pool, *f.store, *f.objects);
         co_await f.set(versioning_mode::enabled);
         auto v1 = co_await f.put("m", content(100, '1'));
-        auto s0 = co_await snapshots.create(f.bucket.id, "s0", "", "alice");
+        auto s0 = co_await snapshots.create(registry::system_audit_context(), f.bucket.id, "s0", "", "alice");
         auto v2 = co_await f.put("m", content(100, '2'));
-        auto s1 = co_await snapshots.create(f.bucket.id, "s1", "", "alice");
+        auto s1 = co_await snapshots.create(registry::system_audit_context(), f.bucket.id, "s1", "", "alice");
         REQUIRE(s0);
         REQUIRE(s1);
         co_await f.remove("m", v2.version_id);
@@ -596,8 +600,8 @@ TEST_CASE("a version made current again by a permanent delete keeps its past for
         CHECK(history.entries[0].is_latest);
         CHECK(co_await f.refcounts_consistent());
 
-        REQUIRE(co_await snapshots.remove(f.bucket.id, "s0"));
-        REQUIRE(co_await snapshots.remove(f.bucket.id, "s1"));
+        REQUIRE(co_await snapshots.remove(registry::system_audit_context(), f.bucket.id, "s0"));
+        REQUIRE(co_await snapshots.remove(registry::system_audit_context(), f.bucket.id, "s1"));
         CHECK(co_await f.scalar("SELECT count(*) FROM object_versions") == 1);
         CHECK(co_await f.stored_blobs() == 1);
         CHECK(co_await f.refcounts_consistent());
@@ -647,7 +651,8 @@ TEST_CASE("snapshots taken while writers commit are consistent cuts that never c
         std::vector<std::vector<std::string>> at_creation;
         asio::steady_timer timer(ex);
         while (finished < writers) {
-            auto s = co_await snapshots.create(f.bucket.id, "s" + std::to_string(seqs.size()), "", "alice");
+            auto s = co_await snapshots.create(registry::system_audit_context(), f.bucket.id,
+                                               "s" + std::to_string(seqs.size()), "", "alice");
             REQUIRE(s);
             seqs.push_back(s->seq);
             at_creation.push_back(co_await keys_as_of(f, s->seq));

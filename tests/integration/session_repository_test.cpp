@@ -2,6 +2,7 @@
 // key or an API token authenticates with its whole cookie only, ends when it expires, is revoked or its
 // credential is, and the cleanup's purge deletes exactly the sessions that have ended.
 #include "integration/test_db.hpp"
+#include "registry/audit.hpp"
 #include "registry/identity_repository.hpp"
 #include "registry/session_repository.hpp"
 #include "registry/sql_util.hpp"
@@ -35,8 +36,8 @@ struct fixture
         sessions = std::make_unique<registry::session_repository>(*pool);
         // A named user: GCC 12 mishandles a braced temporary passed to a coroutine by value.
         registry::user carol{.id = "carol", .display_name = "Carol"};
-        REQUIRE(co_await ids->create_user(carol));
-        auto key = co_await ids->create_key("carol");
+        REQUIRE(co_await ids->create_user(registry::system_audit_context(), carol));
+        auto key = co_await ids->create_key(registry::system_audit_context(), "carol");
         REQUIRE(key);
         key_id = key->access_key_id;
     }
@@ -52,7 +53,7 @@ struct fixture
 
     asio::awaitable<registry::console_session> open(registry::time_point expires)
     {
-        auto s = co_await sessions->create("carol", key_id, "", expires);
+        auto s = co_await sessions->create(registry::system_audit_context(), "carol", key_id, "", expires);
         REQUIRE(s);
         co_return *s;
     }
@@ -113,25 +114,26 @@ TEST_CASE("a session ends when it expires, is revoked, or its key or token is re
         CHECK_FALSE(co_await f.sessions->authenticate(expired.cookie));
 
         auto signed_out = co_await f.open(in(3600s));
-        REQUIRE(co_await f.sessions->revoke(signed_out.id));
+        REQUIRE(co_await f.sessions->revoke(registry::system_audit_context(), signed_out.id));
         CHECK_FALSE(co_await f.sessions->authenticate(signed_out.cookie));
-        auto again = co_await f.sessions->revoke(signed_out.id);
+        auto again = co_await f.sessions->revoke(registry::system_audit_context(), signed_out.id);
         REQUIRE_FALSE(again);
         CHECK(again.error().code == errc::not_found);
 
         auto with_key = co_await f.open(in(3600s));
         REQUIRE(co_await f.sessions->authenticate(with_key.cookie));
-        REQUIRE(co_await f.ids->revoke_key(f.key_id));
+        REQUIRE(co_await f.ids->revoke_key(registry::system_audit_context(), f.key_id));
         CHECK_FALSE(co_await f.sessions->authenticate(with_key.cookie));
 
-        auto token = co_await f.tokens->create("carol", "console");
+        auto token = co_await f.tokens->create(registry::system_audit_context(), "carol", "console");
         REQUIRE(token);
-        auto with_token = co_await f.sessions->create("carol", "", token->id, in(3600s));
+        auto with_token =
+            co_await f.sessions->create(registry::system_audit_context(), "carol", "", token->id, in(3600s));
         REQUIRE(with_token);
         auto found = co_await f.sessions->authenticate(with_token->cookie);
         REQUIRE(found);
         CHECK(found->credential == "token:" + token->id);
-        REQUIRE(co_await f.tokens->revoke(token->id));
+        REQUIRE(co_await f.tokens->revoke(registry::system_audit_context(), token->id));
         CHECK_FALSE(co_await f.sessions->authenticate(with_token->cookie));
         co_await f.stop();
     });
@@ -145,7 +147,7 @@ TEST_CASE("the purge deletes the sessions that have ended and only those")
         auto live = co_await f.open(in(3600s));
         co_await f.open(in(-5s)); // expired
         auto signed_out = co_await f.open(in(3600s));
-        REQUIRE(co_await f.sessions->revoke(signed_out.id));
+        REQUIRE(co_await f.sessions->revoke(registry::system_audit_context(), signed_out.id));
         CHECK(co_await f.rows() == 3);
 
         // nothing had ended an hour ago

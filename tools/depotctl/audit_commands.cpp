@@ -12,6 +12,10 @@ namespace {
 
 namespace asio = boost::asio;
 
+/// The archive's own audit row names depotctl as the actor.
+const registry::audit_context depotctl_audit{
+    .actor = "depotctl", .credential = {}, .request_id = {}, .client_addr = {}};
+
 registry::audit_query query_of(const cli& c)
 {
     registry::audit_query q;
@@ -111,7 +115,7 @@ asio::awaitable<void> run_audit(const cli& c, std::shared_ptr<pg::pool> pool,
         req.bucket = c.get("--bucket");
         req.key_prefix = c.get("--key-prefix", "audit/");
         auto store = store_of();
-        auto done = co_await registry::archive_audit_rows(*pool, *store, req);
+        auto done = co_await registry::archive_audit_rows(depotctl_audit, *pool, *store, req);
         if (!done) {
             const auto code = done.error().code;
             const bool usage = code == errc::invalid_argument || code == errc::no_such_bucket;

@@ -162,10 +162,8 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
     need(1);
     registry::identity_repository ids(*pool, server_key);
     // The audit rows of what depotctl changes name it as the actor.
-    const auto executor = co_await asio::this_coro::executor;
     const registry::audit_context audit{
         .actor = "depotctl", .credential = {}, .request_id = {}, .client_addr = {}};
-    const registry::audit_scope audit_guard(executor, audit);
 
     if (p[0] == "audit") {
         co_await ctl::run_audit(c, pool, [&] { return blob_store_of(c); });
@@ -189,7 +187,7 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
                                   .display_name = c.get("--display-name"),
                                   .email = c.get("--email"),
                                   .is_admin = c.has("--admin")};
-            auto u = co_await ids.create_user(std::move(wanted));
+            auto u = co_await ids.create_user(audit, std::move(wanted));
             if (!u)
                 throw failure(u.error().message);
             if (json)
@@ -229,7 +227,8 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
                 throw failure("--access-key and --secret go together", 2);
             const std::string scope = scope_of(c);
             const auto expires = expiry_of(c);
-            auto k = co_await ids.create_key(p[2], c.get("--access-key"), c.get("--secret"), scope, expires);
+            auto k = co_await ids.create_key(audit, p[2], c.get("--access-key"), c.get("--secret"), scope,
+                                             expires);
             if (!k)
                 throw failure(k.error().message);
             if (c.has("--credentials-file"))
@@ -269,7 +268,7 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
         }
         if (p[1] == "revoke") {
             need(3);
-            auto r = co_await ids.revoke_key(p[2]);
+            auto r = co_await ids.revoke_key(audit, p[2]);
             if (!r)
                 throw failure(r.error().message);
             if (json)
@@ -352,7 +351,7 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
             need(3);
             const auto expires = expiry_of(c);
             const std::string scope = scope_of(c);
-            auto t = co_await tokens.create(p[2], c.get("--name"), expires, scope);
+            auto t = co_await tokens.create(audit, p[2], c.get("--name"), expires, scope);
             if (!t)
                 throw failure(t.error().message);
             if (json)
@@ -389,7 +388,7 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
         }
         if (p[1] == "revoke") {
             need(3);
-            auto r = co_await tokens.revoke(p[2]);
+            auto r = co_await tokens.revoke(audit, p[2]);
             if (!r)
                 throw failure(r.error().message);
             if (json)

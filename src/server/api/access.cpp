@@ -150,7 +150,7 @@ asio::awaitable<result<response>> create_token(request_context& ctx, const path_
     auto req = co_await credential_request_of(ctx, true);
     if (!req)
         co_return std::move(req).error();
-    auto made = co_await ctx.svc->tokens.create(req->user, req->name, req->expires_at, req->scope);
+    auto made = co_await ctx.svc->tokens.create(ctx.audit, req->user, req->name, req->expires_at, req->scope);
     if (!made)
         co_return std::move(made).error();
     co_return json_response(token_json(*made), http::status::created);
@@ -176,7 +176,7 @@ asio::awaitable<result<response>> revoke_token(request_context& ctx, const path_
     // Another user's token is as absent as an unknown one.
     if (!mine)
         co_return make_error(errc::not_found, "No such token");
-    auto revoked = co_await ctx.svc->tokens.revoke(id);
+    auto revoked = co_await ctx.svc->tokens.revoke(ctx.audit, id);
     if (!revoked)
         co_return std::move(revoked).error();
     response res;
@@ -189,7 +189,8 @@ asio::awaitable<result<response>> create_key(request_context& ctx, const path_pa
     auto req = co_await credential_request_of(ctx, false);
     if (!req)
         co_return std::move(req).error();
-    auto made = co_await ctx.svc->identities.create_key(req->user, {}, {}, req->scope, req->expires_at);
+    auto made =
+        co_await ctx.svc->identities.create_key(ctx.audit, req->user, {}, {}, req->scope, req->expires_at);
     if (!made)
         co_return std::move(made).error();
     co_return json_response(key_json(*made), http::status::created);
@@ -214,7 +215,7 @@ asio::awaitable<result<response>> revoke_key(request_context& ctx, const path_pa
     const bool mine = k && authorize_user(ctx, ctx.permission, k->user_id);
     if (!mine)
         co_return make_error(errc::not_found, "No such access key");
-    auto revoked = co_await ctx.svc->identities.revoke_key(id);
+    auto revoked = co_await ctx.svc->identities.revoke_key(ctx.audit, id);
     if (!revoked)
         co_return std::move(revoked).error();
     response res;

@@ -73,7 +73,7 @@ asio::awaitable<result<response>> set_alias(request_context& ctx, const path_par
     std::optional<std::string> if_match;
     if (auto h = ctx.get("if-match"))
         if_match = std::string(*h);
-    auto a = co_await ctx.svc->models.set_alias(m->model, name, *v, ctx.who.user_id, std::move(if_match));
+    auto a = co_await ctx.svc->models.set_alias(m->model, name, *v, ctx.audit, std::move(if_match));
     if (!a)
         co_return std::move(a).error();
     auto res = json_response(alias_json(m->model, *a));
@@ -89,8 +89,8 @@ asio::awaitable<result<response>> delete_alias(request_context& ctx, const path_
     std::optional<std::string> if_match;
     if (auto h = ctx.get("if-match"))
         if_match = std::string(*h);
-    auto removed = co_await ctx.svc->models.delete_alias(m->model, path_param(params, "alias"),
-                                                         ctx.who.user_id, std::move(if_match));
+    auto removed = co_await ctx.svc->models.delete_alias(m->model, path_param(params, "alias"), ctx.audit,
+                                                         std::move(if_match));
     if (!removed)
         co_return std::move(removed).error();
     response res;

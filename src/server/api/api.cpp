@@ -405,10 +405,7 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
             } else if (!ctx.svc->limiter.admit(ctx.who.access_key_id)) {
                 failure = make_error(errc::rate_limited, "Please reduce your request rate.");
             } else {
-                // Services record who asked in the audit rows they write (registry/audit.hpp).
-                const auto executor = co_await asio::this_coro::executor;
-                const registry::audit_context audit = audit_context_of(ctx);
-                const registry::audit_scope audit_guard(executor, audit);
+                ctx.audit = audit_context_of(ctx);
                 co_await resolve_principal(ctx);
                 ctx.permission = found->permission.value;
                 auto allowed = authorize_api_request(ctx, ctx.permission, params);

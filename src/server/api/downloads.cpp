@@ -74,7 +74,7 @@ asio::awaitable<result<response>> get_file_download_link(request_context& ctx, c
                                     ",\"version\":" + std::to_string(v->number) +
                                     ",\"path\":" + registry::audit_quote(file.path) +
                                     ",\"expires_in\":" + std::to_string(*lifetime) + "}";
-        const auto who = audit_context_of(ctx); // named: no temporary bound to a coroutine's parameter
+        const auto& who = ctx.audit;
         auto conn = co_await ctx.svc->db->acquire();
         co_await registry::append_audit(*conn, who, "model.download_link", resource, m->team, details,
                                         registry::audit_allowed);

@@ -154,8 +154,8 @@ asio::awaitable<result<response>> create_object_from_digest(request_context& ctx
                                                 .target = &*target,
                                                 .key = *key,
                                                 .headers = std::move(headers)};
-    auto created =
-        co_await registry::copy_from_digest(ctx.svc->catalog, ctx.svc->buckets, ctx.svc->objects, request);
+    auto created = co_await registry::copy_from_digest(ctx.audit, ctx.svc->catalog, ctx.svc->buckets,
+                                                       ctx.svc->objects, request);
     if (!created)
         co_return std::move(created).error();
     json::object out{{"bucket", target->name},
@@ -195,14 +195,15 @@ asio::awaitable<result<response>> update_bucket(request_context& ctx, const path
                                  std::string(name));
     auto it = body->find("dedup");
     if (it != body->end()) {
-        auto updated = co_await ctx.svc->buckets.set_dedup(b->name, it->value().as_bool());
+        auto updated = co_await ctx.svc->buckets.set_dedup(ctx.audit, b->name, it->value().as_bool());
         if (!updated)
             co_return std::move(updated).error();
         b = std::move(updated);
     }
     auto events = body->find("object_events");
     if (events != body->end()) {
-        auto updated = co_await ctx.svc->buckets.set_object_events(b->name, events->value().as_bool());
+        auto updated =
+            co_await ctx.svc->buckets.set_object_events(ctx.audit, b->name, events->value().as_bool());
         if (!updated)
             co_return std::move(updated).error();
         b = std::move(updated);

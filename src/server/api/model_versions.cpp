@@ -37,10 +37,9 @@ asio::awaitable<result<response>> transition(request_context& ctx, const path_pa
         co_return std::move(comment).error();
     result<registry::model_version> done = make_error(errc::internal);
     if (t)
-        done = co_await ctx.svc->models.transition_version(m, v->version, *t, ctx.who.user_id,
-                                                           std::move(*comment));
+        done = co_await ctx.svc->models.transition_version(m, v->version, *t, ctx.audit, std::move(*comment));
     else
-        done = co_await ctx.svc->models.approve(m, v->version, ctx.who.user_id, std::move(*comment));
+        done = co_await ctx.svc->models.approve(m, v->version, ctx.audit, std::move(*comment));
     if (!done)
         co_return std::move(done).error();
     co_return json_response(version_json(m, *done));
@@ -213,7 +212,7 @@ asio::awaitable<result<response>> create_version(request_context& ctx, const pat
         co_return std::move(metrics).error();
     spec.metrics_json = std::move(*metrics);
     spec.uploads = std::move(*uploads);
-    auto v = co_await ctx.svc->models.create_version(m->model, std::move(spec), ctx.who.user_id);
+    auto v = co_await ctx.svc->models.create_version(m->model, std::move(spec), ctx.audit);
     if (!v)
         co_return std::move(v).error();
     co_return json_response(version_json(m->model, *v), http::status::created);

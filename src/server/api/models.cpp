@@ -85,7 +85,7 @@ asio::awaitable<result<response>> create_model(request_context& ctx, const path_
                               .prefix = std::move(*prefix),
                               .description = std::move(*description),
                               .policy = std::move(*policy)};
-    auto m = co_await ctx.svc->models.create_model(t->team, std::move(spec), ctx.who.user_id);
+    auto m = co_await ctx.svc->models.create_model(t->team, std::move(spec), ctx.audit);
     if (!m)
         co_return std::move(m).error();
     co_return with_etag(json_response(model_json(*m), http::status::created), *m);
@@ -139,8 +139,7 @@ asio::awaitable<result<response>> update_model(request_context& ctx, const path_
             co_return make_error(errc::precondition_failed, "If-Match does not match the model's ETag");
         }
     }
-    auto updated =
-        co_await ctx.svc->models.update_model(m->model, std::move(update), expected, ctx.who.user_id);
+    auto updated = co_await ctx.svc->models.update_model(m->model, std::move(update), expected, ctx.audit);
     if (!updated)
         co_return std::move(updated).error();
     co_return with_etag(json_response(model_json(*updated)), *updated);

@@ -121,10 +121,9 @@ asio::awaitable<result<response>> create_session(request_context& ctx, const pat
     if (credential_expiry && *credential_expiry < expires)
         expires = *credential_expiry;
 
-    const auto executor = co_await asio::this_coro::executor;
-    const registry::audit_context audit = audit_context_of(ctx);
-    const registry::audit_scope audit_guard(executor, audit);
-    auto made = co_await ctx.svc->sessions.create(ctx.who.user_id, key_param, token_param, expires);
+    ctx.audit = audit_context_of(ctx);
+    auto made =
+        co_await ctx.svc->sessions.create(ctx.audit, ctx.who.user_id, key_param, token_param, expires);
     if (!made)
         co_return std::move(made).error();
     const auto max_age = std::max<std::int64_t>(1, std::chrono::duration_cast<std::chrono::seconds>(
@@ -153,7 +152,7 @@ asio::awaitable<result<response>> delete_current_session(request_context& ctx, c
 {
     if (ctx.who.session_id.empty())
         co_return make_error(errc::not_found, "This request was not authenticated by a console session");
-    auto revoked = co_await ctx.svc->sessions.revoke(ctx.who.session_id);
+    auto revoked = co_await ctx.svc->sessions.revoke(ctx.audit, ctx.who.session_id);
     if (!revoked)
         co_return std::move(revoked).error();
     response res;

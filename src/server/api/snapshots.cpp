@@ -50,7 +50,7 @@ asio::awaitable<result<response>> create_snapshot(request_context& ctx, const pa
     if (!prefix)
         co_return std::move(prefix).error();
     const std::string snapshot_prefix = prefix->value_or("");
-    auto made = co_await ctx.svc->snapshots.create(b->id, *name, snapshot_prefix, ctx.who.user_id);
+    auto made = co_await ctx.svc->snapshots.create(ctx.audit, b->id, *name, snapshot_prefix, ctx.who.user_id);
     if (!made)
         co_return std::move(made).error();
     auto res = json_response(snapshot_json(*made, b->name), http::status::created);
@@ -95,7 +95,7 @@ asio::awaitable<result<response>> delete_snapshot(request_context& ctx, const pa
     auto b = co_await caller_bucket(ctx, path_param(params, "bucket"));
     if (!b)
         co_return std::move(b).error();
-    auto removed = co_await ctx.svc->snapshots.remove(b->id, path_param(params, "snapshot"));
+    auto removed = co_await ctx.svc->snapshots.remove(ctx.audit, b->id, path_param(params, "snapshot"));
     if (!removed)
         co_return std::move(removed).error();
     response res;
@@ -149,7 +149,7 @@ asio::awaitable<result<response>> restore_snapshot(request_context& ctx, const p
     request.prefix = std::move(*prefix);
     request.target_prefix = std::move(*target_prefix);
     request.owner_id = ctx.who.user_id;
-    auto restored = co_await ctx.svc->snapshots.restore(std::move(request));
+    auto restored = co_await ctx.svc->snapshots.restore(ctx.audit, std::move(request));
     if (!restored)
         co_return std::move(restored).error();
     json::object out{{"snapshot", std::string(path_param(params, "snapshot"))},

@@ -54,7 +54,7 @@ asio::awaitable<result<response>> create_team(request_context& ctx, const path_p
         if (p->protected_aliases)
             defaults.protected_aliases = *p->protected_aliases;
     }
-    auto t = co_await ctx.svc->models.create_team(std::move(*name), std::move(defaults));
+    auto t = co_await ctx.svc->models.create_team(ctx.audit, std::move(*name), std::move(defaults));
     if (!t)
         co_return std::move(t).error();
     co_return json_response(team_json(*t, std::nullopt), http::status::created);
@@ -93,7 +93,7 @@ asio::awaitable<result<response>> set_member(request_context& ctx, const path_pa
     auto role = role_field(*body, "role");
     if (!role)
         co_return std::move(role).error();
-    auto m = co_await ctx.svc->models.set_member(t->team.id, path_param(params, "user"), *role);
+    auto m = co_await ctx.svc->models.set_member(ctx.audit, t->team.id, path_param(params, "user"), *role);
     if (!m)
         co_return std::move(m).error();
     co_return json_response(member_json(*m));
@@ -104,7 +104,7 @@ asio::awaitable<result<response>> remove_member(request_context& ctx, const path
     auto t = co_await team_for(ctx, params);
     if (!t)
         co_return std::move(t).error();
-    auto removed = co_await ctx.svc->models.remove_member(t->team.id, path_param(params, "user"));
+    auto removed = co_await ctx.svc->models.remove_member(ctx.audit, t->team.id, path_param(params, "user"));
     if (!removed)
         co_return std::move(removed).error();
     response res;

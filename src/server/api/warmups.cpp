@@ -172,7 +172,8 @@ asio::awaitable<result<response>> create_warmup(request_context& ctx, const path
     auto v = co_await ctx.svc->models.get_version(*m, ref, alias_name.has_value());
     if (!v)
         co_return std::move(v).error();
-    auto job = co_await ctx.svc->warmups->create(m->team_id, m->id, v->id, alias_name, ctx.who.user_id);
+    auto job =
+        co_await ctx.svc->warmups->create(ctx.audit, m->team_id, m->id, v->id, alias_name, ctx.who.user_id);
     co_return json_response(job_json(job), http::status::created);
 }
 
@@ -238,7 +239,7 @@ asio::awaitable<result<response>> set_team_warmup_policy(request_context& ctx, c
     auto list = policy_body(*body, false);
     if (!list)
         co_return std::move(list).error();
-    co_await ctx.svc->warmups->set_team_policy(t->first.id, **list);
+    co_await ctx.svc->warmups->set_team_policy(ctx.audit, t->first.id, **list);
     co_return json_response(json::object{{"warmup_on", string_array(**list)}});
 }
 
@@ -265,7 +266,7 @@ asio::awaitable<result<response>> set_model_warmup_policy(request_context& ctx, 
     auto list = policy_body(*body, true);
     if (!list)
         co_return std::move(list).error();
-    co_await ctx.svc->warmups->set_model_policy(m->id, *list);
+    co_await ctx.svc->warmups->set_model_policy(ctx.audit, m->id, *list);
     auto team = co_await ctx.svc->warmups->team_policy(m->team_id);
     co_return json_response(
         json::object{{"warmup_on", *list ? json::value(string_array(**list)) : json::value(nullptr)},

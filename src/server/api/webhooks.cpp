@@ -253,7 +253,7 @@ asio::awaitable<result<response>> create_webhook(request_context& ctx, const pat
                                  "event_types");
     if (auto checked = co_await check_url(ctx, spec.url); !checked)
         co_return std::move(checked).error();
-    auto [w, secret] = co_await ctx.svc->webhooks->create(t->id, std::move(spec), ctx.who.user_id);
+    auto [w, secret] = co_await ctx.svc->webhooks->create(ctx.audit, t->id, std::move(spec), ctx.who.user_id);
     auto out = webhook_json(w, t->name);
     out["secret"] = secret;
     auto res = json_response(out, http::status::created);
@@ -339,7 +339,7 @@ asio::awaitable<result<response>> update_webhook(request_context& ctx, const pat
     if (u.url)
         if (auto checked = co_await check_url(ctx, *u.url); !checked)
             co_return std::move(checked).error();
-    auto w = co_await ctx.svc->webhooks->update(a->team.id, a->webhook.id, std::move(u));
+    auto w = co_await ctx.svc->webhooks->update(ctx.audit, a->team.id, a->webhook.id, std::move(u));
     if (!w)
         co_return std::move(w).error();
     co_return json_response(webhook_json(*w, a->team.name));
@@ -350,7 +350,7 @@ asio::awaitable<result<response>> delete_webhook(request_context& ctx, const pat
     auto a = co_await webhook_for(ctx, params);
     if (!a)
         co_return std::move(a).error();
-    auto removed = co_await ctx.svc->webhooks->remove(a->team.id, a->webhook.id);
+    auto removed = co_await ctx.svc->webhooks->remove(ctx.audit, a->team.id, a->webhook.id);
     if (!removed)
         co_return std::move(removed).error();
     response res;
@@ -377,8 +377,8 @@ asio::awaitable<result<response>> rotate_webhook_secret(request_context& ctx, co
             overlap = *n;
         }
     }
-    auto rotated =
-        co_await ctx.svc->webhooks->rotate(a->team.id, a->webhook.id, std::chrono::seconds(overlap));
+    auto rotated = co_await ctx.svc->webhooks->rotate(ctx.audit, a->team.id, a->webhook.id,
+                                                      std::chrono::seconds(overlap));
     if (!rotated)
         co_return std::move(rotated).error();
     auto out = webhook_json(rotated->first, a->team.name);
@@ -391,7 +391,7 @@ asio::awaitable<result<response>> ping_webhook(request_context& ctx, const path_
     auto a = co_await webhook_for(ctx, params);
     if (!a)
         co_return std::move(a).error();
-    auto event = co_await ctx.svc->webhooks->ping(a->team.id, a->webhook.id, ctx.who.user_id);
+    auto event = co_await ctx.svc->webhooks->ping(ctx.audit, a->team.id, a->webhook.id, ctx.who.user_id);
     if (!event)
         co_return std::move(event).error();
     json::object out{{"event_id", "evt_" + std::to_string(*event)}, {"event_type", "webhook.ping"}};
@@ -460,7 +460,7 @@ asio::awaitable<result<response>> redeliver_webhook(request_context& ctx, const 
     auto id = id_param(params, "delivery", "delivery");
     if (!id)
         co_return std::move(id).error();
-    auto d = co_await ctx.svc->webhooks->redeliver(a->webhook.id, *id);
+    auto d = co_await ctx.svc->webhooks->redeliver(ctx.audit, a->webhook.id, *id);
     if (!d)
         co_return std::move(d).error();
     co_return json_response(delivery_json(*d), http::status::accepted);

@@ -264,9 +264,7 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
                 if (!ctx.svc->limiter.admit(ctx.who.access_key_id)) {
                     failure = make_error(errc::rate_limited, "Please reduce your request rate.");
                 } else {
-                    const auto executor = co_await asio::this_coro::executor;
-                    const registry::audit_context audit = audit_context_of(ctx);
-                    const registry::audit_scope audit_guard(executor, audit);
+                    ctx.audit = audit_context_of(ctx);
                     co_await resolve_principal(ctx);
                     ctx.permission = found->permission.value;
                     auto r = co_await found->fn(ctx, req);

@@ -86,8 +86,8 @@ asio::awaitable<result<response>> resolve(request_context& ctx, hub_request& req
             ",\"ref\":" + registry::audit_quote(req.revision) +
             ",\"version\":" + std::to_string(repo->version.number) +
             ",\"commit\":" + registry::audit_quote(repo->commit) + "}";
-        co_await registry::audit_model_download(*ctx.svc->db, audit_context_of(ctx),
-                                                ctx.bucket + "/" + ctx.key, req.team, details);
+        co_await registry::audit_model_download(*ctx.svc->db, ctx.audit, ctx.bucket + "/" + ctx.key, req.team,
+                                                details);
     }
     co_return res;
 }

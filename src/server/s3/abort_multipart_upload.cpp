@@ -10,7 +10,8 @@ asio::awaitable<result<response>> abort_multipart_upload(request_context& ctx)
     auto bucket = co_await authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
-    auto aborted = co_await ctx.svc->multipart.abort(bucket->id, ctx.key, ctx.param("uploadId").value_or(""));
+    auto aborted =
+        co_await ctx.svc->multipart.abort(ctx.audit, bucket->id, ctx.key, ctx.param("uploadId").value_or(""));
     if (!aborted)
         co_return std::move(aborted).error();
     response res;

@@ -39,8 +39,9 @@ asio::awaitable<result<response>> complete_multipart_upload(request_context& ctx
     for (const auto& f : *ctx.header)
         if (checksum_algorithm_from_header(f.name_string()))
             conditions.checksum = std::string(f.value());
-    auto done = co_await ctx.svc->multipart.complete(bucket->id, ctx.key, ctx.param("uploadId").value_or(""),
-                                                     std::move(parts), std::move(conditions));
+    auto done = co_await ctx.svc->multipart.complete(ctx.audit, bucket->id, ctx.key,
+                                                     ctx.param("uploadId").value_or(""), std::move(parts),
+                                                     std::move(conditions));
     if (!done)
         co_return std::move(done).error();
     s3::complete_multipart_result out;

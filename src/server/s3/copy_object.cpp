@@ -81,7 +81,7 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
                                           // A snapshot's version need not be current (or even listed).
                                           .source_version_pinned = source->version_id.has_value() ||
                                                                    registry::is_snapshot_key(source->key)};
-    auto copied = co_await ctx.svc->objects.copy_object(std::move(request));
+    auto copied = co_await ctx.svc->objects.copy_object(ctx.audit, std::move(request));
     if (!copied)
         co_return std::move(copied).error();
 

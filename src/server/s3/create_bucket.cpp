@@ -36,7 +36,7 @@ asio::awaitable<result<response>> create_bucket(request_context& ctx)
                              "The specified location-constraint is not valid for this endpoint (region " +
                                  region + ")",
                              "LocationConstraint");
-    auto created = co_await ctx.svc->buckets.create(ctx.bucket, ctx.who.user_id, region);
+    auto created = co_await ctx.svc->buckets.create(ctx.audit, ctx.bucket, ctx.who.user_id, region);
     if (!created)
         co_return std::move(created).error();
     response res;

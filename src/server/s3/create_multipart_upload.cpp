@@ -31,8 +31,8 @@ asio::awaitable<result<response>> create_multipart_upload(request_context& ctx)
         if (!type)
             co_return make_error(errc::invalid_request, "Value for x-amz-checksum-type header is invalid.");
     }
-    auto upload = co_await ctx.svc->multipart.create(*bucket, ctx.key, ctx.who.user_id, std::move(*headers),
-                                                     algorithm, type, std::move(*tags));
+    auto upload = co_await ctx.svc->multipart.create(ctx.audit, *bucket, ctx.key, ctx.who.user_id,
+                                                     std::move(*headers), algorithm, type, std::move(*tags));
     if (!upload)
         co_return std::move(upload).error();
     auto res = xml_response(s3::initiate_multipart_upload_xml(

@@ -10,11 +10,11 @@ asio::awaitable<result<response>> delete_bucket(request_context& ctx)
     auto bucket = co_await authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
-    auto removed = co_await ctx.svc->buckets.remove(ctx.bucket);
+    auto removed = co_await ctx.svc->buckets.remove(ctx.audit, ctx.bucket);
     if (!removed && removed.error().code == errc::conflict) {
         // Only uploads in progress remain: abort them (releasing their parts) and delete the bucket.
-        co_await ctx.svc->multipart.abort_all(bucket->id);
-        removed = co_await ctx.svc->buckets.remove(ctx.bucket);
+        co_await ctx.svc->multipart.abort_all(ctx.audit, bucket->id);
+        removed = co_await ctx.svc->buckets.remove(ctx.audit, ctx.bucket);
     }
     if (!removed)
         co_return std::move(removed).error();

@@ -11,7 +11,7 @@ asio::awaitable<result<response>> delete_bucket_cors(request_context& ctx)
     if (!bucket)
         co_return std::move(bucket).error();
     if (!bucket->cors.empty()) {
-        auto set = co_await ctx.svc->buckets.set_cors(bucket->name, std::nullopt);
+        auto set = co_await ctx.svc->buckets.set_cors(ctx.audit, bucket->name, std::nullopt);
         if (!set)
             co_return std::move(set).error();
     }

@@ -14,7 +14,7 @@ asio::awaitable<result<response>> delete_bucket_lifecycle(request_context& ctx)
     registry::lifecycle_service lifecycle(*ctx.svc->db, *ctx.svc->blobs, ctx.svc->multipart);
     // A row (and an audit entry) changes only when there was a configuration to remove.
     if (co_await lifecycle.configuration(bucket->id)) {
-        auto set = co_await lifecycle.set_configuration(bucket->name, std::nullopt);
+        auto set = co_await lifecycle.set_configuration(ctx.audit, bucket->name, std::nullopt);
         if (!set)
             co_return std::move(set).error();
     }

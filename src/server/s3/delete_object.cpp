@@ -29,8 +29,8 @@ asio::awaitable<result<response>> delete_object(request_context& ctx)
                                           "x-amz-if-match-last-modified-time");
         !valid)
         co_return std::move(valid).error();
-    auto deleted = co_await registry::remove_object(*ctx.svc->db, *ctx.svc->blobs, std::move(request),
-                                                    std::move(conditions));
+    auto deleted = co_await registry::remove_object(ctx.audit, *ctx.svc->db, *ctx.svc->blobs,
+                                                    std::move(request), std::move(conditions));
     if (!deleted)
         co_return std::move(deleted).error();
     response res;

@@ -48,8 +48,8 @@ asio::awaitable<result<response>> delete_objects(request_context& ctx)
             outcome = delete_conditions_of(checks, opt(wanted.etag), opt(wanted.size),
                                            opt(wanted.last_modified_time), "Size", "LastModifiedTime");
             if (outcome) {
-                auto r = co_await registry::remove_object(*ctx.svc->db, *ctx.svc->blobs, std::move(request),
-                                                          std::move(checks));
+                auto r = co_await registry::remove_object(ctx.audit, *ctx.svc->db, *ctx.svc->blobs,
+                                                          std::move(request), std::move(checks));
                 if (r)
                     removed = std::move(*r);
                 else

@@ -5,6 +5,7 @@
 #include "s3/etag.hpp"
 #include "s3/header_values.hpp"
 #include "s3/range.hpp"
+#include "server/audit_requests.hpp"
 #include "server/errors.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
@@ -140,35 +141,49 @@ asio::awaitable<result<response>> respond_with_object(request_context& ctx,
 
 namespace {
 
+/// A GET that succeeded writes its download audit row (server/audit_requests.hpp) before the response goes
+/// out; `has_models`: whether any model lives in the bucket, when the read looked the bucket up.
+asio::awaitable<result<response>> audited(request_context& ctx, bool head, result<response> r,
+                                          std::optional<bool> has_models)
+{
+    if (r && !head)
+        co_await audit_download(ctx, has_models);
+    co_return r;
+}
+
 asio::awaitable<result<response>> read_object(request_context& ctx, bool head)
 {
-    if (is_model_view(ctx))
-        co_return co_await read_model_file(ctx, ctx.key, head);
+    if (is_model_view(ctx)) {
+        auto r = co_await read_model_file(ctx, ctx.key, head);
+        co_return co_await audited(ctx, head, std::move(r), std::nullopt);
+    }
     if (!ctx.frozen_view_key.empty()) {
         // An alias-scoped credential reads the frozen file of the aliased version at this path, exactly what
         // the models view serves, never the live object (server/authorization.hpp).
         auto bucket = co_await authorized_bucket(ctx);
         if (!bucket)
             co_return std::move(bucket).error();
-        ctx.bucket_has_models = bucket->has_models;
-        co_return co_await read_model_file(ctx, ctx.frozen_view_key, head);
+        auto r = co_await read_model_file(ctx, ctx.frozen_view_key, head);
+        co_return co_await audited(ctx, head, std::move(r), bucket->has_models);
     }
-    if (registry::is_snapshot_key(ctx.key))
-        co_return co_await read_snapshot_object(ctx, head);
+    if (registry::is_snapshot_key(ctx.key)) {
+        auto r = co_await read_snapshot_object(ctx, head);
+        co_return co_await audited(ctx, head, std::move(r), std::nullopt);
+    }
     auto version_id = version_id_of(ctx);
     if (!version_id)
         co_return std::move(version_id).error();
     auto bucket = co_await authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
-    ctx.bucket_has_models = bucket->has_models;
     auto opened = co_await ctx.svc->objects.open_version(bucket->id, ctx.key, *version_id);
     if (!opened)
         co_return std::move(opened).error();
     if (opened->version.is_delete_marker)
         co_return delete_marker_response(ctx, opened->version, version_id->has_value());
     auto handle = std::make_shared<registry::object_handle>(std::move(*opened));
-    co_return co_await respond_with_object(ctx, std::move(handle), &*bucket, head);
+    auto r = co_await respond_with_object(ctx, std::move(handle), &*bucket, head);
+    co_return co_await audited(ctx, head, std::move(r), bucket->has_models);
 }
 
 } // namespace

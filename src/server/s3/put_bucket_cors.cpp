@@ -18,7 +18,8 @@ asio::awaitable<result<response>> put_bucket_cors(request_context& ctx)
     if (!config)
         co_return std::move(config).error();
     // Stored as GetBucketCors returns it: validated, re-serialized, nothing of the request's bytes verbatim.
-    auto set = co_await ctx.svc->buckets.set_cors(bucket->name, s3::cors_configuration_xml(*config));
+    auto set =
+        co_await ctx.svc->buckets.set_cors(ctx.audit, bucket->name, s3::cors_configuration_xml(*config));
     if (!set)
         co_return std::move(set).error();
     co_return response{};

@@ -22,7 +22,8 @@ asio::awaitable<result<response>> put_bucket_lifecycle(request_context& ctx)
     // Stored as GetBucketLifecycleConfiguration returns it: validated, re-serialized, nothing of the
     // request's bytes verbatim.
     registry::lifecycle_service lifecycle(*ctx.svc->db, *ctx.svc->blobs, ctx.svc->multipart);
-    auto set = co_await lifecycle.set_configuration(bucket->name, s3::lifecycle_configuration_xml(*config));
+    auto set = co_await lifecycle.set_configuration(ctx.audit, bucket->name,
+                                                    s3::lifecycle_configuration_xml(*config));
     if (!set)
         co_return std::move(set).error();
     co_return response{};

@@ -22,7 +22,7 @@ asio::awaitable<result<response>> put_bucket_tagging(request_context& ctx)
     if (!tags->empty())
         stored = std::move(*tags);
     if (stored || bucket->tags) {
-        auto set = co_await ctx.svc->buckets.set_tags(bucket->name, std::move(stored));
+        auto set = co_await ctx.svc->buckets.set_tags(ctx.audit, bucket->name, std::move(stored));
         if (!set)
             co_return std::move(set).error();
     }

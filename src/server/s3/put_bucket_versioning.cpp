@@ -26,7 +26,7 @@ asio::awaitable<result<response>> put_bucket_versioning(request_context& ctx)
     const auto mode = *config->status == s3::versioning_status::enabled
                           ? registry::versioning_mode::enabled
                           : registry::versioning_mode::suspended;
-    auto set = co_await ctx.svc->objects.set_versioning(bucket->id, mode);
+    auto set = co_await ctx.svc->objects.set_versioning(ctx.audit, bucket->id, mode);
     if (!set)
         co_return std::move(set).error();
     co_return response{};

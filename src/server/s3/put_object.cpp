@@ -48,7 +48,7 @@ asio::awaitable<result<response>> put_object(request_context& ctx)
         request.if_match = std::string(*v);
     if (auto v = ctx.get("if-none-match"))
         request.if_none_match = std::string(*v);
-    auto stored = co_await ctx.svc->objects.put_object(std::move(request));
+    auto stored = co_await ctx.svc->objects.put_object(ctx.audit, std::move(request));
     if (!stored)
         co_return std::move(stored).error();
     response res;

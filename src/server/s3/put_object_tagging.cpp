@@ -35,7 +35,7 @@ asio::awaitable<result<response>> set_object_tags(request_context& ctx, const re
     const auto& v = opened->version;
     if (v.is_delete_marker)
         co_return delete_marker_response(ctx, v, version_id.has_value());
-    if (auto set = co_await ctx.svc->objects.set_tags(v, std::move(tags)); !set) {
+    if (auto set = co_await ctx.svc->objects.set_tags(ctx.audit, v, std::move(tags)); !set) {
         if (!version_id && set.error().code == errc::no_such_version) // deleted meanwhile
             co_return make_error(errc::no_such_key, "The specified key does not exist.");
         co_return std::move(set).error();

@@ -56,8 +56,8 @@ asio::awaitable<result<response>> upload_part(request_context& ctx)
                                    .checksum_value = std::move(checksum->value),
                                    .trailer_checksum = std::move(checksum->trailer),
                                    .dedup = target->bucket.dedup};
-    auto part =
-        co_await ctx.svc->multipart.upload_part(target->upload, target->part_number, *ctx.body, limits);
+    auto part = co_await ctx.svc->multipart.upload_part(ctx.audit, target->upload, target->part_number,
+                                                        *ctx.body, limits);
     if (!part)
         co_return std::move(part).error();
     response res;
@@ -107,8 +107,8 @@ asio::awaitable<result<response>> upload_part_copy(request_context& ctx)
     }
     // A snapshot's version need not be current (or even listed), as in CopyObject.
     const bool pinned = source->version_id.has_value() || registry::is_snapshot_key(source->key);
-    auto part = co_await ctx.svc->multipart.copy_part(target->upload, target->part_number, *opened, first,
-                                                      length, pinned);
+    auto part = co_await ctx.svc->multipart.copy_part(ctx.audit, target->upload, target->part_number, *opened,
+                                                      first, length, pinned);
     if (!part)
         co_return std::move(part).error();
     auto res =
