@@ -472,14 +472,14 @@ class Depot:
     def client(self, user: str = "alice", *, access_key: str | None = None, secret: str | None = None,
                endpoint: str | None = None, addressing_style: str = "path", **config):
         u = self.users.get(user)
-        cfg = botocore.config.Config(
-            signature_version="s3v4",
-            s3={"addressing_style": addressing_style},
-            retries={"total_max_attempts": 1},
-            connect_timeout=10,
-            read_timeout=120,
+        cfg = botocore.config.Config(**{
+            "signature_version": "s3v4",
+            "s3": {"addressing_style": addressing_style},
+            "retries": {"total_max_attempts": 1},
+            "connect_timeout": 10,
+            "read_timeout": 120,
             **config,
-        )
+        })
         return boto3.session.Session().client(
             "s3",
             endpoint_url=endpoint or self.endpoint,

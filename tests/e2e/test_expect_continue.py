@@ -148,3 +148,15 @@ def test_connection_is_reusable_after_a_continued_put(depot, s3, bucket):
         assert (response.status_code, response.content) == (200, body)
     finally:
         conn.close()
+
+
+def test_boto3_put_of_an_empty_body_leaves_the_connection_usable(depot, bucket):
+    """botocore sends "Expect: 100-continue" with an empty PutObject too. Answered without "100 Continue",
+    it reused that answer's status line for the next request on the connection and then waited for the end
+    of a body that never came (depotd's idle timeout, 60 s): every upload after an empty file stalled. With
+    a 10 s read timeout the stall is an error here."""
+    s3 = depot.client("alice", read_timeout=10)
+    for i, body in enumerate([b"", b"ab", b"", b"abc", b"{}"]):
+        s3.put_object(Bucket=bucket, Key=f"empty-then-{i}", Body=body)
+    for i, body in enumerate([b"", b"ab", b"", b"abc", b"{}"]):
+        assert s3.get_object(Bucket=bucket, Key=f"empty-then-{i}")["Body"].read() == body
