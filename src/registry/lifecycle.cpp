@@ -62,8 +62,10 @@ private:
         if (rule.expiration_days) {
             const auto due = selection(bucket_id, rule, *rule.expiration_days);
             co_await expire_current(due);
-            // S3: an Expiration with Days also removes expired object delete markers once they are that old.
-            co_await remove_lone_markers(due);
+            // S3: an Expiration with Days also removes expired object delete markers once they are that old
+            // (a marker has no tags: a tag filter selects none).
+            if (rule.filter.tags.empty())
+                co_await remove_lone_markers(due);
         } else if (rule.expiration_date || rule.expired_object_delete_marker.value_or(false)) {
             const lifecycle_selection now{.bucket_id = bucket_id, .filter = rule.filter, .cutoff = now_};
             if (rule.expiration_date && *rule.expiration_date <= now_)

@@ -3,6 +3,7 @@
 #include "registry/audit.hpp"
 #include "registry/sql_util.hpp"
 #include "registry/transaction.hpp"
+#include "registry/versions.hpp"
 #include "s3/lifecycle.hpp"
 
 #include <limits>
@@ -35,7 +36,19 @@ std::int64_t less_than(const s3::lifecycle_filter& f)
                             : std::numeric_limits<std::int64_t>::max();
 }
 
+/// The filter's tags as SQL's argument: a JSON array of [key, value] pairs, like object_versions.tags.
+std::string tags_argument(const s3::lifecycle_filter& f)
+{
+    return tags_json(f.tags);
+}
+
 } // namespace
+
+/// SQL: the tag set `column` holds every tag of the JSON array $n, each [key, value] equal to one of its own.
+/// Not jsonb containment: `@>` ignores the order inside a pair, so '[["v","k"]]' @> '[["k","v"]]' holds.
+#define DEPOT_HAS_TAGS(n, column)                                                                            \
+    "NOT EXISTS (SELECT 1 FROM jsonb_array_elements(" n "::jsonb) AS wanted(tag) WHERE NOT EXISTS "          \
+    "(SELECT 1 FROM jsonb_array_elements(" column ") AS has(tag) WHERE has.tag = wanted.tag))"
 
 asio::awaitable<std::optional<std::string>> lifecycle_repository::configuration(std::int64_t bucket_id)
 {
@@ -138,9 +151,10 @@ asio::awaitable<void> lifecycle_repository::each_due_current_version(const lifec
         "FROM object_versions o WHERE o.bucket_id = $4 AND o.superseded_seq IS NULL "
         "AND NOT o.is_delete_marker AND NOT o.purged AND starts_with(o.key, $5) AND o.key >= $1 "
         "AND (o.key > $1 OR o.id > $2) AND o.last_modified <= to_timestamp($6::double precision / 1000) "
-        "AND o.size > $7 AND o.size < $8 ORDER BY o.key, o.id LIMIT $3";
+        "AND o.size > $7 AND o.size < $8 "
+        "AND " DEPOT_HAS_TAGS("$9", "o.tags") " ORDER BY o.key, o.id LIMIT $3";
     const auto query = statement_of(statement, s.bucket_id, s.filter.prefix, millis(s.cutoff),
-                                    greater_than(s.filter), less_than(s.filter));
+                                    greater_than(s.filter), less_than(s.filter), tags_argument(s.filter));
     co_await paginate(query, visit);
 }
 
@@ -165,17 +179,17 @@ asio::awaitable<void> lifecycle_repository::each_due_noncurrent_version(const li
     // The window sees every version of the keys from the cursor on; the cursor applies after it.
     static constexpr std::string_view statement =
         "SELECT key, id, version_id, '', 0 FROM ("
-        "SELECT o.key, o.id, o.version_id, o.size, o.superseded_seq, "
+        "SELECT o.key, o.id, o.version_id, o.size, o.tags, o.superseded_seq, "
         "row_number() OVER w AS position, lag(o.last_modified) OVER w AS noncurrent_since "
         "FROM object_versions o WHERE o.bucket_id = $4 AND NOT o.purged "
         "AND starts_with(o.key, $5) AND o.key >= $1 "
         "WINDOW w AS (PARTITION BY o.key ORDER BY o.created_seq DESC)) v "
         "WHERE superseded_seq IS NOT NULL AND position > 1 + $9 "
         "AND noncurrent_since <= to_timestamp($6::double precision / 1000) AND size > $7 AND size < $8 "
-        "AND (key > $1 OR id > $2) ORDER BY key, id LIMIT $3";
+        "AND (key > $1 OR id > $2) AND " DEPOT_HAS_TAGS("$10", "v.tags") " ORDER BY key, id LIMIT $3";
     const auto query =
         statement_of(statement, s.bucket_id, s.filter.prefix, millis(s.cutoff), greater_than(s.filter),
-                     less_than(s.filter), static_cast<std::int64_t>(newer));
+                     less_than(s.filter), static_cast<std::int64_t>(newer), tags_argument(s.filter));
     co_await paginate(query, visit);
 }
 
