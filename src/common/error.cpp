@@ -109,6 +109,8 @@ std::string_view to_string(errc code) noexcept
         return "bad_request";
     case errc::no_such_tag_set:
         return "no_such_tag_set";
+    case errc::no_such_lifecycle_configuration:
+        return "no_such_lifecycle_configuration";
     }
     return "unknown";
 }

@@ -67,6 +67,7 @@ enum class errc
     cors_forbidden,             ///< a CORS preflight no rule allows (S3: 403 AccessForbidden)
     bad_request,                ///< a request missing what its kind needs (S3: 400 BadRequest)
     no_such_tag_set,            ///< GetBucketTagging of a bucket without tags (S3: 404 NoSuchTagSet)
+    no_such_lifecycle_configuration, ///< GetBucketLifecycleConfiguration of a bucket without one (S3: 404)
 };
 
 /// A failure with a human-readable message for the client. Messages never contain secrets.

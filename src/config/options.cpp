@@ -1,6 +1,5 @@
 #include "config/options.hpp"
 
-#include "config/lifecycle_day.hpp"
 #include "s3/names.hpp"
 
 #include <charconv>
@@ -11,20 +10,6 @@
 #include <map>
 
 namespace depot::config {
-
-namespace {
-std::chrono::seconds lifecycle_day_seconds{86400};
-} // namespace
-
-std::chrono::seconds lifecycle_day() noexcept
-{
-    return lifecycle_day_seconds;
-}
-
-void set_lifecycle_day(std::chrono::seconds day) noexcept
-{
-    lifecycle_day_seconds = day;
-}
 
 namespace {
 
@@ -208,11 +193,10 @@ const std::vector<setting>& settings()
         {"--lifecycle-day-seconds", "DEPOT_LIFECYCLE_DAY_SECONDS",
          "seconds a lifecycle day lasts for bucket lifecycle rules (default 86400; a testing knob: anything "
          "else counts days from the exact start, not from midnight UTC)",
-         [](options&, const std::string& v) {
+         [](options& o, const std::string& v) {
              long s = 0;
              bool okay = parse_number(v, s) && s > 0;
-             if (okay)
-                 set_lifecycle_day(std::chrono::seconds(s));
+             o.lifecycle_day = std::chrono::seconds(s);
              return okay;
          }},
         {"--audit-retention", "DEPOT_AUDIT_RETENTION",

@@ -72,6 +72,9 @@ struct options
     std::chrono::seconds multipart_max_age{7 * 24 * 3600};
     /// How often the cleanup task runs (abandoned uploads, incomplete blob writes).
     std::chrono::seconds cleanup_interval{3600};
+    /// How long a "day" of bucket lifecycle rules lasts (registry/lifecycle.hpp): 86400 counts days as S3
+    /// does (due at midnight UTC); a few seconds make rules testable, like radosgw's rgw_lc_debug_interval.
+    std::chrono::seconds lifecycle_day{86400};
     /// Grace age of the blob collector: incomplete writes untouched this long, and committed blobs that no
     /// metadata names this long after their commit, are reclaimed. Must exceed the longest pause of a
     /// live upload (uploads stream continuously) and of a publish after its blob committed (milliseconds).

@@ -3,14 +3,11 @@
 #include "common/log.hpp"
 #include "registry/audit.hpp"
 #include "registry/conditional_delete.hpp"
-#include "registry/sql_util.hpp"
-#include "registry/transaction.hpp"
 #include "s3/lifecycle.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <limits>
 
 namespace depot::registry {
 
@@ -24,75 +21,31 @@ const audit_context& lifecycle_audit()
     return ctx;
 }
 
-/// The installation-wide lifecycle lock ("depotlcy"), held with pg_try_advisory_xact_lock for a pass: with
-/// several depotd processes one executes the rules at a time, so no removal is attempted (and audited) twice.
-constexpr std::int64_t lifecycle_lock_key = 0x6465706f746c6379;
-
-/// Rows one query takes; a pass continues after the last one until nothing is left.
-constexpr std::int64_t batch = 500;
-
-std::int64_t millis(time_point t)
-{
-    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
-}
-
-/// The size bounds of a filter as SQL arguments: size > $gt AND size < $lt.
-std::int64_t greater_than(const s3::lifecycle_filter& f)
-{
-    return f.size_greater_than ? static_cast<std::int64_t>(*f.size_greater_than) : -1;
-}
-
-std::int64_t less_than(const s3::lifecycle_filter& f)
-{
-    return f.size_less_than ? static_cast<std::int64_t>(*f.size_less_than)
-                            : std::numeric_limits<std::int64_t>::max();
-}
-
-struct bucket_config
-{
-    std::int64_t id = 0;
-    std::string name;
-    std::string xml;
-};
-
+/// One pass: the decisions of each Enabled rule, on what the repository selects.
 class pass
 {
 public:
-    pass(pg::pool& pool, storage::blob_store& store, multipart_service& multipart, time_point now,
-         std::chrono::seconds day)
-        : pool_(pool), store_(store), multipart_(multipart), now_(now), day_(day)
+    pass(lifecycle_repository& repo, pg::pool& pool, storage::blob_store& store, multipart_service& multipart,
+         time_point now, std::chrono::seconds day)
+        : repo_(repo), pool_(pool), store_(store), multipart_(multipart), now_(now), day_(day)
     {}
 
     asio::awaitable<lifecycle_counts> run()
     {
-        // The lock lives in this connection's transaction: released at its COMMIT, or when the pool rolls
-        // back a connection given back mid-transaction (an exception below).
-        auto lock = co_await pool_.acquire();
-        co_await lock->execute("BEGIN");
-        auto held = co_await sql(*lock, "SELECT pg_try_advisory_xact_lock($1)", lifecycle_lock_key);
-        if (!held[0].boolean(0)) {
-            co_await lock->execute("ROLLBACK");
-            co_return counts_; // another process is executing the rules right now
-        }
-        co_await each_bucket();
-        co_await lock->execute("COMMIT");
+        // While another process executes the rules, this pass has nothing to do.
+        const std::function<asio::awaitable<void>()> body = [this]() -> asio::awaitable<void> {
+            co_await each_bucket();
+        };
+        co_await repo_.exclusively(body);
         co_return counts_;
     }
 
 private:
     asio::awaitable<void> each_bucket()
     {
-        std::vector<bucket_config> buckets;
-        {
-            auto conn = co_await pool_.acquire();
-            auto rs =
-                co_await sql(*conn, "SELECT id, name, lifecycle FROM buckets WHERE lifecycle IS NOT NULL "
-                                    "ORDER BY id");
-            for (auto r : rs)
-                buckets.push_back({r.i64(0), r.str(1), r.str(2)});
-        }
+        const auto buckets = co_await repo_.configured_buckets();
         for (const auto& b : buckets) {
-            auto config = s3::parse_lifecycle_configuration(b.xml);
+            auto config = s3::parse_lifecycle_configuration(b.configuration);
             if (!config) {
                 ++counts_.failed_buckets;
                 log::warn("lifecycle configuration unreadable; the bucket is skipped",
@@ -101,162 +54,97 @@ private:
             }
             for (const auto& rule : config->rules)
                 if (rule.enabled)
-                    co_await apply(b, rule);
+                    co_await apply(b.id, rule);
         }
     }
 
-    asio::awaitable<void> apply(const bucket_config& b, const s3::lifecycle_rule& rule)
+    /// What `rule` selects when its actions are due for what started `days` ago.
+    lifecycle_selection selection(std::int64_t bucket_id, const s3::lifecycle_rule& rule, int days) const
     {
-        if (rule.expiration_days)
-            co_await expire_current(b, rule.filter, s3::lifecycle_cutoff(now_, *rule.expiration_days, day_));
-        else if (rule.expiration_date && *rule.expiration_date <= now_)
-            co_await expire_current(b, rule.filter, now_);
-        // S3: an Expiration with Days also removes expired object delete markers once they are that old.
-        if (rule.expiration_days)
-            co_await remove_lone_markers(b, rule.filter,
-                                         s3::lifecycle_cutoff(now_, *rule.expiration_days, day_));
-        else if (rule.expired_object_delete_marker.value_or(false))
-            co_await remove_lone_markers(b, rule.filter, now_);
-        if (rule.noncurrent_days)
-            co_await expire_noncurrent(b, rule.filter,
-                                       s3::lifecycle_cutoff(now_, *rule.noncurrent_days, day_),
-                                       rule.newer_noncurrent_versions.value_or(0));
-        if (rule.abort_days_after_initiation)
-            co_await abort_uploads(b, rule.filter,
-                                   s3::lifecycle_cutoff(now_, *rule.abort_days_after_initiation, day_));
+        return {
+            .bucket_id = bucket_id, .filter = rule.filter, .cutoff = s3::lifecycle_cutoff(now_, days, day_)};
     }
 
-    /// Multipart uploads of keys under the filter's prefix initiated at or before `cutoff`, aborted as
-    /// AbortMultipartUpload does.
-    asio::awaitable<void> abort_uploads(const bucket_config& b, const s3::lifecycle_filter& f,
-                                        time_point cutoff)
+    asio::awaitable<void> apply(std::int64_t bucket_id, const s3::lifecycle_rule& rule)
     {
-        std::int64_t after = 0;
-        for (;;) {
-            pg::result_set rs;
-            {
-                auto conn = co_await pool_.acquire();
-                rs = co_await sql(*conn,
-                                  "SELECT id, key, upload_id FROM multipart_uploads WHERE bucket_id = $1 "
-                                  "AND starts_with(key, $2) AND id > $3 "
-                                  "AND initiated_at <= to_timestamp($4::double precision / 1000) "
-                                  "ORDER BY id LIMIT $5",
-                                  b.id, f.prefix, after, millis(cutoff), batch);
-            }
-            for (auto r : rs) {
-                after = r.i64(0);
-                if (co_await multipart_.abort(lifecycle_audit(), b.id, r.str(1), r.str(2)))
-                    ++counts_.aborted_uploads;
-            }
-            if (static_cast<std::int64_t>(rs.size()) < batch)
-                co_return;
+        if (rule.expiration_days) {
+            const auto due = selection(bucket_id, rule, *rule.expiration_days);
+            co_await expire_current(due);
+            // S3: an Expiration with Days also removes expired object delete markers once they are that old
+            // (a marker has no tags: a tag filter selects none).
+            if (rule.filter.tags.empty())
+                co_await remove_lone_markers(due);
+        } else if (rule.expiration_date || rule.expired_object_delete_marker.value_or(false)) {
+            const lifecycle_selection now{.bucket_id = bucket_id, .filter = rule.filter, .cutoff = now_};
+            if (rule.expiration_date && *rule.expiration_date <= now_)
+                co_await expire_current(now);
+            if (rule.expired_object_delete_marker.value_or(false))
+                co_await remove_lone_markers(now);
+        }
+        if (rule.noncurrent_days) {
+            const auto due = selection(bucket_id, rule, *rule.noncurrent_days);
+            co_await expire_noncurrent(due, rule.newer_noncurrent_versions.value_or(0));
+        }
+        if (rule.abort_days_after_initiation) {
+            const auto due = selection(bucket_id, rule, *rule.abort_days_after_initiation);
+            co_await abort_uploads(due);
         }
     }
 
-    /// Current versions (not delete markers) last modified at or before `cutoff`.
-    asio::awaitable<void> expire_current(const bucket_config& b, const s3::lifecycle_filter& f,
-                                         time_point cutoff)
+    /// Aborted as AbortMultipartUpload does.
+    asio::awaitable<void> abort_uploads(const lifecycle_selection& s)
     {
-        std::string after;
-        for (;;) {
-            pg::result_set rs;
-            {
-                auto conn = co_await pool_.acquire();
-                rs = co_await sql(
-                    *conn,
-                    "SELECT key, etag, " DEPOT_MS(
-                        "last_modified") " FROM object_versions WHERE bucket_id = $1 "
-                                         "AND superseded_seq IS NULL AND NOT is_delete_marker "
-                                         "AND NOT purged AND starts_with(key, $2) AND key > $3 "
-                                         "AND last_modified <= to_timestamp($4::double precision "
-                                         "/ 1000) AND size > $5 AND size < $6 ORDER BY key LIMIT $7",
-                    b.id, f.prefix, after, millis(cutoff), greater_than(f), less_than(f), batch);
-            }
-            for (auto r : rs) {
-                after = r.str(0);
-                delete_request req{
-                    .bucket_id = b.id, .key = after, .version_id = std::nullopt, .owner_id = {}};
-                // Only the version found: a write since then is newer than the rule allows.
-                delete_conditions still;
-                still.if_match = "\"" + r.str(1) + "\"";
-                still.if_match_last_modified = from_millis(r.i64(2));
-                auto done = co_await remove_object(lifecycle_audit(), pool_, store_, std::move(req), still);
-                if (done)
-                    ++counts_.expired_current;
-            }
-            if (static_cast<std::int64_t>(rs.size()) < batch)
-                co_return;
-        }
+        const lifecycle_repository::visitor abort =
+            [&](const lifecycle_candidate& u) -> asio::awaitable<void> {
+            if (co_await multipart_.abort(lifecycle_audit(), s.bucket_id, u.key, u.version_id))
+                ++counts_.aborted_uploads;
+        };
+        co_await repo_.each_due_upload(s, abort);
     }
 
-    /// Delete markers that are their key's only version, written at or before `cutoff`.
-    asio::awaitable<void> remove_lone_markers(const bucket_config& b, const s3::lifecycle_filter& f,
-                                              time_point cutoff)
+    /// Deleted (or hidden behind a delete marker) as DeleteObject does, only if still the version found: a
+    /// write since then is newer than the rule allows.
+    asio::awaitable<void> expire_current(const lifecycle_selection& s)
     {
-        std::string after;
-        for (;;) {
-            pg::result_set rs;
-            {
-                auto conn = co_await pool_.acquire();
-                rs = co_await sql(
-                    *conn,
-                    "SELECT o.key, o.version_id FROM object_versions o WHERE o.bucket_id = $1 "
-                    "AND o.superseded_seq IS NULL AND o.is_delete_marker AND NOT o.purged "
-                    "AND starts_with(o.key, $2) AND o.key > $3 "
-                    "AND o.last_modified <= to_timestamp($4::double precision / 1000) "
-                    "AND NOT EXISTS (SELECT 1 FROM object_versions p WHERE p.bucket_id = o.bucket_id "
-                    "AND p.key = o.key AND p.id <> o.id AND NOT p.purged) ORDER BY o.key LIMIT $5",
-                    b.id, f.prefix, after, millis(cutoff), batch);
-            }
-            for (auto r : rs) {
-                after = r.str(0);
-                delete_request req{.bucket_id = b.id, .key = after, .version_id = r.str(1), .owner_id = {}};
-                if (co_await remove_object(lifecycle_audit(), pool_, store_, std::move(req), {}))
-                    ++counts_.removed_delete_markers;
-            }
-            if (static_cast<std::int64_t>(rs.size()) < batch)
-                co_return;
-        }
+        const lifecycle_repository::visitor expire =
+            [&](const lifecycle_candidate& v) -> asio::awaitable<void> {
+            delete_request req{
+                .bucket_id = s.bucket_id, .key = v.key, .version_id = std::nullopt, .owner_id = {}};
+            delete_conditions still;
+            still.if_match = "\"" + v.etag + "\"";
+            still.if_match_last_modified = v.last_modified;
+            if (co_await remove_object(lifecycle_audit(), pool_, store_, std::move(req), still))
+                ++counts_.expired_current;
+        };
+        co_await repo_.each_due_current_version(s, expire);
     }
 
-    /// Noncurrent versions (delete markers included) whose successor was written at or before `cutoff`,
-    /// beyond the `newer` newest noncurrent versions of their key.
-    asio::awaitable<void> expire_noncurrent(const bucket_config& b, const s3::lifecycle_filter& f,
-                                            time_point cutoff, int newer)
+    asio::awaitable<void> remove_lone_markers(const lifecycle_selection& s)
     {
-        std::string after_key;
-        std::int64_t after_id = 0;
-        for (;;) {
-            pg::result_set rs;
-            {
-                auto conn = co_await pool_.acquire();
-                rs = co_await sql(
-                    *conn,
-                    "SELECT key, id, version_id FROM ("
-                    "SELECT o.key, o.id, o.version_id, o.size, o.superseded_seq, "
-                    "row_number() OVER w AS position, lag(o.last_modified) OVER w AS noncurrent_since "
-                    "FROM object_versions o WHERE o.bucket_id = $1 AND NOT o.purged "
-                    "AND starts_with(o.key, $2) AND o.key >= $3 "
-                    "WINDOW w AS (PARTITION BY o.key ORDER BY o.created_seq DESC)) v "
-                    "WHERE superseded_seq IS NOT NULL AND position > 1 + $4 "
-                    "AND noncurrent_since <= to_timestamp($5::double precision / 1000) "
-                    "AND size > $6 AND size < $7 AND (key > $3 OR id > $8) ORDER BY key, id LIMIT $9",
-                    b.id, f.prefix, after_key, static_cast<std::int64_t>(newer), millis(cutoff),
-                    greater_than(f), less_than(f), after_id, batch);
-            }
-            for (auto r : rs) {
-                after_key = r.str(0);
-                after_id = r.i64(1);
-                delete_request req{
-                    .bucket_id = b.id, .key = after_key, .version_id = r.str(2), .owner_id = {}};
-                if (co_await remove_object(lifecycle_audit(), pool_, store_, std::move(req), {}))
-                    ++counts_.expired_noncurrent;
-            }
-            if (static_cast<std::int64_t>(rs.size()) < batch)
-                co_return;
-        }
+        const lifecycle_repository::visitor remove =
+            [&](const lifecycle_candidate& m) -> asio::awaitable<void> {
+            delete_request req{
+                .bucket_id = s.bucket_id, .key = m.key, .version_id = m.version_id, .owner_id = {}};
+            if (co_await remove_object(lifecycle_audit(), pool_, store_, std::move(req), {}))
+                ++counts_.removed_delete_markers;
+        };
+        co_await repo_.each_due_lone_delete_marker(s, remove);
     }
 
+    /// Deleted permanently, by version id.
+    asio::awaitable<void> expire_noncurrent(const lifecycle_selection& s, int newer)
+    {
+        const lifecycle_repository::visitor expire =
+            [&](const lifecycle_candidate& v) -> asio::awaitable<void> {
+            delete_request req{
+                .bucket_id = s.bucket_id, .key = v.key, .version_id = v.version_id, .owner_id = {}};
+            if (co_await remove_object(lifecycle_audit(), pool_, store_, std::move(req), {}))
+                ++counts_.expired_noncurrent;
+        };
+        co_await repo_.each_due_noncurrent_version(s, newer, expire);
+    }
+
+    lifecycle_repository& repo_;
     pg::pool& pool_;
     storage::blob_store& store_;
     multipart_service& multipart_;
@@ -269,32 +157,19 @@ private:
 
 asio::awaitable<std::optional<std::string>> lifecycle_service::configuration(std::int64_t bucket_id)
 {
-    auto conn = co_await pool_.acquire();
-    auto rs = co_await sql(*conn, "SELECT lifecycle FROM buckets WHERE id = $1 AND lifecycle IS NOT NULL",
-                           bucket_id);
-    if (rs.empty())
-        co_return std::nullopt;
-    co_return rs[0].str(0);
+    co_return co_await repo_.configuration(bucket_id);
 }
 
 asio::awaitable<result<void>> lifecycle_service::set_configuration(const audit_context& who,
                                                                    std::string_view bucket,
                                                                    std::optional<std::string> xml)
 {
-    co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
-        auto rs =
-            co_await sql(c, "UPDATE buckets SET lifecycle = $2 WHERE name = $1 RETURNING id", bucket, xml);
-        if (rs.empty())
-            co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-        co_await append_audit(c, who, "bucket.update", bucket, "",
-                              std::string("{\"lifecycle\":") + (xml ? "true" : "false") + "}");
-        co_return ok();
-    });
+    co_return co_await repo_.set_configuration(who, bucket, std::move(xml));
 }
 
 asio::awaitable<lifecycle_counts> lifecycle_service::run(time_point now, std::chrono::seconds day)
 {
-    pass p(pool_, store_, multipart_, now, day);
+    pass p(repo_, pool_, store_, multipart_, now, day);
     co_return co_await p.run();
 }
 

@@ -1,20 +1,23 @@
 #pragma once
 /// \file
 /// Executes bucket lifecycle configurations (s3/lifecycle.hpp), called by the periodic cleanup. For each
-/// bucket with a configuration, each Enabled rule, on the objects its filter selects:
+/// bucket with a configuration, each Enabled rule, on the object versions its filter selects (prefix, size
+/// bounds, and tags: the version's own tag set as it is now includes every tag of the filter):
 ///   - Expiration Days / Date: the current version expires, through the object service's delete path
 ///     (unversioned: deleted; versioned or suspended: hidden behind a delete marker, as DeleteObject does),
 ///     conditioned on the version still being the one found (a write in between wins);
 ///   - Expiration Days also removes a delete marker that is the key's only version once it is that old, and
-///     ExpiredObjectDeleteMarker removes such a marker whatever its age;
+///     ExpiredObjectDeleteMarker removes such a marker whatever its age (a marker has no tags: a rule with a
+///     tag filter never selects one);
 ///   - NoncurrentVersionExpiration: versions noncurrent (since their successor was written) for
 ///     NoncurrentDays, beyond the NewerNoncurrentVersions newest noncurrent ones, are deleted permanently;
 ///   - AbortIncompleteMultipartUpload: uploads initiated DaysAfterInitiation ago are aborted.
 /// Blob references of model versions and snapshots are their own: expiring an object never reaches a
 /// frozen version's bytes. Every removal leaves the audit row its delete path writes, with actor "system"
-/// and credential "lifecycle".
+/// and credential "lifecycle". The SQL is registry/lifecycle_repository.hpp; the decisions are here.
 
 #include "common/result.hpp"
+#include "registry/lifecycle_repository.hpp"
 #include "registry/multipart_service.hpp"
 #include "registry/pg/pg.hpp"
 #include "registry/types.hpp"
@@ -47,7 +50,7 @@ class lifecycle_service
 public:
     /// All must outlive the service.
     lifecycle_service(pg::pool& pool, storage::blob_store& store, multipart_service& multipart)
-        : pool_(pool), store_(store), multipart_(multipart)
+        : repo_(pool), pool_(pool), store_(store), multipart_(multipart)
     {}
 
     /// The bucket's configuration as GetBucketLifecycleConfiguration returns it; nullopt when it has none.
@@ -65,6 +68,7 @@ public:
     asio::awaitable<lifecycle_counts> run(time_point now, std::chrono::seconds day);
 
 private:
+    lifecycle_repository repo_;
     pg::pool& pool_;
     storage::blob_store& store_;
     multipart_service& multipart_;

@@ -137,6 +137,8 @@ error_mapping lookup(errc code) noexcept
         return {"BadRequest", 400, "Bad Request"};
     case errc::no_such_tag_set:
         return {"NoSuchTagSet", 404, "The TagSet does not exist"};
+    case errc::no_such_lifecycle_configuration:
+        return {"NoSuchLifecycleConfiguration", 404, "The lifecycle configuration does not exist"};
     }
     // Only reachable with a value outside the enumeration.
     return {"InternalError", 500, "We encountered an internal error. Please try again."};

@@ -67,16 +67,30 @@ std::string_view local_name(const pugi::xml_node& node)
     return colon == std::string_view::npos ? name : name.substr(colon + 1);
 }
 
-/// A Tag of a filter: Key and Value present. Only validated: tag filters are not implemented yet.
-result<void> check_tag(const pugi::xml_node& tag)
+/// A Tag of a filter: Key and Value present (MalformedXML otherwise), within S3's rules for a tag
+/// (InvalidTag, S3's messages), its key not already in the filter (InvalidRequest).
+result<void> read_tag(const pugi::xml_node& node, lifecycle_filter& filter)
 {
-    if (!child(tag, "Key") || !child(tag, "Value"))
+    const auto key = child(node, "Key");
+    const auto value = child(node, "Value");
+    if (!key || !value || children(node, "Key").size() > 1 || children(node, "Value").size() > 1)
         return malformed();
+    tag t{.key = std::string(text(key)), .value = std::string(text(value))};
+    if (!is_storable_text(t.key) || !is_storable_text(t.value))
+        return make_error(errc::invalid_tag, "Tags must be valid UTF-8 without NUL");
+    if (t.key.empty() || code_points(t.key) > 128)
+        return make_error(errc::invalid_tag, "The TagKey you have provided is invalid");
+    if (code_points(t.value) > 256)
+        return make_error(errc::invalid_tag, "The TagValue you have provided is invalid");
+    for (const auto& other : filter.tags)
+        if (other.key == t.key)
+            return make_error(errc::invalid_request, "Duplicate Tag Keys are not allowed.");
+    filter.tags.push_back(std::move(t));
     return ok();
 }
 
-/// Reads the predicates of `node` (a Filter or its And) into `filter`; counts the tags it names.
-result<void> read_predicates(const pugi::xml_node& node, bool in_and, lifecycle_filter& filter, int& tags)
+/// Reads the predicates of `node` (a Filter or its And) into `filter`.
+result<void> read_predicates(const pugi::xml_node& node, bool in_and, lifecycle_filter& filter)
 {
     int count = 0;
     for (auto e = node.first_child(); e; e = e.next_sibling()) {
@@ -94,9 +108,8 @@ result<void> read_predicates(const pugi::xml_node& node, bool in_and, lifecycle_
             if (!is_valid_utf8(filter.prefix) || filter.prefix.size() > 1024)
                 return make_error(errc::invalid_argument, "The prefix must be UTF-8 of at most 1024 bytes");
         } else if (name == "Tag") {
-            if (auto t = check_tag(e); !t)
+            if (auto t = read_tag(e, filter); !t)
                 return t;
-            ++tags;
         } else if (name == "ObjectSizeGreaterThan") {
             if (filter.size_greater_than)
                 return malformed();
@@ -115,7 +128,7 @@ result<void> read_predicates(const pugi::xml_node& node, bool in_and, lifecycle_
             filter.size_less_than = *n;
         } else { // And
             filter.shape = lifecycle_filter::form::filter_and;
-            if (auto inner = read_predicates(e, true, filter, tags); !inner)
+            if (auto inner = read_predicates(e, true, filter); !inner)
                 return inner;
         }
     }
@@ -131,7 +144,7 @@ std::string generated_id()
     return to_hex(random_bytes(16));
 }
 
-result<lifecycle_rule> parse_rule(const pugi::xml_node& node, bool& tag_filter)
+result<lifecycle_rule> parse_rule(const pugi::xml_node& node)
 {
     lifecycle_rule rule;
     if (auto id = child(node, "ID")) {
@@ -158,14 +171,13 @@ result<lifecycle_rule> parse_rule(const pugi::xml_node& node, bool& tag_filter)
     if (bool(filter) == bool(legacy) || children(node, "Filter").size() > 1 ||
         children(node, "Prefix").size() > 1)
         return malformed();
-    int tags = 0;
     if (legacy) {
         rule.filter.shape = lifecycle_filter::form::legacy_prefix;
         rule.filter.has_prefix = true;
         rule.filter.prefix = text(legacy);
         if (!is_valid_utf8(rule.filter.prefix) || rule.filter.prefix.size() > 1024)
             return make_error(errc::invalid_argument, "The prefix must be UTF-8 of at most 1024 bytes");
-    } else if (auto read = read_predicates(filter, false, rule.filter, tags); !read) {
+    } else if (auto read = read_predicates(filter, false, rule.filter); !read) {
         return std::move(read).error();
     }
     if (rule.filter.size_greater_than && rule.filter.size_less_than &&
@@ -246,16 +258,15 @@ result<lifecycle_rule> parse_rule(const pugi::xml_node& node, bool& tag_filter)
     const bool transition = child(node, "Transition") || child(node, "NoncurrentVersionTransition");
     if (!rule.has_expiration && !rule.noncurrent_days && !rule.abort_days_after_initiation && !transition)
         return make_error(errc::invalid_request, "At least one action needs to be specified in a rule");
-    if (tags > 0 && rule.abort_days_after_initiation)
+    const bool tags = !rule.filter.tags.empty();
+    if (tags && rule.abort_days_after_initiation)
         return make_error(errc::invalid_request,
                           "AbortIncompleteMultipartUpload cannot be specified with Tags.");
-    if (tags > 0 && rule.expired_object_delete_marker)
+    if (tags && rule.expired_object_delete_marker)
         return make_error(errc::invalid_request, "ExpiredObjectDeleteMarker cannot be specified with Tags.");
     if (transition)
         return make_error(errc::not_implemented,
                           "Lifecycle transitions are not implemented: Depot has one storage class");
-    if (tags > 0)
-        tag_filter = true;
     return rule;
 }
 
@@ -270,6 +281,12 @@ void write_filter(xml_writer& w, const lifecycle_filter& f)
         w.open("And");
     if (f.has_prefix)
         w.element("Prefix", f.prefix);
+    for (const auto& t : f.tags) {
+        w.open("Tag");
+        w.element("Key", t.key);
+        w.element("Value", t.value);
+        w.close();
+    }
     if (f.size_greater_than)
         w.element("ObjectSizeGreaterThan", *f.size_greater_than);
     if (f.size_less_than)
@@ -281,10 +298,15 @@ void write_filter(xml_writer& w, const lifecycle_filter& f)
 
 } // namespace
 
-bool lifecycle_filter::matches(std::string_view key, std::uint64_t size) const noexcept
+bool lifecycle_filter::matches(std::string_view key, std::uint64_t size,
+                               const std::vector<tag>& object_tags) const
 {
+    const auto has = [&](const tag& wanted) {
+        return std::any_of(object_tags.begin(), object_tags.end(),
+                           [&](const tag& t) { return t.key == wanted.key && t.value == wanted.value; });
+    };
     return key.starts_with(prefix) && (!size_greater_than || size > *size_greater_than) &&
-           (!size_less_than || size < *size_less_than);
+           (!size_less_than || size < *size_less_than) && std::all_of(tags.begin(), tags.end(), has);
 }
 
 result<lifecycle_configuration> parse_lifecycle_configuration(std::string_view body)
@@ -298,9 +320,8 @@ result<lifecycle_configuration> parse_lifecycle_configuration(std::string_view b
         return malformed();
     lifecycle_configuration config;
     std::set<std::string> ids;
-    bool tag_filter = false;
     for (const auto& node : rules) {
-        auto rule = parse_rule(node, tag_filter);
+        auto rule = parse_rule(node);
         if (!rule)
             return std::move(rule).error();
         if (!ids.insert(rule->id).second)
@@ -308,9 +329,6 @@ result<lifecycle_configuration> parse_lifecycle_configuration(std::string_view b
                               "Rule ID must be unique. Found same ID for more than one rule");
         config.rules.push_back(std::move(*rule));
     }
-    if (tag_filter)
-        return make_error(errc::not_implemented,
-                          "Lifecycle rules filtering on object tags are not implemented");
     return config;
 }
 

@@ -5,11 +5,11 @@
 /// them is registry/lifecycle.hpp.
 /// https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutBucketLifecycleConfiguration.html
 ///
-/// Depot has one storage class: Transition and NoncurrentVersionTransition answer 501 NotImplemented, and so
-/// does a rule filtering on object tags (Filter/Tag, Filter/And/Tag) until objects carry tags.
+/// Depot has one storage class: Transition and NoncurrentVersionTransition answer 501 NotImplemented.
 
 #include "common/http_date.hpp"
 #include "common/result.hpp"
+#include "s3/types.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -26,6 +26,8 @@ struct lifecycle_filter
     std::string prefix;
     std::optional<std::uint64_t> size_greater_than; ///< ObjectSizeGreaterThan (exclusive)
     std::optional<std::uint64_t> size_less_than;    ///< ObjectSizeLessThan (exclusive)
+    /// Filter/Tag or And/Tag: the object's tags include every one of these (key and value); keys unique.
+    std::vector<tag> tags;
 
     /// How the rule stated it, so that GetBucketLifecycleConfiguration answers in the same shape.
     enum class form
@@ -36,7 +38,9 @@ struct lifecycle_filter
     } shape = form::filter;
     bool has_prefix = false; ///< a Prefix element was given (possibly empty)
 
-    bool matches(std::string_view key, std::uint64_t size) const noexcept;
+    /// Whether an object version with this key, size and tag set is selected. The cleanup selects in SQL
+    /// (registry/lifecycle_repository.cpp); this states the same rule.
+    bool matches(std::string_view key, std::uint64_t size, const std::vector<tag>& object_tags) const;
 };
 
 struct lifecycle_rule
@@ -70,9 +74,10 @@ inline constexpr int max_newer_noncurrent_versions = 100;
 /// Prefix, a Filter with more than one predicate, an Expiration with other than exactly one of Days, Date
 /// and ExpiredObjectDeleteMarker; InvalidArgument for an ID longer than 255 characters or used twice, a
 /// non-positive Days / NoncurrentDays / DaysAfterInitiation, a Date not at midnight UTC, sizes that
-/// select nothing; InvalidRequest for a rule without action and AbortIncompleteMultipartUpload or
-/// ExpiredObjectDeleteMarker with a tag filter; NotImplemented for transitions and tag filters. A rule
-/// without ID gets a generated one, as S3 does.
+/// select nothing; InvalidTag for a filter tag breaking S3's tag rules (key of 1 to 128, value of up to
+/// 256 Unicode characters); InvalidRequest for a rule without action, a tag key twice in one filter, and
+/// AbortIncompleteMultipartUpload or ExpiredObjectDeleteMarker with a tag filter; NotImplemented for
+/// transitions. A rule without ID gets a generated one, as S3 does.
 result<lifecycle_configuration> parse_lifecycle_configuration(std::string_view body);
 
 /// The configuration as GetBucketLifecycleConfiguration returns it (also what Depot stores).

@@ -15,7 +15,6 @@
 #include "server/metrics_endpoint.hpp"
 #include "server/metrics_requests.hpp"
 #include "server/s3/common.hpp"
-#include "server/s3/lifecycle_operations.hpp"
 #include "server/s3/operations.hpp"
 #include "server/services.hpp"
 #include "server/session.hpp"

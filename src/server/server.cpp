@@ -5,7 +5,6 @@
 #include "common/metrics.hpp"
 #include "common/secret_box.hpp"
 #include "config/blob_store_factory.hpp"
-#include "config/lifecycle_day.hpp"
 #include "registry/audit.hpp"
 #include "registry/audit_archive.hpp"
 #include "registry/blob_collector.hpp"
@@ -337,8 +336,7 @@ asio::awaitable<void> cleanup_loop(services& svc, asio::steady_timer& timer,
                                                                          now - svc.opts.multipart_max_age);
             m.aborted_uploads.inc(aborted);
             // Bucket lifecycle rules, before the collector: the blobs they release go in the same pass.
-            registry::lifecycle_service lifecycle(*svc.db, *svc.blobs, svc.multipart);
-            const auto lc = co_await lifecycle.run(now, config::lifecycle_day());
+            const auto lc = co_await svc.lifecycle.run(now, svc.opts.lifecycle_day);
             m.lifecycle_expired_current.inc(lc.expired_current);
             m.lifecycle_expired_noncurrent.inc(lc.expired_noncurrent);
             m.lifecycle_removed_delete_markers.inc(lc.removed_delete_markers);

@@ -7,6 +7,7 @@
 #include "registry/bucket_repository.hpp"
 #include "registry/content_catalog.hpp"
 #include "registry/identity_repository.hpp"
+#include "registry/lifecycle.hpp"
 #include "registry/lookup_cache.hpp"
 #include "registry/model_registry.hpp"
 #include "registry/multipart_service.hpp"
@@ -37,7 +38,7 @@ struct services
              std::shared_ptr<storage::blob_store> store, std::string server_key)
         : opts(o), db(std::move(pool)), blobs(std::move(store)), lookups({.max_age = o.lookup_cache_ttl}),
           identities(*db, std::move(server_key), cached()), buckets(*db, cached()),
-          objects(*db, *blobs, cached()), multipart(*db, *blobs),
+          objects(*db, *blobs, cached()), multipart(*db, *blobs), lifecycle(*db, *blobs, multipart),
           models(*db, *blobs, objects, multipart, cached()), snapshots(*db, *blobs, objects), tokens(*db),
           sessions(*db), catalog(*db), limiter(o.rate_limit, o.rate_burst > 0 ? o.rate_burst : o.rate_limit),
           auth_failures({.limit = o.auth_failure_limit,
@@ -54,6 +55,8 @@ struct services
     registry::bucket_repository buckets;
     registry::object_service objects;
     registry::multipart_service multipart;
+    /// Bucket lifecycle configurations, and their execution by the cleanup (registry/lifecycle.hpp).
+    registry::lifecycle_service lifecycle;
     registry::model_registry models;
     registry::snapshot_service snapshots;
     registry::token_repository tokens;

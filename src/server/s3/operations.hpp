@@ -61,6 +61,9 @@ asio::awaitable<result<response>> delete_bucket_tagging(request_context& ctx);
 asio::awaitable<result<response>> put_bucket_cors(request_context& ctx);
 asio::awaitable<result<response>> get_bucket_cors(request_context& ctx);
 asio::awaitable<result<response>> delete_bucket_cors(request_context& ctx);
+asio::awaitable<result<response>> put_bucket_lifecycle(request_context& ctx);
+asio::awaitable<result<response>> get_bucket_lifecycle(request_context& ctx);
+asio::awaitable<result<response>> delete_bucket_lifecycle(request_context& ctx);
 /// OPTIONS on a bucket or object: a browser's CORS preflight, answered without authentication.
 asio::awaitable<result<response>> cors_preflight(request_context& ctx);
 /// Adds the CORS headers the bucket's configuration gives a request carrying Origin (none otherwise).

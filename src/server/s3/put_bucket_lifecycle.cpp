@@ -1,9 +1,8 @@
 // PutBucketLifecycleConfiguration —
 // https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutBucketLifecycleConfiguration.html
-#include "registry/lifecycle.hpp"
 #include "s3/lifecycle.hpp"
 #include "server/s3/common.hpp"
-#include "server/s3/lifecycle_operations.hpp"
+#include "server/s3/operations.hpp"
 #include "server/services.hpp"
 
 namespace depot::server::s3op {
@@ -21,9 +20,8 @@ asio::awaitable<result<response>> put_bucket_lifecycle(request_context& ctx)
         co_return std::move(config).error();
     // Stored as GetBucketLifecycleConfiguration returns it: validated, re-serialized, nothing of the
     // request's bytes verbatim.
-    registry::lifecycle_service lifecycle(*ctx.svc->db, *ctx.svc->blobs, ctx.svc->multipart);
-    auto set = co_await lifecycle.set_configuration(ctx.audit, bucket->name,
-                                                    s3::lifecycle_configuration_xml(*config));
+    auto set = co_await ctx.svc->lifecycle.set_configuration(ctx.audit, bucket->name,
+                                                             s3::lifecycle_configuration_xml(*config));
     if (!set)
         co_return std::move(set).error();
     co_return response{};
