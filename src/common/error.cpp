@@ -109,6 +109,10 @@ std::string_view to_string(errc code) noexcept
         return "bad_request";
     case errc::no_such_tag_set:
         return "no_such_tag_set";
+    case errc::malformed_post_request:
+        return "malformed_post_request";
+    case errc::post_fields_too_large:
+        return "post_fields_too_large";
     }
     return "unknown";
 }

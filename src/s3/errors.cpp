@@ -137,6 +137,12 @@ error_mapping lookup(errc code) noexcept
         return {"BadRequest", 400, "Bad Request"};
     case errc::no_such_tag_set:
         return {"NoSuchTagSet", 404, "The TagSet does not exist"};
+    case errc::malformed_post_request:
+        return {"MalformedPOSTRequest", 400,
+                "The body of your POST request is not well-formed multipart/form-data."};
+    case errc::post_fields_too_large:
+        return {"MaxPostPreDataLengthExceeded", 400,
+                "Your POST request fields preceding the upload file were too large."};
     }
     // Only reachable with a value outside the enumeration.
     return {"InternalError", 500, "We encountered an internal error. Please try again."};
