@@ -12,6 +12,7 @@
 #include "check.hpp"
 #include "s3/post_policy.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
