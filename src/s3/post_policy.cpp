@@ -210,7 +210,8 @@ result<size_range> check_post_policy(const post_policy& policy, const std::vecto
         if (!value || !holds(c, *value))
             return refused("Policy Condition failed: " + c.text);
     }
-    for (const auto& [name, value] : fields) {
+    for (const auto& field : fields) {
+        const std::string& name = field.first; // (clang before 16 cannot capture a structured binding)
         if (is_policy_exempt(name))
             continue;
         bool covered = std::any_of(policy.conditions.begin(), policy.conditions.end(),
