@@ -111,6 +111,10 @@ std::string_view to_string(errc code) noexcept
         return "no_such_tag_set";
     case errc::no_such_lifecycle_configuration:
         return "no_such_lifecycle_configuration";
+    case errc::malformed_post_request:
+        return "malformed_post_request";
+    case errc::post_fields_too_large:
+        return "post_fields_too_large";
     }
     return "unknown";
 }

@@ -68,6 +68,8 @@ enum class errc
     bad_request,                ///< a request missing what its kind needs (S3: 400 BadRequest)
     no_such_tag_set,            ///< GetBucketTagging of a bucket without tags (S3: 404 NoSuchTagSet)
     no_such_lifecycle_configuration, ///< GetBucketLifecycleConfiguration of a bucket without one (S3: 404)
+    malformed_post_request, ///< a POST Object body that is not multipart/form-data (MalformedPOSTRequest)
+    post_fields_too_large, ///< POST Object fields before the file above 20 KiB (MaxPostPreDataLengthExceeded)
 };
 
 /// A failure with a human-readable message for the client. Messages never contain secrets.

@@ -139,6 +139,12 @@ error_mapping lookup(errc code) noexcept
         return {"NoSuchTagSet", 404, "The TagSet does not exist"};
     case errc::no_such_lifecycle_configuration:
         return {"NoSuchLifecycleConfiguration", 404, "The lifecycle configuration does not exist"};
+    case errc::malformed_post_request:
+        return {"MalformedPOSTRequest", 400,
+                "The body of your POST request is not well-formed multipart/form-data."};
+    case errc::post_fields_too_large:
+        return {"MaxPostPreDataLengthExceeded", 400,
+                "Your POST request fields preceding the upload file were too large."};
     }
     // Only reachable with a value outside the enumeration.
     return {"InternalError", 500, "We encountered an internal error. Please try again."};

@@ -216,6 +216,19 @@ std::string copy_object_result_xml(const copy_result& r)
     return copy_xml("CopyObjectResult", r);
 }
 
+std::string post_response_xml(std::string_view location, std::string_view bucket, std::string_view key,
+                              std::string_view quoted_etag)
+{
+    xml_writer w;
+    w.open("PostResponse");
+    w.element("Location", location);
+    w.element("Bucket", bucket);
+    w.element("Key", key);
+    w.element("ETag", quoted_etag);
+    w.close();
+    return std::move(w).finish();
+}
+
 std::string copy_part_result_xml(const copy_result& r)
 {
     return copy_xml("CopyPartResult", r);

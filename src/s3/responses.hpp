@@ -135,6 +135,11 @@ struct copy_result
     checksums checksum{};
 };
 std::string copy_object_result_xml(const copy_result& result);
+
+/// POST Object's answer to success_action_status 201: PostResponse with Location, Bucket, Key and the quoted
+/// ETag.
+std::string post_response_xml(std::string_view location, std::string_view bucket, std::string_view key,
+                              std::string_view quoted_etag);
 std::string copy_part_result_xml(const copy_result& result);
 
 struct deleted_entry

@@ -26,6 +26,9 @@ namespace depot::server {
 namespace http = boost::beast::http;
 
 struct services;
+namespace s3op {
+struct post_form;
+}
 
 /// The authenticated principal of a request.
 struct caller
@@ -74,6 +77,8 @@ struct request_context
     /// Set by the scope check when an alias-scoped credential reads a path of its model's bucket: the
     /// models-view key (team/model/alias/path) whose frozen bytes the read serves instead of the live object.
     std::string frozen_view_key;
+    /// POST Object: the form read up to its file part while authenticating (server/s3/post_object.hpp).
+    std::shared_ptr<s3op::post_form> post_form;
 
     /// The value of a query parameter, if present.
     std::optional<std::string_view> param(std::string_view name) const

@@ -16,6 +16,7 @@
 #include "server/metrics_requests.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
+#include "server/s3/post_object.hpp"
 #include "server/services.hpp"
 #include "server/session.hpp"
 
@@ -62,7 +63,7 @@ constexpr std::array<std::string_view, 28> subresources = {"accelerate",  "acl",
 
 using auth::permission;
 
-constexpr std::array<route, 40> routes = {{
+constexpr std::array<route, 41> routes = {{
     {http::verb::get, scope::service, "", "ListBuckets", s3op::list_buckets, permission::list_buckets},
     {http::verb::put, scope::bucket, "", "CreateBucket", s3op::create_bucket, permission::create_bucket},
     {http::verb::head, scope::bucket, "", "HeadBucket", s3op::head_bucket, permission::read_bucket},
@@ -84,6 +85,9 @@ constexpr std::array<route, 40> routes = {{
      permission::list_uploads},
     {http::verb::post, scope::bucket, "delete", "DeleteObjects", s3op::delete_objects,
      permission::delete_objects},
+    // A browser form upload: authenticated by its form's signed policy (server/s3/post_object.hpp), then a
+    // write of the key the form names, exactly like PutObject's.
+    {http::verb::post, scope::bucket, "", "PostObject", s3op::post_object, permission::write_object},
     {http::verb::put, scope::object, "", "PutObject", s3op::put_object, permission::write_object},
     {http::verb::put, scope::object, "copy", "CopyObject", s3op::copy_object, permission::write_object},
     {http::verb::get, scope::object, "", "GetObject", s3op::get_object, permission::read_object},
@@ -284,7 +288,14 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
                              "Too many failed authentications from your address; retry in " +
                                  std::to_string(wait->count()) + " s.");
     // Authenticate before anything else, including before the body is read.
-    auto authed = co_await authenticate(ctx);
+    // POST Object carries its credentials in the form, not in a header: its fields up to the file are read
+    // first (at most S3's 20 KB of them), the file stays unread until authorization is done.
+    // (Two statements, not a conditional expression: GCC 12 destroys a co_await's result in one twice.)
+    result<std::optional<auth::parsed_auth>> authed = std::optional<auth::parsed_auth>{};
+    if (r && r->fn == s3op::post_object)
+        authed = co_await s3op::authenticate_post_object(ctx);
+    else
+        authed = co_await authenticate(ctx);
     if (!authed)
         co_return std::move(authed).error();
     if (!*authed) {

@@ -3,7 +3,8 @@ operation id (`depotd --print-api-routes`). audit_check.py compares them with th
 left; test_audit_expectations.py fails when depotd serves an operation that has no entry here.
 
 A request is one of three kinds (see `kind_of`):
-  success  2xx (GetObject: also 304, which depotd records as a download of the cached copy)
+  success  2xx (GetObject: also 304, which depotd records as a download of the cached copy; PostObject: also
+           303, the redirect of success_action_redirect after the object is stored)
   denied   an authenticated caller refused: S3 AccessDenied (logged as error access_denied) or a REST
            problem 403. Exactly one row (s3.<Operation> or api.<operationId>, outcome "denied"); on S3 the
            resource is bucket[/key].
@@ -92,6 +93,7 @@ S3_OPERATIONS: dict[str, Callable] = {
     # request body, which the log does not carry, so only their bucket is checked.
     "DeleteObjects": lambda line, facts: [Row("object.delete", prefix=BUCKET(line) + "/", min=0, max=None)],
     "PutObject": one("object.put", obj),
+    "PostObject": one("object.put", obj),  # a browser form upload: the key comes from the form
     "CopyObject": one("object.copy", obj),
     "GetObject": lambda line, facts: ([Row("model.download", resource=obj(line))]
                                       if facts.is_model_file(line.get("bucket", ""), line.get("key", "")) else []),
@@ -227,6 +229,8 @@ def kind_of(line: dict) -> str:
     status = int(line.get("status", 0))
     op = line.get("operation", "")
     if 200 <= status < 300 or (op == "GetObject" and status == 304):
+        return "success"
+    if op == "PostObject" and status == 303:  # stored, then redirected (success_action_redirect)
         return "success"
     if status == 403 and line.get("caller") and op not in UNROUTED:
         if op in S3_OPERATIONS and line.get("error") == "access_denied":

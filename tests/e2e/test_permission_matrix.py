@@ -134,7 +134,7 @@ def target_bucket(world, p: Principal, side: str) -> tuple[str, str]:
 OBJECT_READS = {"GetObject", "HeadObject", "GetObjectAcl", "GetObjectAttributes", "ListParts", "GetObjectTagging"}
 LISTINGS = {"ListObjectsV2", "ListObjects", "ListObjectVersions", "ListMultipartUploads"}
 BUCKET_READS = {"HeadBucket", "GetBucketLocation", "GetBucketVersioning", "GetBucketAcl"}
-OBJECT_WRITES = {"PutObject", "CopyObject", "DeleteObject", "CreateMultipartUpload", "UploadPart",
+OBJECT_WRITES = {"PutObject", "PostObject", "CopyObject", "DeleteObject", "CreateMultipartUpload", "UploadPart",
                  "UploadPartCopy", "CompleteMultipartUpload", "AbortMultipartUpload", "PutObjectTagging",
                  "DeleteObjectTagging"}
 NOT_IMPLEMENTED: set[str] = set()
@@ -159,6 +159,19 @@ ON_UPLOAD = {"UploadPart", "UploadPartCopy", "CompleteMultipartUpload", "AbortMu
 
 def prepare(op, world, bucket, owner):
     return upload(world, bucket, owner) if op in ON_UPLOAD else None
+
+
+def post_form(client, bucket: str, key: str):
+    """POST Object: a form signed with the client's credentials (boto3's presigned POST), sent by requests;
+    an error answer raised as boto3 raises it."""
+    info = client.generate_presigned_post(Bucket=bucket, Key=key, ExpiresIn=300)
+    r = requests.post(info["url"], data=info["fields"], files={"file": ("f.txt", b"posted")}, timeout=60)
+    if r.status_code >= 300:
+        code = r.text.split("<Code>", 1)[1].split("</Code>", 1)[0] if "<Code>" in r.text else str(r.status_code)
+        raise botocore.exceptions.ClientError(
+            {"Error": {"Code": code, "Message": r.text}, "ResponseMetadata": {"HTTPStatusCode": r.status_code}},
+            "PostObject")
+    return r
 
 
 # name -> call(client, bucket, world, owner, upload). Every call stays under p/ and leaves the bucket usable.
@@ -192,6 +205,7 @@ S3_OPERATIONS = {
     "ListMultipartUploads": lambda c, b, w, o, u: c.list_multipart_uploads(Bucket=b, Prefix="p/"),
     "DeleteObjects": lambda c, b, w, o, u: c.delete_objects(Bucket=b, Delete={"Objects": [{"Key": "p/gone"}]}),
     "PutObject": lambda c, b, w, o, u: c.put_object(Bucket=b, Key="p/new", Body=b"n"),
+    "PostObject": lambda c, b, w, o, u: post_form(c, b, "p/posted"),
     "CopyObject": lambda c, b, w, o, u: c.copy_object(Bucket=b, Key="p/copy", CopySource={"Bucket": b, "Key": "p/obj"}),
     "GetObject": lambda c, b, w, o, u: c.get_object(Bucket=b, Key="p/obj")["Body"].read(),
     "HeadObject": lambda c, b, w, o, u: c.head_object(Bucket=b, Key="p/obj"),

@@ -196,16 +196,23 @@ result<void> check_acl_headers(const request_context& ctx)
                                   ") are not implemented: only the canned ACLs private, "
                                   "bucket-owner-full-control and bucket-owner-read are accepted");
     auto acl = ctx.get("x-amz-acl");
-    if (!acl || *acl == "private" || *acl == "bucket-owner-full-control" || *acl == "bucket-owner-read")
+    if (!acl)
+        return ok();
+    return check_canned_acl(*acl, "x-amz-acl");
+}
+
+result<void> check_canned_acl(std::string_view acl, std::string_view argument)
+{
+    if (acl == "private" || acl == "bucket-owner-full-control" || acl == "bucket-owner-read")
         return ok();
     for (std::string_view canned :
          {"public-read", "public-read-write", "authenticated-read", "aws-exec-read", "log-delivery-write"})
-        if (*acl == canned)
+        if (acl == canned)
             return make_error(errc::not_implemented,
                               "The canned ACL " + std::string(canned) +
                                   " is not implemented: only private, bucket-owner-full-control and "
                                   "bucket-owner-read are accepted");
-    return make_error(errc::invalid_argument, "Invalid canned ACL value", "x-amz-acl");
+    return make_error(errc::invalid_argument, "Invalid canned ACL value", std::string(argument));
 }
 
 result<std::string> content_md5_of(const request_context& ctx)

@@ -94,6 +94,8 @@ asio::awaitable<result<response>> set_object_tags(request_context& ctx, const re
 /// the other canned ACLs and any x-amz-grant-* header would grant what Depot cannot express, and answer
 /// not_implemented rather than being ignored; an unknown x-amz-acl is invalid_argument.
 result<void> check_acl_headers(const request_context& ctx);
+/// One canned ACL value (x-amz-acl, or POST Object's acl field named `argument`) under the same rule.
+result<void> check_canned_acl(std::string_view acl, std::string_view argument);
 
 /// x-amz-copy-source-if-* against the source version (precondition_failed when one does not hold).
 result<void> check_copy_source_conditions(const request_context& ctx, const registry::object_version& source);

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 #include <map>
+#include <optional>
 #include <string>
 
 using namespace depot;
@@ -75,4 +76,19 @@ TEST_CASE("tagging routes: tag reads need a read of the key, tag writes a write,
             ++found;
         }
     CHECK(found == expected.size());
+}
+
+TEST_CASE("POST Object is a write of the form's key, exactly as PutObject")
+{
+    std::optional<auth::permission> put, post;
+    for (const auto& r : s3_route_permissions()) {
+        if (r.route == "PUT PutObject")
+            put = r.permission;
+        if (r.route == "POST PostObject")
+            post = r.permission;
+    }
+    REQUIRE(put);
+    REQUIRE(post);
+    CHECK(*post == auth::permission::write_object);
+    CHECK(*post == *put);
 }
