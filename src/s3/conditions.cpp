@@ -1,22 +1,14 @@
 #include "s3/conditions.hpp"
 
-#include "s3/etag.hpp"
 #include "common/http_date.hpp"
+#include "common/strings.hpp"
+#include "s3/etag.hpp"
 
 #include <chrono>
 
 namespace depot::s3 {
 
 namespace {
-
-std::string_view trim(std::string_view s) noexcept
-{
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-        s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-        s.remove_suffix(1);
-    return s;
-}
 
 /// Last-Modified as the client saw it: HTTP dates have whole seconds.
 time_point to_seconds(time_point t)
@@ -51,14 +43,14 @@ condition_result evaluate(const read_conditions& c, std::string_view etag, time_
 
 bool etag_list_matches(std::string_view header, std::string_view etag, bool weak)
 {
-    header = trim(header);
+    header = trim_ows(header);
     if (header == "*")
         return true;
     std::size_t start = 0;
     for (;;) {
         const auto comma = header.find(',', start);
         const auto element =
-            trim(header.substr(start, comma == std::string_view::npos ? comma : comma - start));
+            trim_ows(header.substr(start, comma == std::string_view::npos ? comma : comma - start));
         if (!element.empty() && (weak || !element.starts_with("W/")) && unquote_etag(element) == etag)
             return true;
         if (comma == std::string_view::npos)
@@ -96,7 +88,7 @@ result<void> evaluate_write_conditions(const write_conditions& conditions,
                                        std::optional<std::string_view> current_etag)
 {
     if (conditions.if_none_match) {
-        if (trim(*conditions.if_none_match) != "*" || conditions.if_match)
+        if (trim_ows(*conditions.if_none_match) != "*" || conditions.if_match)
             return make_error(errc::not_implemented,
                               "A header you provided implies functionality that is not implemented");
         if (current_etag)

@@ -1,5 +1,7 @@
 #include "s3/post_form.hpp"
 
+#include "common/strings.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <vector>
@@ -11,23 +13,6 @@ error malformed()
 {
     return make_error(errc::malformed_post_request,
                       "The body of your POST request is not well-formed multipart/form-data.");
-}
-
-bool iequals(std::string_view a, std::string_view b) noexcept
-{
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) ==
-                      std::tolower(static_cast<unsigned char>(y));
-           });
-}
-
-std::string_view trim(std::string_view s) noexcept
-{
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-        s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-        s.remove_suffix(1);
-    return s;
 }
 
 /// Splits "type; a=b; c=\"d;e\"" at the semicolons outside quotes.
@@ -42,7 +27,7 @@ std::optional<parameters> parse_parameters(std::string_view value)
     parameters out;
     std::size_t i = 0;
     auto semicolon = value.find(';');
-    out.type = trim(value.substr(0, semicolon));
+    out.type = trim_ows(value.substr(0, semicolon));
     if (semicolon == std::string_view::npos)
         return out;
     i = semicolon + 1;
@@ -54,7 +39,7 @@ std::optional<parameters> parse_parameters(std::string_view value)
         auto eq = value.find('=', i);
         if (eq == std::string_view::npos)
             return std::nullopt;
-        auto name = trim(value.substr(i, eq - i));
+        auto name = trim_ows(value.substr(i, eq - i));
         i = eq + 1;
         while (i < value.size() && (value[i] == ' ' || value[i] == '\t'))
             ++i;
@@ -69,7 +54,7 @@ std::optional<parameters> parse_parameters(std::string_view value)
             i = close + 1;
         } else {
             auto end = value.find(';', i);
-            v = std::string(trim(value.substr(i, end == std::string_view::npos ? end : end - i)));
+            v = std::string(trim_ows(value.substr(i, end == std::string_view::npos ? end : end - i)));
             i = end == std::string_view::npos ? value.size() : end;
         }
         out.values.emplace_back(name, std::move(v));
@@ -82,16 +67,16 @@ std::optional<parameters> parse_parameters(std::string_view value)
 bool is_form_data(std::string_view content_type)
 {
     auto semicolon = content_type.find(';');
-    return iequals(trim(content_type.substr(0, semicolon)), "multipart/form-data");
+    return iequals_ascii(trim_ows(content_type.substr(0, semicolon)), "multipart/form-data");
 }
 
 std::optional<std::string> form_data_boundary(std::string_view content_type)
 {
     auto params = parse_parameters(content_type);
-    if (!params || !iequals(params->type, "multipart/form-data"))
+    if (!params || !iequals_ascii(params->type, "multipart/form-data"))
         return std::nullopt;
     for (auto& [name, value] : params->values)
-        if (iequals(name, "boundary")) {
+        if (iequals_ascii(name, "boundary")) {
             if (value.empty() || value.size() > 70)
                 return std::nullopt;
             for (char c : value)
@@ -129,25 +114,25 @@ result<form_parser::event> form_parser::parse_headers(std::string_view block)
         auto colon = line.find(':');
         if (colon == std::string_view::npos)
             return malformed();
-        auto name = trim(line.substr(0, colon));
-        auto value = trim(line.substr(colon + 1));
-        if (iequals(name, "content-disposition")) {
+        auto name = trim_ows(line.substr(0, colon));
+        auto value = trim_ows(line.substr(colon + 1));
+        if (iequals_ascii(name, "content-disposition")) {
             auto params = parse_parameters(value);
-            if (disposition || !params || !iequals(params->type, "form-data"))
+            if (disposition || !params || !iequals_ascii(params->type, "form-data"))
                 return malformed();
             disposition = true;
             bool named = false;
             for (auto& [pname, pvalue] : params->values) {
-                if (iequals(pname, "name")) {
+                if (iequals_ascii(pname, "name")) {
                     part_.name = std::move(pvalue);
                     named = true;
-                } else if (iequals(pname, "filename")) {
+                } else if (iequals_ascii(pname, "filename")) {
                     part_.filename = std::move(pvalue);
                 }
             }
             if (!named || part_.name.empty())
                 return malformed();
-        } else if (iequals(name, "content-type")) {
+        } else if (iequals_ascii(name, "content-type")) {
             part_.content_type = std::string(value);
         }
     }
@@ -190,7 +175,7 @@ result<form_parser::event> form_parser::next()
                 return malformed();
             return event::need_more;
         }
-        if (!trim(buf.substr(pos_, eol - pos_)).empty())
+        if (!trim_ows(buf.substr(pos_, eol - pos_)).empty())
             return malformed();
         pos_ = eol + 2;
         state_ = state::headers;
