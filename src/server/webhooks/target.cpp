@@ -68,9 +68,15 @@ result<webhook_target> parse_target(std::string_view url)
     if (t.host.empty())
         return bad("The webhook url has no host");
     if (u.has_port()) {
-        if (u.port().empty() || u.port_number() == 0)
-            return bad("The webhook url has an invalid port");
-        t.port = std::string(u.port());
+        // Boost.URL 1.81's port_number() wraps a port above 65535 ("844343" reads as 57911): the digits are
+        // read here instead, so the port delivered to is the port named or the url is refused.
+        const std::string_view digits = u.port();
+        std::uint32_t number = 0;
+        const auto* end = digits.data() + digits.size();
+        const auto [ptr, ec] = std::from_chars(digits.data(), end, number);
+        if (digits.empty() || ec != std::errc{} || ptr != end || number == 0 || number > 65535)
+            return bad("The webhook url has an invalid port (1 to 65535)");
+        t.port = std::to_string(number);
     } else {
         t.port = t.tls ? "443" : "80";
     }

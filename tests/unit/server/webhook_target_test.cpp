@@ -51,6 +51,25 @@ TEST_CASE("webhook targets are absolute http or https URLs without credentials")
     }
 }
 
+TEST_CASE("a webhook url's port above 65535 is refused, not wrapped to another port")
+{
+    // Boost.URL 1.81's port_number() reads "844343" as 57911: the delivery would have gone to a port nobody
+    // named. Found by the rest_json fuzz target (CI, session 14).
+    for (const char* bad : {"https://hooks.example.com:844343//depot?x=1", "http://example.com:65536/",
+                            "http://example.com:99999999999999999999/", "http://example.com:00000/"}) {
+        CAPTURE(bad);
+        auto r = parse_target(bad);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().argument == "url");
+    }
+    auto top = parse_target("http://example.com:65535/x");
+    REQUIRE(top);
+    CHECK(top->port == "65535");
+    auto padded = parse_target("http://example.com:0080/x");
+    REQUIRE(padded);
+    CHECK(padded->port == "80");
+}
+
 TEST_CASE("a webhook url whose host only starts like an IPv4 address is refused, not sent to that address")
 {
     // Boost.URL 1.81 reads "http://8.8.8.8evil.example/x" as host 8.8.8.8 and path "evil.example/x": the
