@@ -413,7 +413,9 @@ private:
     static asio::awaitable<void> fill_in_background(std::shared_ptr<cache_store> self, chunk_key key,
                                                     std::uint64_t size, std::shared_ptr<fill> f)
     {
-        co_await self->run_fill(std::move(key), size, std::move(f));
+        // The outcome is kept in the fill for the readers waiting on it; nobody waits for this coroutine.
+        auto outcome = co_await self->run_fill(std::move(key), size, std::move(f));
+        (void)outcome;
     }
 
     void remember_size(const blob_id& id, std::uint64_t size)
