@@ -3,6 +3,7 @@
 #include "common/log.hpp"
 #include "common/uri.hpp"
 #include "registry/pg/pg.hpp"
+#include "s3/request_headers.hpp"
 #include "s3/utf8.hpp"
 #include "server/api/api.hpp"
 #include "server/audit_requests.hpp"
@@ -15,6 +16,7 @@
 #include "server/metrics_endpoint.hpp"
 #include "server/metrics_requests.hpp"
 #include "server/s3/common.hpp"
+#include "server/s3/expected_bucket_owner.hpp"
 #include "server/s3/operations.hpp"
 #include "server/s3/post_object.hpp"
 #include "server/services.hpp"
@@ -44,22 +46,49 @@ struct route
     auth::route_permission permission; ///< what the action does (auth/authorize.hpp); required
 };
 
-// Query parameters that select a different operation on the same path. A request naming one that has no
-// route gets NotImplemented rather than being silently treated as the plain operation.
-constexpr std::array<std::string_view, 28> subresources = {"accelerate",  "acl",
-                                                           "analytics",   "attributes",
-                                                           "cors",        "delete",
-                                                           "encryption",  "intelligent-tiering",
-                                                           "inventory",   "legal-hold",
-                                                           "lifecycle",   "list-type",
-                                                           "location",    "logging",
-                                                           "metrics",     "notification",
-                                                           "object-lock", "ownershipControls",
-                                                           "policy",      "publicAccessBlock",
-                                                           "replication", "requestPayment",
-                                                           "restore",     "retention",
-                                                           "tagging",     "uploads",
-                                                           "versioning",  "versions"};
+// Query parameters that select a different operation on the same path (every one of botocore's S3 model:
+// tests/e2e/test_request_headers.py sends each operation). A request naming one that has no route gets
+// NotImplemented rather than being silently treated as the plain operation: DeleteBucketWebsite must never
+// be read as DeleteBucket.
+constexpr std::array<std::string_view, 39> subresources = {"abac",
+                                                           "accelerate",
+                                                           "acl",
+                                                           "analytics",
+                                                           "attributes",
+                                                           "cors",
+                                                           "delete",
+                                                           "encryption",
+                                                           "intelligent-tiering",
+                                                           "inventory",
+                                                           "legal-hold",
+                                                           "lifecycle",
+                                                           "list-type",
+                                                           "location",
+                                                           "logging",
+                                                           "metadataConfiguration",
+                                                           "metadataInventoryTable",
+                                                           "metadataJournalTable",
+                                                           "metadataTable",
+                                                           "metrics",
+                                                           "notification",
+                                                           "object-lock",
+                                                           "ownershipControls",
+                                                           "policy",
+                                                           "policyStatus",
+                                                           "publicAccessBlock",
+                                                           "renameObject",
+                                                           "replication",
+                                                           "requestPayment",
+                                                           "restore",
+                                                           "retention",
+                                                           "select",
+                                                           "session",
+                                                           "tagging",
+                                                           "torrent",
+                                                           "uploads",
+                                                           "versioning",
+                                                           "versions",
+                                                           "website"};
 
 using auth::permission;
 
@@ -328,6 +357,12 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
     ctx.permission = r->permission.value;
     if (auto allowed = co_await authorize_s3_request(ctx, ctx.permission, r->name); !allowed)
         co_return std::move(allowed).error();
+    // A header asking for a feature Depot lacks is refused, never ignored (s3/request_headers.hpp).
+    for (const auto& f : *ctx.header)
+        if (auto supported = s3::check_request_header(f.name_string(), f.value()); !supported)
+            co_return std::move(supported).error();
+    if (auto owner = co_await s3op::check_expected_bucket_owner(ctx); !owner)
+        co_return std::move(owner).error();
     // Until ACLs exist, a write asking for one is refused rather than done without it.
     if (!auth::is_read(ctx.permission))
         if (auto acl = s3op::check_acl_headers(ctx); !acl)
