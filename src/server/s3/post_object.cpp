@@ -10,6 +10,7 @@
 #include "s3/names.hpp"
 #include "s3/post_form.hpp"
 #include "s3/post_policy.hpp"
+#include "s3/request_headers.hpp"
 #include "s3/responses.hpp"
 #include "s3/utf8.hpp"
 #include "s3/xml.hpp"
@@ -259,6 +260,8 @@ result<registry::object_headers> headers_of(const post_form& form)
 result<void> check_supported(const post_form& form)
 {
     for (const auto& [name, value] : form.fields) {
+        if (auto supported = s3::check_request_header(name, value); !supported)
+            return std::move(supported).error();
         if (!name.starts_with("x-amz-") || name.starts_with("x-amz-meta-") ||
             name.starts_with("x-amz-checksum-"))
             continue;
