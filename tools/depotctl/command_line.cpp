@@ -1,5 +1,7 @@
 #include "command_line.hpp"
 
+#include "command_table.hpp"
+
 #include <algorithm>
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/parsers.hpp>
@@ -12,460 +14,6 @@ namespace depot::ctl {
 namespace {
 
 namespace po = boost::program_options;
-
-struct flag_info
-{
-    std::string_view name;
-    std::string_view metavar; ///< empty for a switch
-    std::string_view help;
-};
-
-// Every flag depotctl knows, once. A command accepts its own flags, its groups' and the common ones.
-const std::vector<flag_info> all_flags = {
-    // common
-    {"--json", "", "machine-readable output (a JSON value on stdout)"},
-    {"--help", "", "this help (also -h)"},
-    // group_database
-    {"--config", "FILE", "depotd's configuration file: its database and server key (DEPOT_CONFIG)"},
-    {"--database-url", "URL", "PostgreSQL of the installation (DEPOT_DATABASE_URL)"},
-    {"--server-key-file", "FILE",
-     "the server key depotd uses (DEPOT_SERVER_KEY_FILE, default ./var/server.key)"},
-    {"--server-key", "HEX", "the server key itself (DEPOT_SERVER_KEY)"},
-    // group_remote
-    {"--endpoint", "URL", "depotd (DEPOT_ENDPOINT, AWS_ENDPOINT_URL, endpoint_url in ~/.aws/config)"},
-    {"--access-key", "ID",
-     "S3 access key id (AWS_ACCESS_KEY_ID); for key create with a database: the new key's id"},
-    {"--secret-key", "S", "its secret (AWS_SECRET_ACCESS_KEY)"},
-    {"--profile", "NAME", "AWS profile (AWS_PROFILE) in ~/.aws/credentials and ~/.aws/config"},
-    {"--token", "TOKEN", "an API token (DEPOT_TOKEN; REST commands only)"},
-    {"--region", "R", "region to sign for (AWS_REGION, region in ~/.aws/config, default us-east-1)"},
-    {"--ca-bundle", "FILE", "trusted certificates for https (AWS_CA_BUNDLE)"},
-    {"--timeout", "SECONDS", "per request (default 120)"},
-    {"--no-progress", "", "no progress bars (drawn only on a terminal anyway)"},
-    {"--remote", "", "through the REST API even when a database URL is set"},
-    // group_storage
-    {"--storage", "KIND", "blob store: localfs, rados or memory (DEPOT_STORAGE)"},
-    {"--blob-dir", "DIR", "localfs blob directory (DEPOT_BLOB_DIR)"},
-    {"--rados-conf", "FILE", "ceph.conf (DEPOT_RADOS_CONF)"},
-    {"--rados-user", "NAME", "cephx client (DEPOT_RADOS_USER)"},
-    {"--rados-keyring", "FILE", "keyring (DEPOT_RADOS_KEYRING)"},
-    {"--rados-pool", "POOL", "pool (DEPOT_RADOS_POOL)"},
-    {"--rados-namespace", "NS", "namespace (DEPOT_RADOS_NAMESPACE)"},
-    {"--rados-op-timeout", "SECONDS", "RADOS operation timeout (DEPOT_RADOS_OP_TIMEOUT)"},
-    // group_scope
-    {"--read-only", "", "scope: reads only"},
-    {"--bucket", "B", "scope: one bucket (model create, webhook create: the bucket)"},
-    {"--prefix", "P", "scope: keys under P (with --bucket); snapshot and model commands: the prefix"},
-    {"--model", "TEAM/MODEL", "scope: one model (webhook create: the model)"},
-    {"--alias", "A", "scope: the files of the version alias A points to (implies --read-only)"},
-    // group_version
-    {"--label", "L", "version label"},
-    {"--description", "D", "description"},
-    {"--framework", "F", "framework (pytorch, ...)"},
-    {"--format", "F", "file format (safetensors, ...)"},
-    {"--parent", "N", "the version this one derives from"},
-    {"--run-url", "U", "training run URL"},
-    {"--labels", "JSON", "labels as a JSON object"},
-    {"--metrics", "JSON", "metrics as a JSON object"},
-    {"--snapshot", "NAME", "the prefix as snapshot NAME of the model's bucket saw it"},
-    // own flags
-    {"--display-name", "N", "display name"},
-    {"--email", "E", "e-mail address"},
-    {"--admin", "", "an installation admin"},
-    {"--secret", "SECRET", "the new key's secret (with --access-key; database only)"},
-    {"--credentials-file", "PATH", "also write the key into this AWS credentials file (mode 0600)"},
-    {"--expires-in", "SECONDS", "the credential stops working after this"},
-    {"--name", "N", "a name to recognise the token by"},
-    {"--repair", "", "recompute reference counts"},
-    {"--dry-run", "", "only report"},
-    {"--grace", "SECONDS", "reclaim only blobs older than this (default 3600)"},
-    {"--since", "T", "rows at or after T (ISO 8601)"},
-    {"--until", "T", "rows before T"},
-    {"--actor", "U", "rows of this user"},
-    {"--team", "T", "rows of this team"},
-    {"--action", "A", "rows of this action"},
-    {"--resource", "R", "rows of this resource"},
-    {"--output", "FILE", "write there instead of stdout"},
-    {"--before", "T", "archive the rows written before T"},
-    {"--key-prefix", "P", "archive object prefix (default audit/)"},
-    {"--files", "", "with the version's files"},
-    {"--comment", "C", "a comment recorded with the transition"},
-    {"--if-match", "ETAG", "only if the alias is still at this ETag"},
-    {"--target-bucket", "B", "restore into this bucket (default the snapshot's)"},
-    {"--target-prefix", "P", "restore under this prefix"},
-    {"--events", "T1,T2", "event types (default all)"},
-    {"--url", "U", "new target URL"},
-    {"--overlap", "SECONDS", "the old secret also signs for this long (default 86400)"},
-    {"--state", "S", "only deliveries in this state"},
-    {"--wait", "", "wait until it completed (exit 1 if it failed)"},
-    {"--no-version", "", "upload only, create no version"},
-    {"--no-delete", "", "keep files under the prefix that are not in DIR"},
-    {"--parallel", "N", "transfers at once (1-64, default 8)"},
-    {"--part-size", "MiB", "multipart part size"},
-    {"--multipart-threshold", "MiB", "files above this go multipart"},
-    {"--models-bucket", "B", "name of the read-only model view (default models)"},
-    {"--required-approvals", "N", "approvals a version needs (1-10)"},
-    {"--approver-role", "ROLE", "the least role that approves (writer, maintainer, admin)"},
-    {"--protected-aliases", "A,B", "aliases that only point at approved versions"},
-    {"--dedup", "on|off", "deduplicate object contents"},
-    {"--object-events", "on|off", "send object events to the owner's webhooks"},
-};
-
-const std::vector<std::string_view>& group_flags(flag_group g)
-{
-    static const std::vector<std::string_view> database = {"--config", "--database-url", "--server-key-file",
-                                                           "--server-key"};
-    static const std::vector<std::string_view> remote = {"--endpoint",  "--access-key", "--secret-key",
-                                                         "--profile",   "--token",      "--region",
-                                                         "--ca-bundle", "--timeout",    "--no-progress"};
-    static const std::vector<std::string_view> storage = {
-        "--storage",       "--blob-dir",   "--rados-conf",      "--rados-user",
-        "--rados-keyring", "--rados-pool", "--rados-namespace", "--rados-op-timeout"};
-    static const std::vector<std::string_view> scope = {"--read-only", "--bucket", "--prefix", "--model",
-                                                        "--alias"};
-    static const std::vector<std::string_view> version = {"--label",  "--description", "--framework",
-                                                          "--format", "--parent",      "--run-url",
-                                                          "--labels", "--metrics",     "--snapshot"};
-    switch (g) {
-    case group_database:
-        return database;
-    case group_remote:
-        return remote;
-    case group_storage:
-        return storage;
-    case group_scope:
-        return scope;
-    default:
-        return version;
-    }
-}
-
-constexpr unsigned db = group_database;
-constexpr unsigned remote = group_remote;
-// user, key and token work on the database when there is one, otherwise through the REST API.
-constexpr unsigned both = group_database | group_remote;
-
-const std::vector<command_info> table = {
-    {"migrate", "", "apply pending schema migrations", db, {}, "", "depotctl migrate"},
-    {"user create",
-     "ID",
-     "create a user (an installation admin with --admin)",
-     both,
-     {"--display-name", "--email", "--admin", "--remote"},
-     "With a database URL it writes the database; without one it asks depotd's REST API, as an installation\n"
-     "admin.",
-     "depotctl user create bob --display-name 'Bob B.'\n"
-     "DEPOT_TOKEN=dpt_... depotctl --endpoint https://depot.example.com user create carol --admin"},
-    {"user list", "", "list the users", both, {"--remote"}, "", "depotctl user list --json"},
-    {"key create",
-     "USER_ID [SCOPE]",
-     "create an S3 access key (the secret is shown once)",
-     both | group_scope,
-     {"--secret", "--credentials-file", "--expires-in", "--remote"},
-     "SCOPE narrows the key, it never grants: --read-only --bucket B [--prefix P] | --model TEAM/MODEL\n"
-     "[--alias A]. --access-key ID --secret S choose the key (database only).",
-     "depotctl key create bob --credentials-file ~/.aws/credentials --profile bob\n"
-     "depotctl key create bob --model ml/resnet --alias production --expires-in 86400"},
-    {"key list",
-     "USER_ID",
-     "list a user's keys (never their secrets)",
-     both,
-     {"--remote"},
-     "",
-     "depotctl key list bob"},
-    {"key revoke",
-     "ACCESS_KEY_ID",
-     "revoke a key",
-     both,
-     {"--remote"},
-     "",
-     "depotctl key revoke AKIA... --json"},
-    {"token create",
-     "USER_ID [SCOPE]",
-     "create an API token for the REST API (shown once)",
-     both | group_scope,
-     {"--name", "--expires-in", "--remote"},
-     "",
-     "depotctl token create bob --name ci --expires-in 3600"},
-    {"token list", "USER_ID", "list a user's tokens", both, {"--remote"}, "", "depotctl token list bob"},
-    {"token revoke", "TOKEN_ID", "revoke a token", both, {"--remote"}, "", "depotctl token revoke 12"},
-    {"fsck",
-     "[STORAGE]",
-     "cross-check registry and blob store (exit 1 if they disagree)",
-     db | group_storage,
-     {"--repair"},
-     "",
-     "depotctl fsck --storage rados --rados-pool depot"},
-    {"gc",
-     "[STORAGE]",
-     "reclaim blobs nothing references",
-     db | group_storage,
-     {"--dry-run", "--grace"},
-     "",
-     "depotctl gc --dry-run"},
-    {"audit verify",
-     "",
-     "recompute the audit log's hash chain (exit 1 naming the first bad row)",
-     db,
-     {},
-     "",
-     "depotctl audit verify"},
-    {"audit export",
-     "",
-     "the audit log as JSON Lines",
-     db,
-     {"--since", "--until", "--actor", "--team", "--action", "--resource", "--output"},
-     "",
-     "depotctl audit export --since 2026-01-01T00:00:00Z --team ml --output audit.jsonl"},
-    {"audit archive",
-     "[STORAGE]",
-     "move the rows written before T into s3://B/P as JSON Lines",
-     db | group_storage,
-     {"--before", "--bucket", "--key-prefix"},
-     "",
-     "depotctl audit archive --before 2026-01-01T00:00:00Z --bucket audit-archive"},
-    {"team create",
-     "TEAM",
-     "create a team (you become its admin)",
-     remote,
-     {"--required-approvals", "--approver-role", "--protected-aliases"},
-     "the flags set its default policy",
-     "depotctl team create ml --required-approvals 2"},
-    {"team list",
-     "",
-     "the teams you belong to (every team for an installation admin)",
-     remote,
-     {},
-     "",
-     "depotctl team list"},
-    {"team show", "TEAM", "a team with its members", remote, {}, "", "depotctl team show ml --json"},
-    {"member set",
-     "TEAM USER ROLE",
-     "add a member or change its role (reader, writer, maintainer, admin)",
-     remote,
-     {},
-     "",
-     "depotctl member set ml bob writer"},
-    {"member remove", "TEAM USER", "remove a member", remote, {}, "", "depotctl member remove ml bob --json"},
-    {"member list", "TEAM", "a team's members", remote, {}, "", "depotctl member list ml"},
-    {"policy get",
-     "TEAM/MODEL",
-     "a model's approval policy",
-     remote,
-     {},
-     "",
-     "depotctl policy get ml/resnet"},
-    {"policy set",
-     "TEAM/MODEL",
-     "change a model's approval policy (team admins)",
-     remote,
-     {"--required-approvals", "--approver-role", "--protected-aliases"},
-     "",
-     "depotctl policy set ml/resnet --required-approvals 2 --protected-aliases production,canary"},
-    {"bucket show",
-     "BUCKET",
-     "a bucket's settings and usage",
-     remote,
-     {},
-     "",
-     "depotctl bucket show ml-work"},
-    {"bucket set",
-     "BUCKET",
-     "change a bucket's settings",
-     remote,
-     {"--dedup", "--object-events"},
-     "",
-     "depotctl bucket set ml-work --dedup off --object-events on"},
-    {"model create",
-     "TEAM/MODEL",
-     "register a model on a bucket prefix",
-     remote,
-     {"--bucket", "--prefix", "--description"},
-     "",
-     "depotctl model create ml/resnet --bucket ml-work --prefix resnet/"},
-    {"model list", "TEAM", "a team's models", remote, {}, "", "depotctl model list ml"},
-    {"model show", "TEAM/MODEL", "a model with its aliases", remote, {}, "", "depotctl model show ml/resnet"},
-    {"version create",
-     "TEAM/MODEL",
-     "freeze the files under the model's prefix as a version",
-     remote | group_version,
-     {},
-     "",
-     "depotctl version create ml/resnet --label v1 --framework pytorch"},
-    {"version list", "TEAM/MODEL", "a model's versions", remote, {}, "", "depotctl version list ml/resnet"},
-    {"version show",
-     "TEAM/MODEL[:VERSION]",
-     "a version (number, label or alias; default latest)",
-     remote,
-     {"--files"},
-     "",
-     "depotctl version show ml/resnet:production --files"},
-    {"version diff",
-     "TEAM/MODEL:VERSION OTHER",
-     "added, removed and changed files",
-     remote,
-     {},
-     "",
-     "depotctl version diff ml/resnet:2 1"},
-    {"version submit",
-     "TEAM/MODEL:VERSION",
-     "submit a version for review",
-     remote,
-     {"--comment"},
-     "",
-     "depotctl version submit ml/resnet:2"},
-    {"version approve",
-     "TEAM/MODEL:VERSION",
-     "approve a pending version",
-     remote,
-     {"--comment"},
-     "",
-     "depotctl version approve ml/resnet:2 --comment 'looks good'"},
-    {"version reject",
-     "TEAM/MODEL:VERSION",
-     "reject a pending version",
-     remote,
-     {"--comment"},
-     "",
-     "depotctl version reject ml/resnet:2 --comment 'accuracy dropped'"},
-    {"version deprecate",
-     "TEAM/MODEL:VERSION",
-     "deprecate a version",
-     remote,
-     {"--comment"},
-     "",
-     "depotctl version deprecate ml/resnet:1"},
-    {"version archive",
-     "TEAM/MODEL:VERSION",
-     "archive a version",
-     remote,
-     {"--comment"},
-     "",
-     "depotctl version archive ml/resnet:1"},
-    {"alias set",
-     "TEAM/MODEL ALIAS VERSION",
-     "point an alias at a version",
-     remote,
-     {"--if-match"},
-     "",
-     "depotctl alias set ml/resnet production 2"},
-    {"alias delete",
-     "TEAM/MODEL ALIAS",
-     "delete an alias",
-     remote,
-     {"--if-match"},
-     "",
-     "depotctl alias delete ml/resnet canary --json"},
-    {"alias list", "TEAM/MODEL", "a model's aliases", remote, {}, "", "depotctl alias list ml/resnet"},
-    {"snapshot create",
-     "BUCKET NAME",
-     "an O(1) snapshot, readable at s3://BUCKET/.snapshots/NAME/",
-     remote,
-     {"--prefix"},
-     "",
-     "depotctl snapshot create ml-work before-cleanup --prefix resnet/"},
-    {"snapshot list", "BUCKET", "a bucket's snapshots", remote, {}, "", "depotctl snapshot list ml-work"},
-    {"snapshot show",
-     "BUCKET NAME",
-     "one snapshot",
-     remote,
-     {},
-     "",
-     "depotctl snapshot show ml-work nightly"},
-    {"snapshot delete",
-     "BUCKET NAME",
-     "delete a snapshot",
-     remote,
-     {},
-     "",
-     "depotctl snapshot delete ml-work nightly --json"},
-    {"snapshot restore",
-     "BUCKET NAME",
-     "copy a snapshot's objects back by reference (no bytes move)",
-     remote,
-     {"--target-bucket", "--target-prefix", "--prefix"},
-     "",
-     "depotctl snapshot restore ml-work nightly --target-prefix restored/"},
-    {"webhook create",
-     "TEAM URL",
-     "subscribe URL to the team's events (prints the signing secret)",
-     remote,
-     {"--events", "--model", "--bucket", "--description"},
-     "",
-     "depotctl webhook create ml https://ci.example.com/hook --events version.approved"},
-    {"webhook list", "TEAM", "a team's webhooks", remote, {}, "", "depotctl webhook list ml"},
-    {"webhook show", "TEAM ID", "one webhook", remote, {}, "", "depotctl webhook show ml 3"},
-    {"webhook update",
-     "TEAM ID",
-     "change a webhook",
-     remote,
-     {"--url", "--events", "--description"},
-     "",
-     "depotctl webhook update ml 3 --events version.approved,version.rejected"},
-    {"webhook enable", "TEAM ID", "enable a webhook", remote, {}, "", "depotctl webhook enable ml 3"},
-    {"webhook disable", "TEAM ID", "disable a webhook", remote, {}, "", "depotctl webhook disable ml 3"},
-    {"webhook delete", "TEAM ID", "delete a webhook", remote, {}, "", "depotctl webhook delete ml 3 --json"},
-    {"webhook ping", "TEAM ID", "send a test event", remote, {}, "", "depotctl webhook ping ml 3"},
-    {"webhook rotate",
-     "TEAM ID",
-     "a new signing secret",
-     remote,
-     {"--overlap"},
-     "",
-     "depotctl webhook rotate ml 3 --overlap 3600"},
-    {"webhook deliveries",
-     "TEAM ID [DELIVERY]",
-     "deliveries, or one delivery with its attempts",
-     remote,
-     {"--state"},
-     "",
-     "depotctl webhook deliveries ml 3 --state failed"},
-    {"webhook redeliver",
-     "TEAM ID DELIVERY",
-     "send a delivery again now",
-     remote,
-     {},
-     "",
-     "depotctl webhook redeliver ml 3 41"},
-    {"warmup start",
-     "TEAM/MODEL[:VERSION]",
-     "preload a version into every depotd's read cache",
-     remote,
-     {"--alias", "--wait"},
-     "",
-     "depotctl warmup start ml/resnet --alias production --wait"},
-    {"warmup list", "TEAM/MODEL", "a model's warm-ups", remote, {}, "", "depotctl warmup list ml/resnet"},
-    {"warmup show",
-     "TEAM/MODEL ID",
-     "a warm-up with its progress per depotd",
-     remote,
-     {},
-     "",
-     "depotctl warmup show ml/resnet 5"},
-    {"push",
-     "DIR TEAM/MODEL",
-     "upload DIR to the model's prefix, then create a version",
-     remote | group_version,
-     {"--no-version", "--no-delete", "--parallel", "--part-size", "--multipart-threshold"},
-     "Contents the server already has are not sent again; files no longer in DIR are removed from the\n"
-     "prefix unless --no-delete.",
-     "depotctl push ./out ml/resnet --label v3 --metrics '{\"top1\": 0.81}'\n"
-     "AWS_PROFILE=bob depotctl push ./out ml/resnet --no-version"},
-    {"pull",
-     "TEAM/MODEL[:VERSION] DIR",
-     "download a version (SHA-256 verified; right files already there stay)",
-     remote,
-     {"--parallel", "--models-bucket"},
-     "",
-     "depotctl pull ml/resnet:production ./resnet"},
-    {"completion",
-     "bash|zsh",
-     "print a shell completion script",
-     0,
-     {},
-     "",
-     "source <(depotctl completion bash)\ndepotctl completion zsh > \"${fpath[1]}/_depotctl\""},
-};
 
 std::vector<std::string_view> words(std::string_view path)
 {
@@ -491,7 +39,7 @@ std::vector<std::string_view> lines(std::string_view text)
 
 const flag_info* flag_named(std::string_view name)
 {
-    for (const auto& f : all_flags)
+    for (const auto& f : all_flags())
         if (f.name == name)
             return &f;
     return nullptr;
@@ -502,7 +50,7 @@ std::vector<std::string_view> accepted(const command_info* cmd)
 {
     std::vector<std::string_view> out = {"--json", "--help"};
     if (!cmd) {
-        for (const auto& f : all_flags)
+        for (const auto& f : all_flags())
             out.push_back(f.name);
         return out;
     }
@@ -577,7 +125,7 @@ std::string command_help(const command_info& cmd)
 std::string family_help(std::string_view family)
 {
     std::string out;
-    for (const auto& cmd : table) {
+    for (const auto& cmd : commands()) {
         if (!family.empty() && words(cmd.path)[0] != family)
             continue;
         std::string left =
@@ -593,11 +141,6 @@ std::string family_help(std::string_view family)
 }
 
 } // namespace
-
-const std::vector<command_info>& commands()
-{
-    return table;
-}
 
 std::string overview_help()
 {
@@ -627,7 +170,7 @@ const command_info* find_command(const cli& c)
 {
     const command_info* best = nullptr;
     std::size_t best_words = 0;
-    for (const auto& cmd : table) {
+    for (const auto& cmd : commands()) {
         auto w = words(cmd.path);
         if (w.size() > c.positional.size() || w.size() <= best_words)
             continue;
@@ -647,7 +190,7 @@ std::optional<int> parse_command_line(const std::vector<std::string>& args, cli&
     }
     // Every known flag, a switch or taking one value; the command decides below which ones apply.
     po::options_description known;
-    for (const auto& f : all_flags) {
+    for (const auto& f : all_flags()) {
         const std::string name = f.name == "--help" ? "help,h" : std::string(f.name.substr(2));
         if (f.metavar.empty())
             known.add_options()(name.c_str(), "");
@@ -749,7 +292,7 @@ std::string completion_script(std::string_view shell)
     std::set<std::string> seen;
     std::string cases;
     std::map<std::string, std::string> subs;
-    for (const auto& cmd : table) {
+    for (const auto& cmd : commands()) {
         auto w = words(cmd.path);
         if (seen.insert(std::string(w[0])).second)
             families += (families.empty() ? "" : " ") + std::string(w[0]);
