@@ -6,6 +6,8 @@ lib-storage's Upload creates a multipart upload with ChecksumAlgorithm CRC32 and
 part checksums (a COMPOSITE checksum). sdk_round_trip.mjs does the uploads and reads everything back with
 ChecksumMode ENABLED (the SDK verifies the response checksums itself); this test checks the bytes and
 every checksum against values computed here, and that the SDK really used the forms it is meant to test.
+bucket_features.mjs drives issue 27's features through the same SDK: object and bucket tagging, lifecycle
+and CORS configurations, conditional deletes.
 
 Needs node >= 20 and tests/e2e/js/node_modules (scripts/js-deps runs `npm ci`).
 """
@@ -130,3 +132,73 @@ def test_js_sdk_default_checksums_round_trip(depot, s3, bucket, tmp_path, node):
         "content-encoding", "transfer-encoding", "content-length", "x-amz-content-sha256", "x-amz-trailer",
         "x-amz-decoded-content-length", "x-amz-checksum-crc32", "x-amz-sdk-checksum-algorithm")}
         for r in result["requests"]] for name, result in results.items()}, indent=1))
+
+
+def test_js_sdk_tagging_lifecycle_cors_and_conditional_delete(depot, s3, bucket, node):
+    user = depot.user("alice")
+    env = clean_env({
+        "DEPOT_ENDPOINT": depot.endpoint,
+        "DEPOT_REGION": depot.region,
+        "DEPOT_BUCKET": bucket,
+        "AWS_ACCESS_KEY_ID": user.access_key,
+        "AWS_SECRET_ACCESS_KEY": user.secret,
+        "AWS_CONFIG_FILE": "/dev/null",
+        "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "NODE_NO_WARNINGS": "1",
+    })
+    r = json.loads(run([node, str(HERE / "bucket_features.mjs")], env=env, cwd=str(HERE), timeout=300).stdout)
+    tags = [{"Key": "team", "Value": "vision"}, {"Key": "stage", "Value": "raw data"}]
+
+    def ok(name):
+        assert "ok" in r[name], (name, r[name])
+        return r[name]["ok"]
+
+    def error(name):
+        assert "error" in r[name], (name, r[name])
+        return r[name]["error"]["name"], r[name]["error"]["status"]
+
+    # Object tagging, as the SDK sees it and as boto3 reads it back.
+    ok("put-with-tagging")
+    assert ok("get-object-tagging") == tags
+    assert ok("get-object-tag-count") == 2
+    ok("put-object-tagging")
+    assert ok("get-object-tagging-after") == [{"Key": "k", "Value": "v"}]
+    assert r["delete-object-tagging"]["status"] == 204
+    assert ok("get-object-tagging-deleted") == []
+    assert error("put-object-tagging-too-many") == ("InvalidTag", 400), r["put-object-tagging-too-many"]
+    assert s3.get_object_tagging(Bucket=bucket, Key="t/a")["TagSet"] == []
+    assert s3.get_object(Bucket=bucket, Key="t/a")["Body"].read() == b"tagged"
+
+    # Bucket tagging.
+    ok("put-bucket-tagging")
+    assert ok("get-bucket-tagging") == tags
+    assert r["delete-bucket-tagging"]["status"] == 204
+    assert error("get-bucket-tagging-deleted") == ("NoSuchTagSet", 404)
+
+    # Lifecycle: the rules come back as sent; a transition is refused and changes nothing.
+    ok("put-lifecycle")
+    rules = {rule["ID"]: rule for rule in ok("get-lifecycle")}
+    assert set(rules) == {"expire-tmp", "abort-uploads", "old-versions"}
+    assert rules["expire-tmp"]["Expiration"] == {"Days": 7} and rules["expire-tmp"]["Filter"] == {"Prefix": "tmp/"}
+    assert rules["abort-uploads"]["AbortIncompleteMultipartUpload"] == {"DaysAfterInitiation": 2}
+    assert rules["old-versions"]["Status"] == "Disabled"
+    assert rules["old-versions"]["Filter"]["And"] == {"Prefix": "ckpt/", "Tags": [{"Key": "keep", "Value": "no"}]}
+    assert rules["old-versions"]["NoncurrentVersionExpiration"] == {"NoncurrentDays": 30,
+                                                                    "NewerNoncurrentVersions": 3}
+    assert error("put-lifecycle-transition") == ("NotImplemented", 501)
+    assert r["delete-lifecycle"]["status"] == 204
+    assert error("get-lifecycle-deleted") == ("NoSuchLifecycleConfiguration", 404)
+
+    # CORS.
+    ok("put-cors")
+    [rule] = ok("get-cors")
+    assert rule["AllowedOrigins"] == ["https://app.example.com"] and rule["AllowedMethods"] == ["GET", "PUT"]
+    assert rule["AllowedHeaders"] == ["*"] and rule["ExposeHeaders"] == ["ETag"] and rule["MaxAgeSeconds"] == 600
+    assert r["delete-cors"]["status"] == 204
+    assert error("get-cors-deleted") == ("NoSuchCORSConfiguration", 404)
+
+    # Conditional delete: a stale ETag is 412 and the object stays; the current one deletes it.
+    assert error("delete-if-match-stale") == ("PreconditionFailed", 412)
+    assert r["delete-if-match"]["status"] == 204
+    assert "Contents" not in s3.list_objects_v2(Bucket=bucket, Prefix="d/")
