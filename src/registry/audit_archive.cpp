@@ -1,8 +1,8 @@
 #include "registry/audit_archive.hpp"
 
+#include "common/byte_source.hpp"
 #include "registry/audit.hpp"
 #include "registry/bucket_repository.hpp"
-#include "registry/byte_source.hpp"
 #include "registry/object_service.hpp"
 #include "registry/sql_util.hpp"
 

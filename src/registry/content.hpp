@@ -24,9 +24,9 @@
 /// which their pieces are ordinary unreferenced blobs. A body stored as one blob needs no intent: it is
 /// committed when the body has ended, just before the publishing transaction, within the grace age.
 
+#include "common/byte_source.hpp"
 #include "common/checksum.hpp"
 #include "common/result.hpp"
-#include "registry/byte_source.hpp"
 #include "registry/pg/pg.hpp"
 #include "registry/types.hpp"
 #include "storage/blob_store.hpp"

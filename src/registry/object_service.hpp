@@ -10,9 +10,9 @@
 /// while it still arrives are named by intents until the publish, so the collector never takes them (see
 /// content.hpp). Blobs whose last reference is dropped are removed after the commit.
 
+#include "common/byte_source.hpp"
 #include "common/checksum.hpp"
 #include "common/result.hpp"
-#include "registry/byte_source.hpp"
 #include "registry/pg/pg.hpp"
 #include "registry/types.hpp"
 #include "registry/versions.hpp"

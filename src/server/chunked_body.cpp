@@ -4,7 +4,7 @@
 
 namespace depot::server {
 
-chunked_body::chunked_body(registry::byte_source& raw, auth::aws_chunked_decoder decoder)
+chunked_body::chunked_body(depot::byte_source& raw, auth::aws_chunked_decoder decoder)
     : raw_(raw), decoder_(std::move(decoder)), raw_buf_(256 * 1024)
 {
     pending_.reserve(raw_buf_.size());

@@ -6,17 +6,17 @@
 /// end-of-stream never publishes an unverified body.
 
 #include "auth/aws_chunked.hpp"
-#include "registry/byte_source.hpp"
+#include "common/byte_source.hpp"
 
 #include <vector>
 
 namespace depot::server {
 
-class chunked_body final : public registry::byte_source
+class chunked_body final : public depot::byte_source
 {
 public:
     /// `raw` (the HTTP body) must outlive this object.
-    chunked_body(registry::byte_source& raw, auth::aws_chunked_decoder decoder);
+    chunked_body(depot::byte_source& raw, auth::aws_chunked_decoder decoder);
 
     boost::asio::awaitable<result<std::size_t>> read_some(std::span<std::byte> buf) override;
 
@@ -24,7 +24,7 @@ public:
     const auth::aws_chunked_decoder& decoder() const noexcept { return decoder_; }
 
 private:
-    registry::byte_source& raw_;
+    depot::byte_source& raw_;
     auth::aws_chunked_decoder decoder_;
     std::vector<std::byte> raw_buf_;
     std::vector<std::byte> pending_; ///< decoded bytes not yet handed out

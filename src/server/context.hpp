@@ -5,8 +5,8 @@
 /// the REST API) at one place, the session.
 
 #include "auth/authorize.hpp"
+#include "common/byte_source.hpp"
 #include "common/result.hpp"
-#include "registry/byte_source.hpp"
 #include "registry/types.hpp"
 
 #include <any>
@@ -68,9 +68,9 @@ struct request_context
     auth::permission permission = auth::permission::whoami;
     payload_check payload;
     /// The body, read on demand; the first read sends "100 Continue" when the client asked for it.
-    registry::byte_source* body = nullptr;
+    depot::byte_source* body = nullptr;
     /// Owns a decoding wrapper around the raw body (aws-chunked), when `body` points to one.
-    std::unique_ptr<registry::byte_source> body_decoder;
+    std::unique_ptr<depot::byte_source> body_decoder;
     /// Declared body length, if any: Content-Length, or x-amz-decoded-content-length for aws-chunked.
     std::optional<std::uint64_t> content_length;
     services* svc = nullptr;
@@ -105,7 +105,7 @@ struct response
     http::status status = http::status::ok;
     http::fields headers;
     std::string body;
-    std::unique_ptr<registry::byte_source> stream;
+    std::unique_ptr<depot::byte_source> stream;
     std::uint64_t stream_length = 0;
     /// Keeps whatever `stream` reads from alive until the response is written.
     std::shared_ptr<void> keep;

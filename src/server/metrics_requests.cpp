@@ -46,10 +46,10 @@ request_metrics::request_metrics(std::span<const std::string_view> operations, m
 }
 
 /// The request body as the handler reads it, counted.
-class request_record::counting_body final : public registry::byte_source
+class request_record::counting_body final : public depot::byte_source
 {
 public:
-    counting_body(registry::byte_source* inner, std::uint64_t& count) : inner_(inner), count_(count) {}
+    counting_body(depot::byte_source* inner, std::uint64_t& count) : inner_(inner), count_(count) {}
 
     asio::awaitable<result<std::size_t>> read_some(std::span<std::byte> buf) override
     {
@@ -59,18 +59,18 @@ public:
         co_return n;
     }
 
-    registry::byte_source* inner() const noexcept { return inner_; }
+    depot::byte_source* inner() const noexcept { return inner_; }
 
 private:
-    registry::byte_source* inner_;
+    depot::byte_source* inner_;
     std::uint64_t& count_;
 };
 
 /// The response stream as the session reads it for sending, counted. Keeps the record alive.
-class request_record::counting_stream final : public registry::byte_source
+class request_record::counting_stream final : public depot::byte_source
 {
 public:
-    counting_stream(std::unique_ptr<registry::byte_source> inner, std::shared_ptr<request_record> record)
+    counting_stream(std::unique_ptr<depot::byte_source> inner, std::shared_ptr<request_record> record)
         : inner_(std::move(inner)), record_(std::move(record))
     {}
 
@@ -91,7 +91,7 @@ public:
     }
 
 private:
-    std::unique_ptr<registry::byte_source> inner_;
+    std::unique_ptr<depot::byte_source> inner_;
     std::shared_ptr<request_record> record_;
 };
 

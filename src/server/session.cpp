@@ -76,7 +76,7 @@ std::string http_date_now()
 /// each read would stop at its 64 KiB read size and be copied once more; a profile of large PUTs spent most
 /// of depotd's CPU in that per-read overhead. Only chunked transfer encoding still goes through the parser.
 template <class Stream>
-class body_source final : public registry::byte_source
+class body_source final : public depot::byte_source
 {
 public:
     body_source(Stream& stream, beast::flat_buffer& buffer, parser_t& parser, bool expect_continue,

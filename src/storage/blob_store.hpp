@@ -16,6 +16,7 @@
 ///   still discards it. Calling write() or commit() after a successful commit() or after abort() is a bug and
 ///   throws std::logic_error.
 
+#include "common/byte_source.hpp"
 #include "common/result.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -51,23 +52,8 @@ public:
     virtual std::uint64_t size() const noexcept = 0;
 };
 
-/// Streams a byte range of a committed blob.
-class blob_reader
-{
-public:
-    virtual ~blob_reader() = default;
-    /// Reads up to `buf.size()` bytes; returns 0 once the range is exhausted.
-    virtual asio::awaitable<result<std::size_t>> read_some(std::span<std::byte> buf) = 0;
-
-    /// Up to `max` (> 0) bytes without copying them where the reader already holds them in memory (RADOS
-    /// hands over whole stripes): the span points into the reader's own storage and stays valid until the
-    /// next call of read_some or read_view on it. Empty means the end of the range. The default reads
-    /// through read_some into a buffer of the reader's own.
-    virtual asio::awaitable<result<std::span<const std::byte>>> read_view(std::size_t max);
-
-private:
-    std::vector<std::byte> view_buffer_;
-};
+/// Streams a byte range of a committed blob: a byte_source (common/byte_source.hpp).
+using blob_reader = depot::byte_source;
 
 struct blob_info
 {

@@ -23,7 +23,7 @@ namespace asio = boost::asio;
 namespace {
 
 /// Hands out a string in pieces of at most `step` bytes.
-class string_source final : public registry::byte_source
+class string_source final : public depot::byte_source
 {
 public:
     explicit string_source(std::string data, std::size_t step = 100000) : data_(std::move(data)), step_(step)
@@ -622,7 +622,7 @@ namespace {
 
 /// Hands out `data` like string_source, but stops once `at` bytes are out and runs `pause` before the rest:
 /// a client that pauses in the middle of its body while the cleanup runs.
-class pausing_source final : public registry::byte_source
+class pausing_source final : public depot::byte_source
 {
 public:
     pausing_source(std::string data, std::size_t at, std::function<asio::awaitable<void>()> pause)
@@ -650,7 +650,7 @@ private:
 };
 
 asio::awaitable<result<registry::object_version>> put_from(fixture& f, std::string key,
-                                                           registry::byte_source& body, std::uint64_t size)
+                                                           depot::byte_source& body, std::uint64_t size)
 {
     registry::put_object_request request{.target = &f.bucket,
                                          .key = std::move(key),

@@ -25,7 +25,7 @@ using registry::versioning_mode;
 
 namespace {
 
-class string_source final : public registry::byte_source
+class string_source final : public depot::byte_source
 {
 public:
     explicit string_source(std::string data) : data_(std::move(data)) {}

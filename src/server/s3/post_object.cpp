@@ -62,7 +62,7 @@ error too_many_field_bytes()
 }
 
 /// The next parser event, reading the body as the parser needs it.
-asio::awaitable<result<s3::form_parser::event>> next_event(post_form& form, registry::byte_source& body)
+asio::awaitable<result<s3::form_parser::event>> next_event(post_form& form, depot::byte_source& body)
 {
     for (;;) {
         auto ev = form.parser.next();
@@ -96,7 +96,7 @@ std::string base_name(std::string_view name)
 }
 
 /// Reads fields until the part named "file" begins.
-asio::awaitable<result<void>> read_fields(post_form& form, registry::byte_source& body)
+asio::awaitable<result<void>> read_fields(post_form& form, depot::byte_source& body)
 {
     std::size_t field_bytes = 0;
     std::optional<s3::form_field> current;
@@ -148,10 +148,10 @@ asio::awaitable<result<void>> read_fields(post_form& form, registry::byte_source
 }
 
 /// The file part as a byte source: ends with the part, refuses sizes outside the policy's range.
-class file_source final : public registry::byte_source
+class file_source final : public depot::byte_source
 {
 public:
-    file_source(post_form& form, registry::byte_source& body, s3::size_range range)
+    file_source(post_form& form, depot::byte_source& body, s3::size_range range)
         : form_(form), body_(body), range_(range)
     {}
 
@@ -188,7 +188,7 @@ public:
 
 private:
     post_form& form_;
-    registry::byte_source& body_;
+    depot::byte_source& body_;
     s3::size_range range_;
     std::string_view pending_;
     std::uint64_t total_ = 0;

@@ -12,7 +12,7 @@ namespace asio = boost::asio;
 namespace {
 
 /// Hands out a fixed string in pieces of at most `step` bytes.
-class string_source final : public registry::byte_source
+class string_source final : public depot::byte_source
 {
 public:
     string_source(std::string data, std::size_t step) : data_(std::move(data)), step_(step) {}
@@ -38,7 +38,7 @@ auth::aws_chunked_decoder unsigned_trailer_decoder(std::uint64_t length)
 }
 
 /// Reads the whole source; returns the bytes or the error's code name.
-std::string drain(registry::byte_source& src)
+std::string drain(depot::byte_source& src)
 {
     asio::io_context ioc;
     auto fut = asio::co_spawn(
