@@ -1,6 +1,7 @@
 #include "server/session.hpp"
 
 #include "common/hash.hpp"
+#include "common/http_date.hpp"
 #include "common/log.hpp"
 #include "common/transfer_whole.hpp"
 #include "s3/errors.hpp"
@@ -59,12 +60,7 @@ std::string new_request_id()
 
 std::string http_date_now()
 {
-    auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[40];
-    std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-    return buf;
+    return format_http_date(std::chrono::system_clock::now());
 }
 
 /// The request body, pulled on demand. Sends "100 Continue" before the first read when the client asked

@@ -5,6 +5,7 @@
 #include "audit_commands.hpp"
 #include "cli.hpp"
 #include "command_line.hpp"
+#include "common/http_date.hpp"
 #include "common/secret_box.hpp"
 #include "config/blob_store_factory.hpp"
 #include "config/options.hpp"
@@ -108,14 +109,10 @@ std::shared_ptr<storage::blob_store> blob_store_of(const cli& c)
     return config::make_blob_store(depotd_options(c));
 }
 
+/// Timestamps as the REST API writes them (what the remote commands print), "2009-10-12T17:50:30.000Z".
 std::string format_time(registry::time_point t)
 {
-    auto secs = std::chrono::system_clock::to_time_t(t);
-    std::tm tm{};
-    gmtime_r(&secs, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
+    return format_iso8601(t);
 }
 
 /// Adds or replaces one profile in an AWS shared-credentials file, keeping the others; mode 0600.
