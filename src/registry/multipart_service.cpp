@@ -543,6 +543,11 @@ multipart_service::complete_in(pg::connection& c, const multipart_upload& upload
         }
         manifest.insert(manifest.end(), part.segments.begin(), part.segments.end());
     }
+    if (conditions.object_size && *conditions.object_size != v.size)
+        co_return make_error(errc::invalid_request, "The specified object size " +
+                                                        std::to_string(*conditions.object_size) +
+                                                        " does not match the size of the listed parts, " +
+                                                        std::to_string(v.size) + ".");
     auto etag = s3::multipart_etag(etags);
     if (!etag)
         co_return std::move(etag).error();

@@ -88,6 +88,9 @@ struct write_preconditions
     /// A whole-object checksum the client asserted on CompleteMultipartUpload (base64, with or without the
     /// "-N" suffix); bad_digest when it differs from the computed one.
     std::optional<std::string> checksum;
+    /// The object's size the client asserted (x-amz-mp-object-size); invalid_request when the listed parts
+    /// add up to another size.
+    std::optional<std::uint64_t> object_size;
 };
 
 /// The most bytes one UploadPartCopy may copy (S3's limit on a copy source).

@@ -16,7 +16,7 @@ struct unsupported
 };
 
 // Checked in order; a prefix ending in '-' covers the names it starts.
-constexpr std::array<unsupported, 16> refused = {{
+constexpr std::array<unsupported, 15> refused = {{
     {"x-amz-server-side-encryption", "Server-side encryption"},
     {"x-amz-server-side-encryption-", "Server-side encryption"},
     {"x-amz-copy-source-server-side-encryption-", "Server-side encryption"},
@@ -31,7 +31,6 @@ constexpr std::array<unsupported, 16> refused = {{
     {"x-amz-checksum-xxhash64", "The XXHASH64 checksum algorithm"},
     {"x-amz-checksum-xxhash128", "The XXHASH128 checksum algorithm"},
     {"x-amz-if-match-initiated-time", "A conditional AbortMultipartUpload"},
-    {"x-amz-mp-object-size", "Checking a multipart object's size on completion"},
     {"x-amz-bucket-namespace", "Account-regional bucket namespaces"},
 }};
 

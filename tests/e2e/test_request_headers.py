@@ -91,6 +91,7 @@ HONOURED = {
     "header x-amz-part-number-marker": "test_checksums.py",
     "header x-amz-sdk-checksum-algorithm": "test_checksums.py",
     "header x-amz-source-expected-bucket-owner": "test_request_headers.py",
+    "header x-amz-mp-object-size": "test_request_headers.py",
     "header x-amz-tagging": "test_tagging.py",
     "header x-amz-tagging-directive": "test_tagging.py",
     # Honoured by what Depot is: one storage class, nothing archived, nothing billed, no Object Lock yet,
@@ -159,7 +160,6 @@ REFUSED = {
     "header x-amz-checksum-xxhash64": ("PutObject", "AAAA"),
     "header x-amz-checksum-xxhash128": ("PutObject", "AAAA"),
     "header x-amz-if-match-initiated-time": ("AbortMultipartUpload", "Wed, 01 Jan 2025 00:00:00 GMT"),
-    "header x-amz-mp-object-size": ("CompleteMultipartUpload", "4"),
     "header x-amz-bucket-namespace": ("CreateBucket", "account-regional"),
 }
 
@@ -361,6 +361,23 @@ def test_expected_bucket_owner_is_checked(depot, s3, bucket):
     s3.copy_object(Bucket=bucket, Key="k3", CopySource={"Bucket": bucket, "Key": "k"},
                    ExpectedSourceBucketOwner=owner, ExpectedBucketOwner=owner)
     assert s3.get_object(Bucket=bucket, Key="k3")["Body"].read() == b"mine"
+
+
+def test_multipart_object_size_is_checked_on_completion(depot, s3, bucket):
+    upload = s3.create_multipart_upload(Bucket=bucket, Key="mpu")["UploadId"]
+    etag = s3.upload_part(Bucket=bucket, Key="mpu", UploadId=upload, PartNumber=1, Body=b"four")["ETag"]
+    body = (f"<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>{etag}</ETag></Part>"
+            "</CompleteMultipartUpload>").encode()
+    before = depot.snapshot(bucket)
+    for wrong, code in (("5", "InvalidRequest"), ("3", "InvalidRequest"), ("four", "InvalidArgument")):
+        r = depot.request("POST", f"/{bucket}/mpu?uploadId={upload}", headers={"x-amz-mp-object-size": wrong},
+                          body=body)
+        assert_error_response(r, code, 400)
+    depot.assert_unchanged(before)
+    assert [u["UploadId"] for u in s3.list_multipart_uploads(Bucket=bucket)["Uploads"]] == [upload]
+    r = depot.request("POST", f"/{bucket}/mpu?uploadId={upload}", headers={"x-amz-mp-object-size": "4"}, body=body)
+    assert r.status_code == 200, r.text
+    assert s3.get_object(Bucket=bucket, Key="mpu")["Body"].read() == b"four"
 
 
 def test_copy_source_conditions(depot, s3, bucket):

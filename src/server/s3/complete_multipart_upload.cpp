@@ -5,6 +5,8 @@
 #include "server/s3/operations.hpp"
 #include "server/services.hpp"
 
+#include <charconv>
+
 namespace depot::server::s3op {
 
 asio::awaitable<result<response>> complete_multipart_upload(request_context& ctx)
@@ -36,6 +38,15 @@ asio::awaitable<result<response>> complete_multipart_upload(request_context& ctx
         conditions.if_match = std::string(*v);
     if (auto v = ctx.get("if-none-match"))
         conditions.if_none_match = std::string(*v);
+    if (auto v = ctx.get("x-amz-mp-object-size")) {
+        std::uint64_t size = 0;
+        const auto* end = v->data() + v->size();
+        const auto [ptr, ec] = std::from_chars(v->data(), end, size);
+        if (v->empty() || ec != std::errc{} || ptr != end)
+            co_return make_error(errc::invalid_argument, "x-amz-mp-object-size must be a number of bytes",
+                                 "x-amz-mp-object-size");
+        conditions.object_size = size;
+    }
     for (const auto& f : *ctx.header)
         if (checksum_algorithm_from_header(f.name_string()))
             conditions.checksum = std::string(f.value());
