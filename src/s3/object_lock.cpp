@@ -45,7 +45,8 @@ result<object_lock_configuration> parse_object_lock_configuration(std::string_vi
     auto mode = parse_retention_mode(trim(text(mode_node)));
     if (!mode)
         return malformed();
-    const auto period_text = trim(text(days_node ? days_node : years_node));
+    const std::string period_raw = text(days_node ? days_node : years_node);
+    const auto period_text = trim(period_raw);
     // A sign is a number S3 reads (and refuses as not positive); anything else is not a number.
     const bool negative = period_text.starts_with('-');
     auto period = parse_int(negative ? period_text.substr(1) : period_text);
@@ -117,7 +118,8 @@ result<bool> parse_legal_hold(std::string_view body)
     auto status = child(*root, "Status");
     if (!status)
         return malformed();
-    const auto v = trim(text(status));
+    const std::string raw = text(status);
+    const auto v = trim(raw);
     if (v == "ON")
         return true;
     if (v == "OFF")
