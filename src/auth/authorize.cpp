@@ -33,6 +33,8 @@ constexpr std::array<permission_traits, permission_count> traits = {{
     {permission::read_object_metadata, "read_object_metadata", true},
     {permission::write_object, "write_object", false},
     {permission::write_object_metadata, "write_object_metadata", false},
+    {permission::write_object_lock, "write_object_lock", false},
+    {permission::bypass_governance, "bypass_governance", false},
     {permission::cors_preflight, "cors_preflight", true},
     {permission::whoami, "whoami", true},
     {permission::session_start, "session_start", false},
@@ -88,7 +90,8 @@ error denied(std::string_view why)
 bool is_object(permission p)
 {
     return p == permission::read_object || p == permission::read_object_metadata ||
-           p == permission::write_object || p == permission::write_object_metadata;
+           p == permission::write_object || p == permission::write_object_metadata ||
+           p == permission::write_object_lock;
 }
 
 bool is_listing(permission p)

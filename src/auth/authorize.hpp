@@ -68,16 +68,25 @@ enum class permission : std::uint8_t
     create_bucket,    ///< CreateBucket
     delete_bucket,    ///< DeleteBucket
     read_bucket,      ///< HeadBucket, GetBucketLocation, GetBucketVersioning: reachable from a prefix scope
-    read_bucket_acl,  ///< GetBucketAcl/Cors/Tagging: a bucket's configuration (not from a prefix scope)
-    configure_bucket, ///< PutBucketVersioning, Put/DeleteBucketCors, Put/DeleteBucketTagging
+    read_bucket_acl,  ///< GetBucketAcl/Cors/Tagging/ObjectLockConfiguration (not from a prefix scope)
+    configure_bucket, ///< PutBucketVersioning, Put/DeleteBucketCors/Tagging, PutObjectLockConfiguration
     list_objects,     ///< ListObjects, ListObjectsV2 (the path checked is the listing's prefix)
     list_object_versions,  ///< ListObjectVersions
     list_uploads,          ///< ListMultipartUploads
     delete_objects,        ///< DeleteObjects
     read_object,           ///< GetObject, HeadObject (an alias scope reads the frozen file); a copy's source
-    read_object_metadata,  ///< GetObjectAcl, GetObjectAttributes, GetObjectTagging, ListParts
+    read_object_metadata,  ///< GetObjectAcl/Attributes/Tagging/Retention/LegalHold, ListParts
     write_object,          ///< PutObject, CopyObject, DeleteObject, multipart uploads
     write_object_metadata, ///< Put/DeleteObjectTagging: a write of the key, never in the read-only views
+                           /// PutObjectRetention, PutObjectLegalHold: a write of the key (never in the
+                           /// read-only views nor with an alias scope); what a lock then forbids is the
+                           /// registry's (registry/object_lock.hpp)
+    write_object_lock,
+    /// x-amz-bypass-governance-retention on DeleteObject, DeleteObjects and PutObjectRetention (asked by
+    /// those handlers when the header is true): the bucket's owner or an installation admin (as every S3
+    /// write) with a credential that reaches the whole bucket: not read-only, not narrowed to a prefix, a
+    /// model or an alias. COMPLIANCE retention and legal holds are never bypassed.
+    bypass_governance,
 
     /// OPTIONS: a browser's CORS preflight, answered before authentication from the bucket's CORS
     /// configuration (server/s3/cors_preflight.cpp); authorize() refuses it, nothing should ask.

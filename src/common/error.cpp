@@ -115,6 +115,12 @@ std::string_view to_string(errc code) noexcept
         return "malformed_post_request";
     case errc::post_fields_too_large:
         return "post_fields_too_large";
+    case errc::invalid_bucket_state:
+        return "invalid_bucket_state";
+    case errc::object_lock_configuration_not_found:
+        return "object_lock_configuration_not_found";
+    case errc::no_such_object_lock_configuration:
+        return "no_such_object_lock_configuration";
     }
     return "unknown";
 }

@@ -70,6 +70,12 @@ enum class errc
     no_such_lifecycle_configuration, ///< GetBucketLifecycleConfiguration of a bucket without one (S3: 404)
     malformed_post_request, ///< a POST Object body that is not multipart/form-data (MalformedPOSTRequest)
     post_fields_too_large, ///< POST Object fields before the file above 20 KiB (MaxPostPreDataLengthExceeded)
+    invalid_bucket_state,  ///< the bucket's state forbids the request (S3: 409 InvalidBucketState)
+                          /// GetObjectLockConfiguration of a bucket without Object Lock (S3: 404
+                          /// ObjectLockConfigurationNotFound)
+    object_lock_configuration_not_found,
+    /// GetObjectRetention / GetObjectLegalHold of a version without one (404 NoSuchObjectLockConfiguration)
+    no_such_object_lock_configuration,
 };
 
 /// A failure with a human-readable message for the client. Messages never contain secrets.

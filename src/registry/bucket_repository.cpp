@@ -12,7 +12,18 @@ namespace {
 constexpr const char* bucket_columns =
     "b.id, b.name, b.owner_id, u.display_name, b.region, b.versioning, " DEPOT_MS(
         "b.created_at") ", b.dedup, b.object_events, EXISTS (SELECT 1 FROM models m WHERE m.bucket_id = "
-                        "b.id), coalesce(b.cors, ''), b.tags::text";
+                        "b.id), coalesce(b.cors, ''), b.tags::text, b.object_lock, "
+                        "coalesce(b.lock_default_mode, ''), coalesce(b.lock_default_days, 0), "
+                        "coalesce(b.lock_default_years, 0)";
+
+std::optional<s3::default_retention> lock_default_from(const pg::row& r)
+{
+    auto mode = s3::parse_retention_mode(r.text(13));
+    if (!mode)
+        return std::nullopt;
+    return s3::default_retention{
+        .mode = *mode, .days = static_cast<int>(r.i64(14)), .years = static_cast<int>(r.i64(15))};
+}
 
 bucket bucket_from(const pg::row& r)
 {
@@ -27,24 +38,31 @@ bucket bucket_from(const pg::row& r)
                   .object_events = r.boolean(8),
                   .has_models = r.boolean(9),
                   .cors = r.str(10),
-                  .tags = r.is_null(11) ? std::nullopt : std::optional(tags_from_json(r.text(11)))};
+                  .tags = r.is_null(11) ? std::nullopt : std::optional(tags_from_json(r.text(11))),
+                  .object_lock = r.boolean(12),
+                  .lock_default = lock_default_from(r)};
 }
 
 } // namespace
 
 asio::awaitable<result<bucket>> bucket_repository::create(const audit_context& who, std::string_view name,
-                                                          std::string_view owner_id, std::string_view region)
+                                                          std::string_view owner_id, std::string_view region,
+                                                          bool object_lock)
 {
     auto conn = co_await pool_.acquire();
     co_await conn->execute("BEGIN");
     try {
-        auto rs = co_await sql(*conn,
-                               std::string("WITH b AS (INSERT INTO buckets (name, owner_id, region) "
-                                           "VALUES ($1, $2, $3) RETURNING *) SELECT ") +
-                                   bucket_columns + " FROM b JOIN users u ON u.id = b.owner_id",
-                               name, owner_id, region);
+        // Object Lock comes with versioning Enabled (and keeps it so).
+        auto rs = co_await sql(
+            *conn,
+            std::string("WITH b AS (INSERT INTO buckets (name, owner_id, region, object_lock, versioning) "
+                        "VALUES ($1, $2, $3, $4, CASE WHEN $4 THEN 'enabled' ELSE 'unversioned' END) "
+                        "RETURNING *) SELECT ") +
+                bucket_columns + " FROM b JOIN users u ON u.id = b.owner_id",
+            name, owner_id, region, object_lock);
         co_await append_audit(*conn, who, "bucket.create", name, "",
-                              "{\"region\":" + audit_quote(region) + "}");
+                              "{\"region\":" + audit_quote(region) +
+                                  (object_lock ? ",\"object_lock\":true}" : "}"));
         co_await conn->execute("COMMIT");
         co_return bucket_from(rs[0]);
     } catch (const pg::error& e) {
@@ -102,6 +120,46 @@ asio::awaitable<result<bucket>> bucket_repository::set_setting(const audit_conte
         if (rs.empty())
             co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
         co_await append_audit(c, who, "bucket.update", name, "", std::string(audit_json));
+        co_return bucket_from(rs[0]);
+    });
+    if (changed)
+        forget(name);
+    co_return changed;
+}
+
+asio::awaitable<result<bucket>>
+bucket_repository::set_object_lock(const audit_context& who, std::string_view name,
+                                   const std::optional<s3::default_retention>& rule)
+{
+    std::optional<std::string> mode;
+    std::optional<std::int64_t> days;
+    std::optional<std::int64_t> years;
+    std::string audit = R"({"object_lock":true)";
+    if (rule) {
+        mode = std::string(s3::to_string(rule->mode));
+        if (rule->days > 0)
+            days = rule->days;
+        else
+            years = rule->years;
+        audit += ",\"mode\":" + audit_quote(*mode) +
+                 (days ? ",\"days\":" + std::to_string(*days) : ",\"years\":" + std::to_string(*years));
+    }
+    audit += "}";
+    auto changed = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<bucket>> {
+        auto state = co_await sql(c, "SELECT versioning FROM buckets WHERE name = $1 FOR UPDATE", name);
+        if (state.empty())
+            co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
+        if (state[0].text(0) != "enabled")
+            co_return make_error(errc::invalid_bucket_state,
+                                 "Versioning must be 'Enabled' on the bucket to apply a Object Lock "
+                                 "configuration");
+        auto rs = co_await sql(c,
+                               std::string("WITH b AS (UPDATE buckets SET object_lock = true, "
+                                           "lock_default_mode = $2, lock_default_days = $3, "
+                                           "lock_default_years = $4 WHERE name = $1 RETURNING *) SELECT ") +
+                                   bucket_columns + " FROM b JOIN users u ON u.id = b.owner_id",
+                               name, mode, days, years);
+        co_await append_audit(c, who, "bucket.object_lock", name, "", audit);
         co_return bucket_from(rs[0]);
     });
     if (changed)

@@ -24,8 +24,11 @@ public:
     explicit bucket_repository(pg::pool& pool, lookup_cache* cache = nullptr) : pool_(pool), cache_(cache) {}
 
     /// bucket_already_owned_by_you / bucket_already_exists when the name is taken.
+    /// `object_lock`: x-amz-bucket-object-lock-enabled, the bucket starts with versioning Enabled and Object
+    /// Lock on.
     asio::awaitable<result<bucket>> create(const audit_context& who, std::string_view name,
-                                           std::string_view owner_id, std::string_view region);
+                                           std::string_view owner_id, std::string_view region,
+                                           bool object_lock = false);
     /// no_such_bucket when absent.
     asio::awaitable<result<bucket>> get(std::string_view name);
     /// Buckets owned by `owner_id`, by name.
@@ -48,6 +51,12 @@ public:
     /// Precondition: the set passed s3::check_tag_set. no_such_bucket.
     asio::awaitable<result<bucket>> set_tags(const audit_context& who, std::string_view name,
                                              std::optional<std::vector<s3::tag>> tags);
+
+    /// PutObjectLockConfiguration: turns Object Lock on (for good) and sets or clears the default retention.
+    /// Audited as bucket.object_lock. no_such_bucket; invalid_bucket_state unless versioning is Enabled
+    /// (checked under the bucket's row lock, so a concurrent PutBucketVersioning cannot slip between).
+    asio::awaitable<result<bucket>> set_object_lock(const audit_context& who, std::string_view name,
+                                                    const std::optional<s3::default_retention>& rule);
 
     /// What the installation stores: logical bytes (current object versions, delete markers excepted) and
     /// physical bytes (stored blobs, each identical content once). Two full scans: callers cache the answer.

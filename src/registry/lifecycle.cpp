@@ -138,8 +138,11 @@ private:
             [&](const lifecycle_candidate& v) -> asio::awaitable<void> {
             delete_request req{
                 .bucket_id = s.bucket_id, .key = v.key, .version_id = v.version_id, .owner_id = {}};
-            if (co_await remove_object(lifecycle_audit(), pool_, store_, std::move(req), {}))
+            auto removed = co_await remove_object(lifecycle_audit(), pool_, store_, std::move(req), {});
+            if (removed)
                 ++counts_.expired_noncurrent;
+            else if (removed.error().code == errc::access_denied)
+                ++counts_.kept_locked; // Object Lock: retained or held versions outlive every rule
         };
         co_await repo_.each_due_noncurrent_version(s, newer, expire);
     }

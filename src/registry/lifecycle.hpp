@@ -42,6 +42,7 @@ struct lifecycle_counts
     std::size_t expired_noncurrent = 0;     ///< noncurrent versions deleted permanently
     std::size_t removed_delete_markers = 0; ///< expired object delete markers removed
     std::size_t aborted_uploads = 0;        ///< incomplete multipart uploads aborted
+    std::size_t kept_locked = 0;            ///< due noncurrent versions kept: Object Lock retention or hold
     std::size_t failed_buckets = 0;         ///< buckets whose stored configuration no longer parses
 };
 

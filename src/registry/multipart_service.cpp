@@ -19,7 +19,8 @@ constexpr const char* upload_columns =
         "m.initiated_at") ", m.content_type, m.content_encoding, m.content_disposition, m.content_language, "
                           "m.cache_control, "
                           "m.expires, m.user_metadata::text, coalesce(m.checksum_algorithm, ''), "
-                          "coalesce(m.checksum_type, ''), m.tags::text";
+                          "coalesce(m.checksum_type, ''), m.tags::text, coalesce(m.lock_mode, ''), "
+                          "coalesce(" DEPOT_MS("m.lock_until") ", 0), m.legal_hold";
 
 multipart_upload upload_from(const pg::row& r)
 {
@@ -41,6 +42,9 @@ multipart_upload upload_from(const pg::row& r)
     m.algorithm = parse_checksum_algorithm(r.text(14));
     m.type = parse_checksum_type(r.text(15)).value_or(checksum_type::full_object);
     m.tags = tags_from_json(r.text(16));
+    if (auto mode = s3::parse_retention_mode(r.text(17)))
+        m.retention = s3::retention{.mode = *mode, .retain_until = from_millis(r.i64(18))};
+    m.legal_hold = r.opt_boolean(19);
     return m;
 }
 
@@ -98,7 +102,7 @@ asio::awaitable<result<multipart_upload>>
 multipart_service::create(const audit_context& who, const bucket& target, std::string key,
                           std::string owner_id, object_headers headers,
                           std::optional<checksum_algorithm> algorithm, std::optional<checksum_type> type,
-                          std::vector<s3::tag> tags)
+                          std::vector<s3::tag> tags, s3::requested_lock lock)
 {
     if (type && !algorithm)
         co_return make_error(
@@ -116,21 +120,26 @@ multipart_service::create(const audit_context& who, const bucket& target, std::s
     }
     const std::string upload_id = to_hex(random_bytes(24));
     const std::string metadata = metadata_json(headers);
+    const std::string lock_mode = lock.retention ? std::string(s3::to_string(lock.retention->mode)) : "";
+    const std::int64_t lock_until = lock.retention ? to_millis(lock.retention->retain_until) : 0;
     const auto& h = headers;
     const std::string insert =
-        std::string("WITH m AS (INSERT INTO multipart_uploads (upload_id, bucket_id, key, owner_id, "
-                    "content_type, content_encoding, content_disposition, content_language, "
-                    "cache_control, expires, user_metadata, checksum_algorithm, checksum_type, tags) "
-                    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, nullif($12, ''), "
-                    "nullif($13, ''), $14::jsonb) RETURNING *) SELECT ") +
+        std::string(
+            "WITH m AS (INSERT INTO multipart_uploads (upload_id, bucket_id, key, owner_id, "
+            "content_type, content_encoding, content_disposition, content_language, "
+            "cache_control, expires, user_metadata, checksum_algorithm, checksum_type, tags, lock_mode, "
+            "lock_until, legal_hold) "
+            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, nullif($12, ''), "
+            "nullif($13, ''), $14::jsonb, nullif($15, ''), CASE WHEN $15 = '' THEN NULL ELSE "
+            "to_timestamp($16::double precision / 1000) END, $17::boolean) RETURNING *) SELECT ") +
         upload_columns + " FROM m JOIN users u ON u.id = m.owner_id";
     const std::string details = "{\"upload_id\":\"" + upload_id + "\"}";
     auto created =
         co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<multipart_upload>> {
-            auto rs =
-                co_await sql(c, insert, upload_id, target.id, key, owner_id, h.content_type,
-                             h.content_encoding, h.content_disposition, h.content_language, h.cache_control,
-                             h.expires, metadata, algorithm_name, type_name, tags_json(tags));
+            auto rs = co_await sql(c, insert, upload_id, target.id, key, owner_id, h.content_type,
+                                   h.content_encoding, h.content_disposition, h.content_language,
+                                   h.cache_control, h.expires, metadata, algorithm_name, type_name,
+                                   tags_json(tags), lock_mode, lock_until, lock.legal_hold);
             co_await append_object_audit(c, who, "multipart.create", target.id, key, details);
             co_return upload_from(rs[0]);
         });
@@ -496,6 +505,8 @@ multipart_service::complete_in(pg::connection& c, const multipart_upload& upload
     v.owner_id = upload.owner_id;
     v.headers = upload.headers;
     v.tags = upload.tags;
+    v.retention = upload.retention;
+    v.legal_hold = upload.legal_hold;
     v.parts_count = static_cast<int>(wanted.size());
     std::vector<segment> manifest;
     std::vector<std::string> etags;

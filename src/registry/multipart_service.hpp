@@ -34,6 +34,9 @@ struct multipart_upload
     checksum_type type = checksum_type::full_object;
     /// x-amz-tagging of the creation: the completed object's tag set.
     std::vector<s3::tag> tags;
+    /// The lock headers of the creation: the completed object's retention and legal hold.
+    std::optional<s3::retention> retention;
+    std::optional<bool> legal_hold;
 };
 
 struct part_info
@@ -116,7 +119,8 @@ public:
     asio::awaitable<result<multipart_upload>>
     create(const audit_context& who, const bucket& target, std::string key, std::string owner_id,
            object_headers headers, std::optional<checksum_algorithm> algorithm = std::nullopt,
-           std::optional<checksum_type> type = std::nullopt, std::vector<s3::tag> tags = {});
+           std::optional<checksum_type> type = std::nullopt, std::vector<s3::tag> tags = {},
+           s3::requested_lock lock = {});
 
     /// no_such_upload unless `upload_id` is an active upload of this bucket and key.
     asio::awaitable<result<multipart_upload>> find(std::int64_t bucket_id, std::string_view key,

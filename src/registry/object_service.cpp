@@ -29,7 +29,8 @@ constexpr const char* version_columns =
                            "FROM object_segments s JOIN blobs b ON b.id = s.blob_id WHERE s.version_row = "
                            "o.id)::text, "
                            "coalesce(o.checksum_algorithm, ''), coalesce(o.checksum_type, ''), "
-                           "coalesce(o.checksum_value, ''), o.tags::text";
+                           "coalesce(o.checksum_value, ''), o.tags::text, coalesce(o.lock_mode, ''), "
+                           "coalesce(" DEPOT_MS("o.lock_until") ", 0), o.legal_hold";
 
 object_handle handle_from(const pg::row& r)
 {
@@ -59,6 +60,9 @@ object_handle handle_from(const pg::row& r)
     v.checksum_type = r.str(21);
     v.checksum_value = r.str(22);
     v.tags = tags_from_json(r.text(23));
+    if (auto mode = s3::parse_retention_mode(r.text(24)))
+        v.retention = s3::retention{.mode = *mode, .retain_until = from_millis(r.i64(25))};
+    v.legal_hold = r.opt_boolean(26);
     for (const auto& s : nlohmann::json::parse(r.text(19)))
         h.segments.push_back(segment{.blob_row = s.at(0).get<std::int64_t>(),
                                      .store_id = s.at(1).get<std::string>(),
@@ -99,6 +103,8 @@ asio::awaitable<result<object_version>> object_service::put_object(const audit_c
     v.owner_id = req.owner_id;
     v.headers = std::move(req.headers);
     v.tags = std::move(req.tags);
+    v.retention = req.retention;
+    v.legal_hold = req.legal_hold;
     std::vector<std::string> unreferenced;
 
     // Metadata last: one transaction publishes the object.
@@ -266,6 +272,8 @@ asio::awaitable<result<object_version>> copy_version_in(pg::connection& c, versi
         v.headers = *req.replace_headers;
     if (req.replace_tags)
         v.tags = *req.replace_tags;
+    v.retention = req.retention;
+    v.legal_hold = req.legal_hold;
     auto [row, modified] = co_await insert_version(c, v, slot.seq);
     // From the manifest read above: copying a key onto itself has just deleted the source row.
     co_await insert_segments(c, row, source.segments);

@@ -53,6 +53,10 @@ struct put_object_request
     byte_source* body = nullptr;
     /// The new version's tag set (x-amz-tagging), validated by the caller (s3::check_tag_set).
     std::vector<s3::tag> tags = {};
+    /// Object Lock headers (validated by the caller, only on an Object Lock bucket): the new version's
+    /// retention (nullopt: the bucket's default, if any) and legal hold.
+    std::optional<s3::retention> retention = std::nullopt;
+    std::optional<bool> legal_hold = std::nullopt;
 };
 
 struct copy_object_request
@@ -66,6 +70,9 @@ struct copy_object_request
     std::optional<object_headers> replace_headers;
     /// Replaces the source's tag set when set (x-amz-tagging-directive: REPLACE); validated by the caller.
     std::optional<std::vector<s3::tag>> replace_tags = std::nullopt;
+    /// The copy's own Object Lock (a copy never takes the source's lock): as put_object_request's.
+    std::optional<s3::retention> retention = std::nullopt;
+    std::optional<bool> legal_hold = std::nullopt;
     /// Checked against the source version inside the transaction (copy-source conditionals are evaluated
     /// by the caller on this version before it asks for the copy).
     std::int64_t expected_source_row = 0;
@@ -84,6 +91,9 @@ struct delete_request
     std::optional<std::string> version_id;
     /// Owner of a delete marker this creates (the requester); empty = the bucket's owner.
     std::string owner_id;
+    /// x-amz-bypass-governance-retention, once auth allowed it: a version under GOVERNANCE retention may be
+    /// deleted. A version in COMPLIANCE retention or under legal hold never is (access_denied).
+    bool bypass_governance = false;
 };
 
 struct delete_outcome
@@ -236,6 +246,20 @@ public:
     /// meanwhile (or is a delete marker).
     asio::awaitable<result<void>> set_tags(const audit_context& who, const object_version& version,
                                            std::vector<s3::tag> tags);
+
+    /// PutObjectRetention on `version` (as opened by open_version; not a delete marker), under its row lock:
+    /// nullopt removes the retention. While a retention holds, COMPLIANCE can only be extended (same mode,
+    /// a later or equal date) and GOVERNANCE only with `bypass_governance` (auth allowed it) unless extended;
+    /// otherwise access_denied and nothing changes. Audited as object.retention (with "bypass" when used).
+    /// Errors: no_such_version when the version was deleted meanwhile.
+    asio::awaitable<result<void>> set_retention(const audit_context& who, const object_version& version,
+                                                std::optional<s3::retention> retention,
+                                                bool bypass_governance);
+
+    /// PutObjectLegalHold on `version`: ON or OFF, whatever the retention. Audited as object.legal_hold.
+    /// Errors: no_such_version when the version was deleted meanwhile.
+    asio::awaitable<result<void>> set_legal_hold(const audit_context& who, const object_version& version,
+                                                 bool on);
 
     /// Deletes the current version of a key. Deleting a missing key succeeds (S3 semantics).
     asio::awaitable<result<void>> delete_object(const audit_context& who, std::int64_t bucket_id,

@@ -7,6 +7,7 @@
 #include "registry/content.hpp"
 #include "registry/events.hpp"
 #include "registry/lookup_cache.hpp"
+#include "registry/object_lock.hpp"
 #include "registry/object_service.hpp"
 #include "registry/sql_util.hpp"
 #include "registry/transaction.hpp"
@@ -69,10 +70,12 @@ asio::awaitable<result<void>> check_delete_conditions(pg::connection& c, const d
 
 /// Records a delete (also one that found nothing: S3 reports it as done) and returns its outcome.
 asio::awaitable<result<delete_outcome>> audited_delete(pg::connection& c, const audit_context& who,
-                                                       const delete_request& req, delete_outcome out)
+                                                       const delete_request& req, delete_outcome out,
+                                                       bool bypassed_governance = false)
 {
     std::string details = "{\"version_id\":" + audit_quote(out.version_id) +
-                          ",\"delete_marker\":" + (out.delete_marker ? "true" : "false") + "}";
+                          ",\"delete_marker\":" + (out.delete_marker ? "true" : "false") +
+                          (bypassed_governance ? ",\"bypass_governance\":true}" : "}");
     co_await append_object_audit(c, who, "object.delete", req.bucket_id, req.key, std::move(details));
     co_return out;
 }
@@ -133,6 +136,10 @@ asio::awaitable<result<delete_outcome>> remove_object(const audit_context& who, 
         if (!found)
             co_return co_await audited_delete(c, who, req, out);
         out.delete_marker = found->is_delete_marker;
+        // Object Lock: a retained or held version stays (checked under the row lock lock_version took).
+        auto removable = co_await check_removable(c, found->row, req.bypass_governance);
+        if (!removable)
+            co_return std::move(removable).error();
         co_await release_version(c, found->row, unreferenced);
         co_await events::emit_object_event(c, "object.deleted", req.bucket_id, req.key, *req.version_id, 0,
                                            "", req.owner_id);
@@ -144,7 +151,7 @@ asio::awaitable<result<delete_outcome>> remove_object(const audit_context& who, 
             if (!newest.empty())
                 co_await reinstate_version(c, newest[0].i64(0));
         }
-        co_return co_await audited_delete(c, who, req, out);
+        co_return co_await audited_delete(c, who, req, out, *removable);
     });
     co_await remove_blobs(store, std::move(unreferenced));
     co_return removed;
@@ -156,10 +163,17 @@ asio::awaitable<result<void>> object_service::set_versioning(const audit_context
     if (mode == versioning_mode::unversioned)
         co_return make_error(errc::invalid_argument, "A bucket cannot return to the unversioned state");
     auto changed = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
-        auto rs = co_await sql(c, "UPDATE buckets SET versioning = $2 WHERE id = $1 RETURNING name",
-                               bucket_id, to_string(mode));
+        auto rs =
+            co_await sql(c,
+                         "UPDATE buckets SET versioning = CASE WHEN object_lock THEN versioning ELSE $2 END "
+                         "WHERE id = $1 RETURNING name, object_lock AND versioning <> $2",
+                         bucket_id, to_string(mode));
         if (rs.empty())
             co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
+        if (rs[0].boolean(1)) // Object Lock keeps versioning Enabled
+            co_return make_error(errc::invalid_bucket_state,
+                                 "An Object Lock configuration is present on this "
+                                 "bucket, so the versioning state cannot be changed.");
         co_await append_audit(c, who, "bucket.versioning", rs[0].str(0), "",
                               "{\"versioning\":" + audit_quote(to_string(mode)) + "}");
         co_return ok();

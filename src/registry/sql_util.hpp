@@ -70,6 +70,11 @@ inline time_point from_millis(std::int64_t ms)
     return time_point(std::chrono::milliseconds(ms));
 }
 
+inline std::int64_t to_millis(time_point t)
+{
+    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
 inline std::optional<time_point> opt_time(const pg::row& r, int col)
 {
     if (r.is_null(col))

@@ -2,6 +2,7 @@
 /// \file
 /// Plain records of the registry. No behaviour; repositories fill them from rows.
 
+#include "s3/object_lock.hpp"
 #include "s3/types.hpp"
 
 #include <chrono>
@@ -67,6 +68,10 @@ struct bucket
     std::string cors;
     /// The bucket's tag set (PutBucketTagging); nullopt when it has none (GetBucketTagging: NoSuchTagSet).
     std::optional<std::vector<s3::tag>> tags;
+    /// Object Lock is on (schema/0024_object_lock.sql): versioning stays Enabled, versions can be locked.
+    bool object_lock = false;
+    /// The retention new versions get when they name none (only with object_lock).
+    std::optional<s3::default_retention> lock_default;
 };
 
 /// Standard HTTP headers S3 stores with an object and returns on GET/HEAD.
@@ -116,6 +121,11 @@ struct object_version
     /// The version's tag set (object tagging), in the order it was given. Not content: changing it changes
     /// neither the version nor its digests.
     std::vector<s3::tag> tags;
+    /// Object Lock: the version's retention (it may have passed) and legal hold (nullopt: never set).
+    /// Writes set them from the request; the bucket's default retention applies at insert when `retention`
+    /// is nullopt.
+    std::optional<s3::retention> retention;
+    std::optional<bool> legal_hold;
 };
 
 } // namespace depot::registry

@@ -145,6 +145,14 @@ error_mapping lookup(errc code) noexcept
     case errc::post_fields_too_large:
         return {"MaxPostPreDataLengthExceeded", 400,
                 "Your POST request fields preceding the upload file were too large."};
+    case errc::invalid_bucket_state:
+        return {"InvalidBucketState", 409, "The request is not valid with the current state of the bucket."};
+    case errc::object_lock_configuration_not_found:
+        return {"ObjectLockConfigurationNotFoundError", 404,
+                "Object Lock configuration does not exist for this bucket"};
+    case errc::no_such_object_lock_configuration:
+        return {"NoSuchObjectLockConfiguration", 404,
+                "The specified object does not have a ObjectLock configuration"};
     }
     // Only reachable with a value outside the enumeration.
     return {"InternalError", 500, "We encountered an internal error. Please try again."};

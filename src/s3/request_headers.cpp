@@ -16,12 +16,11 @@ struct unsupported
 };
 
 // Checked in order; a prefix ending in '-' covers the names it starts.
-constexpr std::array<unsupported, 15> refused = {{
+constexpr std::array<unsupported, 14> refused = {{
     {"x-amz-server-side-encryption", "Server-side encryption"},
     {"x-amz-server-side-encryption-", "Server-side encryption"},
     {"x-amz-copy-source-server-side-encryption-", "Server-side encryption"},
-    {"x-amz-object-lock-", "Object Lock"},
-    {"x-amz-bucket-object-lock-token", "Object Lock"},
+    {"x-amz-bucket-object-lock-token", "Object Lock tokens (replication)"},
     {"x-amz-website-redirect-location", "Website hosting"},
     {"x-amz-write-offset-bytes", "Appending to an object"},
     {"x-amz-mfa", "MFA delete"},
@@ -73,14 +72,6 @@ result<void> check_request_header(std::string_view name, std::string_view value)
                               "x-amz-storage-class");
         return make_error(errc::invalid_storage_class, "The storage class you specified is not valid.",
                           "x-amz-storage-class");
-    }
-    if (iequals_ascii(name, "x-amz-bucket-object-lock-enabled")) {
-        if (iequals_ascii(value, "false"))
-            return ok();
-        if (iequals_ascii(value, "true"))
-            return not_implemented("Object Lock", name);
-        return make_error(errc::invalid_argument, "x-amz-bucket-object-lock-enabled must be true or false",
-                          "x-amz-bucket-object-lock-enabled");
     }
     if (iequals_ascii(name, "x-amz-optional-object-attributes")) {
         // RestoreStatus is listed for archived objects only; Depot archives nothing.

@@ -92,7 +92,7 @@ constexpr std::array<std::string_view, 39> subresources = {"abac",
 
 using auth::permission;
 
-constexpr std::array<route, 41> routes = {{
+constexpr std::array<route, 47> routes = {{
     {http::verb::get, scope::service, "", "ListBuckets", s3op::list_buckets, permission::list_buckets},
     {http::verb::put, scope::bucket, "", "CreateBucket", s3op::create_bucket, permission::create_bucket},
     {http::verb::head, scope::bucket, "", "HeadBucket", s3op::head_bucket, permission::read_bucket},
@@ -161,6 +161,18 @@ constexpr std::array<route, 41> routes = {{
      s3op::get_bucket_lifecycle, permission::read_bucket_acl},
     {http::verb::delete_, scope::bucket, "lifecycle", "DeleteBucketLifecycle", s3op::delete_bucket_lifecycle,
      permission::configure_bucket},
+    {http::verb::put, scope::bucket, "object-lock", "PutObjectLockConfiguration",
+     s3op::put_object_lock_configuration, permission::configure_bucket},
+    {http::verb::get, scope::bucket, "object-lock", "GetObjectLockConfiguration",
+     s3op::get_object_lock_configuration, permission::read_bucket_acl},
+    {http::verb::put, scope::object, "retention", "PutObjectRetention", s3op::put_object_retention,
+     permission::write_object_lock},
+    {http::verb::get, scope::object, "retention", "GetObjectRetention", s3op::get_object_retention,
+     permission::read_object_metadata},
+    {http::verb::put, scope::object, "legal-hold", "PutObjectLegalHold", s3op::put_object_legal_hold,
+     permission::write_object_lock},
+    {http::verb::get, scope::object, "legal-hold", "GetObjectLegalHold", s3op::get_object_legal_hold,
+     permission::read_object_metadata},
     // Browsers' CORS preflights: unauthenticated, whatever the query (run_s3 answers them first).
     {http::verb::options, scope::bucket, "", "PreflightBucket", s3op::cors_preflight,
      permission::cors_preflight},

@@ -354,9 +354,10 @@ asio::awaitable<void> cleanup_loop(services& svc, asio::steady_timer& timer,
             m.duration.observe(metrics::micros_since(started));
             const auto lifecycle_actions =
                 lc.expired_current + lc.expired_noncurrent + lc.removed_delete_markers + lc.aborted_uploads;
-            if (aborted || collected.incomplete || collected.orphans || lifecycle_actions)
+            if (aborted || collected.incomplete || collected.orphans || lifecycle_actions || lc.kept_locked)
                 log::info("cleanup", {{"aborted_uploads", aborted},
                                       {"lifecycle_actions", lifecycle_actions},
+                                      {"lifecycle_kept_locked", lc.kept_locked},
                                       {"incomplete_blobs", collected.incomplete},
                                       {"unreferenced_blobs", collected.orphans},
                                       {"blobs_scanned", collected.scanned}});

@@ -122,6 +122,12 @@ S3_OPERATIONS: dict[str, Callable] = {
     "GetBucketLifecycleConfiguration": NONE,
     # A row only when there was a configuration to remove.
     "DeleteBucketLifecycle": lambda line, facts: [Row("bucket.update", resource=BUCKET(line), min=0, max=1)],
+    "PutObjectLockConfiguration": one("bucket.object_lock", BUCKET),
+    "GetObjectLockConfiguration": NONE,
+    "PutObjectRetention": one("object.retention", obj),
+    "GetObjectRetention": NONE,
+    "PutObjectLegalHold": one("object.legal_hold", obj),
+    "GetObjectLegalHold": NONE,
     "PreflightBucket": NONE,  # unauthenticated reads of the configuration
     "PreflightObject": NONE,
 }

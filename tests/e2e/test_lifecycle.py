@@ -277,6 +277,33 @@ def test_tag_filters_select_noncurrent_versions_by_their_own_tags(lc):
     assert versions(s3, bucket, "k") == want
 
 
+def test_object_lock_keeps_retained_and_held_versions_from_every_rule(lc):
+    """Object Lock (test_object_lock.py): a noncurrent version under retention or legal hold outlives a rule
+    that expires it; the unlocked one beside it goes. Expiring the current version only adds a marker."""
+    import base64
+    import hashlib
+    from datetime import datetime, timedelta, timezone
+
+    s3 = lc.client("alice")
+    bucket = unique_bucket_name("lc-lock")
+    s3.create_bucket(Bucket=bucket, ObjectLockEnabledForBucket=True)
+    md5 = base64.b64encode(hashlib.md5(b"old").digest()).decode()
+    until = datetime.now(timezone.utc) + timedelta(days=1)
+    retained = s3.put_object(Bucket=bucket, Key="r/k", Body=b"old", ContentMD5=md5, ObjectLockMode="COMPLIANCE",
+                             ObjectLockRetainUntilDate=until)["VersionId"]
+    held = s3.put_object(Bucket=bucket, Key="h/k", Body=b"old", ContentMD5=md5,
+                         ObjectLockLegalHoldStatus="ON")["VersionId"]
+    free = s3.put_object(Bucket=bucket, Key="f/k", Body=b"old")["VersionId"]
+    newer = {key: s3.put_object(Bucket=bucket, Key=key, Body=b"new")["VersionId"] for key in ("r/k", "h/k", "f/k")}
+    configure(s3, bucket, {"ID": "nc", "Status": "Enabled", "Filter": {},
+                           "NoncurrentVersionExpiration": {"NoncurrentDays": 1}})
+    wait_until(lc, lambda: versions(s3, bucket, "f/") == [("f/k", newer["f/k"], False)], "expire f/k's old version")
+    wait_passes(lc)
+    assert versions(s3, bucket, "r/") == [("r/k", newer["r/k"], False), ("r/k", retained, False)]
+    assert versions(s3, bucket, "h/") == [("h/k", newer["h/k"], False), ("h/k", held, False)]
+    assert free not in {v[1] for v in versions(s3, bucket, "")}
+
+
 def test_versioned_expiry_places_a_delete_marker_once(lc):
     s3 = lc.client("alice")
     bucket = unique_bucket_name("lc-versioned")

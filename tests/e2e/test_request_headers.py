@@ -94,14 +94,17 @@ HONOURED = {
     "header x-amz-mp-object-size": "test_request_headers.py",
     "header x-amz-tagging": "test_tagging.py",
     "header x-amz-tagging-directive": "test_tagging.py",
-    # Honoured by what Depot is: one storage class, nothing archived, nothing billed, no Object Lock yet,
-    # buckets that behave as BucketOwnerEnforced. Each value Depot cannot honour is refused (tests below).
+    # Honoured by what Depot is: one storage class, nothing archived, nothing billed, buckets that behave
+    # as BucketOwnerEnforced. Each value Depot cannot honour is refused (tests below).
     "header x-amz-storage-class": "test_request_headers.py",
     "header x-amz-optional-object-attributes": "test_request_headers.py",
     "header x-amz-request-payer": "test_request_headers.py",
-    "header x-amz-bypass-governance-retention": "test_request_headers.py",
+    "header x-amz-bypass-governance-retention": "test_object_lock.py",
+    "header x-amz-object-lock-mode": "test_object_lock.py",
+    "header x-amz-object-lock-retain-until-date": "test_object_lock.py",
+    "header x-amz-object-lock-legal-hold": "test_object_lock.py",
     "header x-amz-object-ownership": "test_request_headers.py",
-    "header x-amz-bucket-object-lock-enabled": "test_request_headers.py",
+    "header x-amz-bucket-object-lock-enabled": "test_object_lock.py",
     "header x-amz-transition-default-minimum-object-size": "test_request_headers.py",
     "query bucket-region": "test_request_headers.py",
     "query continuation-token": "test_listing.py",
@@ -143,9 +146,6 @@ REFUSED = {
     "header x-amz-copy-source-server-side-encryption-customer-algorithm": ("CopyObject", "AES256"),
     "header x-amz-copy-source-server-side-encryption-customer-key": ("CopyObject", "a2V5"),
     "header x-amz-copy-source-server-side-encryption-customer-key-md5": ("CopyObject", "bWQ1"),
-    "header x-amz-object-lock-mode": ("PutObject", "GOVERNANCE"),
-    "header x-amz-object-lock-retain-until-date": ("PutObject", "2030-01-01T00:00:00Z"),
-    "header x-amz-object-lock-legal-hold": ("PutObject", "ON"),
     "header x-amz-website-redirect-location": ("PutObject", "/other"),
     "header x-amz-write-offset-bytes": ("PutObject", "0"),
     "header x-amz-mfa": ("DeleteObject", "SERIAL 123456"),
@@ -161,6 +161,7 @@ REFUSED = {
     "header x-amz-checksum-xxhash128": ("PutObject", "AAAA"),
     "header x-amz-if-match-initiated-time": ("AbortMultipartUpload", "Wed, 01 Jan 2025 00:00:00 GMT"),
     "header x-amz-bucket-namespace": ("CreateBucket", "account-regional"),
+    "header x-amz-bucket-object-lock-token": ("PutObjectLockConfiguration", "token"),
 }
 
 # ---- taken only by operations Depot does not implement (each answers 501), or by other endpoints
@@ -174,7 +175,6 @@ NOT_S3_ENDPOINTS = {
     "RenameObject": "S3 Express One Zone",
 }
 OF_UNIMPLEMENTED_OPERATIONS = {
-    "header x-amz-bucket-object-lock-token",
     "header x-amz-confirm-remove-self-bucket-access",
     "header x-amz-skip-destination-validation",
     "header x-amz-request-route",
@@ -239,10 +239,12 @@ IMPLEMENTED_OPERATIONS = {
     "DeleteBucket", "DeleteBucketCors", "DeleteBucketLifecycle", "DeleteBucketTagging", "DeleteObject",
     "DeleteObjectTagging", "DeleteObjects", "GetBucketAcl", "GetBucketCors", "GetBucketLifecycleConfiguration",
     "GetBucketLifecycle", "GetBucketLocation", "GetBucketTagging", "GetBucketVersioning", "GetObject", "GetObjectAcl",
-    "GetObjectAttributes", "GetObjectTagging", "HeadBucket", "HeadObject", "ListBuckets", "ListMultipartUploads",
+    "GetObjectAttributes", "GetObjectLegalHold", "GetObjectLockConfiguration", "GetObjectRetention",
+    "GetObjectTagging", "HeadBucket", "HeadObject", "ListBuckets", "ListMultipartUploads",
     "ListObjectVersions", "ListObjects", "ListObjectsV2", "ListParts", "PutBucketCors",
     "PutBucketLifecycle", "PutBucketLifecycleConfiguration", "PutBucketTagging", "PutBucketVersioning", "PutObject",
-    "PutObjectTagging", "UploadPart", "UploadPartCopy",
+    "PutObjectLegalHold", "PutObjectLockConfiguration", "PutObjectRetention", "PutObjectTagging", "UploadPart",
+    "UploadPartCopy",
 }
 
 
@@ -295,6 +297,10 @@ def _request_for(depot, s3, op: str, bucket: str, header: str, value: str):
         return depot.request("DELETE", f"/{bucket}/kept", headers=headers)
     if op == "CreateBucket":
         return depot.request("PUT", f"/{bucket}-new", headers=headers)
+    if op == "PutObjectLockConfiguration":
+        body = b"<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled></ObjectLockConfiguration>"
+        headers["content-md5"] = content_md5(body)
+        return depot.request("PUT", f"/{bucket}?object-lock", headers=headers, body=body)
     if op == "AbortMultipartUpload":
         upload = s3.create_multipart_upload(Bucket=bucket, Key="mpu")["UploadId"]
         return depot.request("DELETE", f"/{bucket}/mpu?uploadId={upload}", headers=headers)
@@ -413,20 +419,18 @@ def test_what_depot_is_passes_what_it_is_not_is_refused(depot, s3, bucket):
     # Nothing is billed: the requester pays nothing, and says so.
     s3.put_object(Bucket=bucket, Key="k", Body=b"x", RequestPayer="requester")
     assert s3.get_object(Bucket=bucket, Key="k", RequestPayer="requester")["Body"].read() == b"x"
-    # No version is locked, so there is nothing to bypass.
-    s3.delete_object(Bucket=bucket, Key="k", BypassGovernanceRetention=True)
+    s3.delete_object(Bucket=bucket, Key="k")
     # Nothing is archived: RestoreStatus is never listed.
     r = depot.request("GET", f"/{bucket}?list-type=2", headers={"x-amz-optional-object-attributes": "RestoreStatus"})
     assert r.status_code == 200 and "RestoreStatus" not in r.text
     r = depot.request("GET", f"/{bucket}?list-type=2", headers={"x-amz-optional-object-attributes": "Owner"})
     assert_error_response(r, "InvalidArgument", 400)
-    # Buckets behave as BucketOwnerEnforced; Object Lock is not there yet.
+    # Buckets behave as BucketOwnerEnforced.
     name = f"{bucket}-own"
-    s3.create_bucket(Bucket=name, ObjectOwnership="BucketOwnerEnforced", ObjectLockEnabledForBucket=False)
+    s3.create_bucket(Bucket=name, ObjectOwnership="BucketOwnerEnforced")
     s3.delete_bucket(Bucket=name)
     before = depot.snapshot(bucket)
     expect_error("NotImplemented", 501, s3.create_bucket, Bucket=name, ObjectOwnership="ObjectWriter")
-    expect_error("NotImplemented", 501, s3.create_bucket, Bucket=name, ObjectLockEnabledForBucket=True)
     r = depot.request("PUT", f"/{name}", headers={"x-amz-object-ownership": "Everyone"})
     assert_error_response(r, "InvalidArgument", 400)
     # Transitions are refused, so their minimum size is a setting without effect; a bad value is still bad.

@@ -12,6 +12,7 @@
 #include "server/authorization.hpp"
 #include "server/chunked_body.hpp"
 #include "server/s3/delete_conditions.hpp"
+#include "server/s3/object_lock.hpp"
 #include "server/s3/operations.hpp"
 #include "server/services.hpp"
 
@@ -177,6 +178,7 @@ void set_object_headers(response& res, const registry::object_version& v)
         h.set("x-amz-version-id", v.version_id);
     if (!v.tags.empty())
         h.set("x-amz-tagging-count", std::to_string(v.tags.size()));
+    set_lock_headers(res, v);
 }
 
 result<std::vector<s3::tag>> tagging_header_of(const request_context& ctx)

@@ -3,6 +3,7 @@
 #include "common/uri.hpp"
 #include "s3/responses.hpp"
 #include "server/s3/common.hpp"
+#include "server/s3/object_lock.hpp"
 #include "server/s3/operations.hpp"
 #include "server/s3/versioning.hpp"
 #include "server/services.hpp"
@@ -44,6 +45,10 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
     auto target = co_await authorized_bucket(ctx);
     if (!target)
         co_return std::move(target).error();
+    // The copy's own lock headers (a copy never takes its source's lock).
+    auto lock = lock_request_of(ctx, *target);
+    if (!lock)
+        co_return std::move(lock).error();
     auto source_bucket = co_await authorized_bucket(ctx, source->bucket);
     if (!source_bucket)
         co_return std::move(source_bucket).error();
@@ -77,6 +82,8 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
                                           .owner_id = ctx.who.user_id,
                                           .replace_headers = std::move(replacement),
                                           .replace_tags = std::move(tags),
+                                          .retention = lock->retention,
+                                          .legal_hold = lock->legal_hold,
                                           .expected_source_row = src.row_id,
                                           // A snapshot's version need not be current (or even listed).
                                           .source_version_pinned = source->version_id.has_value() ||

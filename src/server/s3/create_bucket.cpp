@@ -1,4 +1,5 @@
 // CreateBucket — https://docs.aws.amazon.com/AmazonS3/latest/API/API_CreateBucket.html
+#include "common/strings.hpp"
 #include "s3/names.hpp"
 #include "s3/xml.hpp"
 #include "server/s3/common.hpp"
@@ -36,7 +37,18 @@ asio::awaitable<result<response>> create_bucket(request_context& ctx)
                              "The specified location-constraint is not valid for this endpoint (region " +
                                  region + ")",
                              "LocationConstraint");
-    auto created = co_await ctx.svc->buckets.create(ctx.audit, ctx.bucket, ctx.who.user_id, region);
+    // x-amz-bucket-object-lock-enabled: true creates the bucket with Object Lock (and versioning Enabled).
+    bool object_lock = false;
+    if (auto lock = ctx.get("x-amz-bucket-object-lock-enabled")) {
+        if (iequals_ascii(trim_ows(*lock), "true"))
+            object_lock = true;
+        else if (!iequals_ascii(trim_ows(*lock), "false"))
+            co_return make_error(errc::invalid_argument,
+                                 "x-amz-bucket-object-lock-enabled must be true or false",
+                                 "x-amz-bucket-object-lock-enabled");
+    }
+    auto created =
+        co_await ctx.svc->buckets.create(ctx.audit, ctx.bucket, ctx.who.user_id, region, object_lock);
     if (!created)
         co_return std::move(created).error();
     response res;

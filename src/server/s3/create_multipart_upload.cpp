@@ -1,6 +1,7 @@
 // CreateMultipartUpload — https://docs.aws.amazon.com/AmazonS3/latest/API/API_CreateMultipartUpload.html
 #include "s3/responses.hpp"
 #include "server/s3/common.hpp"
+#include "server/s3/object_lock.hpp"
 #include "server/s3/operations.hpp"
 #include "server/services.hpp"
 
@@ -19,6 +20,9 @@ asio::awaitable<result<response>> create_multipart_upload(request_context& ctx)
     auto tags = tagging_header_of(ctx);
     if (!tags)
         co_return std::move(tags).error();
+    auto lock = lock_request_of(ctx, *bucket);
+    if (!lock)
+        co_return std::move(lock).error();
     std::optional<checksum_algorithm> algorithm;
     std::optional<checksum_type> type;
     if (auto a = ctx.get("x-amz-checksum-algorithm")) {
@@ -31,8 +35,9 @@ asio::awaitable<result<response>> create_multipart_upload(request_context& ctx)
         if (!type)
             co_return make_error(errc::invalid_request, "Value for x-amz-checksum-type header is invalid.");
     }
-    auto upload = co_await ctx.svc->multipart.create(ctx.audit, *bucket, ctx.key, ctx.who.user_id,
-                                                     std::move(*headers), algorithm, type, std::move(*tags));
+    auto upload =
+        co_await ctx.svc->multipart.create(ctx.audit, *bucket, ctx.key, ctx.who.user_id, std::move(*headers),
+                                           algorithm, type, std::move(*tags), std::move(*lock));
     if (!upload)
         co_return std::move(upload).error();
     auto res = xml_response(s3::initiate_multipart_upload_xml(

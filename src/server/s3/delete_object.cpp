@@ -1,6 +1,7 @@
 // DeleteObject — https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteObject.html
 #include "server/s3/common.hpp"
 #include "server/s3/delete_conditions.hpp"
+#include "server/s3/object_lock.hpp"
 #include "server/s3/operations.hpp"
 #include "server/s3/versioning.hpp"
 #include "server/services.hpp"
@@ -15,9 +16,15 @@ asio::awaitable<result<response>> delete_object(request_context& ctx)
     auto bucket = co_await authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
+    auto bypass = co_await bypass_governance_of(ctx);
+    if (!bypass)
+        co_return std::move(bypass).error();
     // Deleting a key or a version that does not exist succeeds, as in S3 (unless a condition asks for it).
-    registry::delete_request request{
-        .bucket_id = bucket->id, .key = ctx.key, .version_id = *version_id, .owner_id = ctx.who.user_id};
+    registry::delete_request request{.bucket_id = bucket->id,
+                                     .key = ctx.key,
+                                     .version_id = *version_id,
+                                     .owner_id = ctx.who.user_id,
+                                     .bypass_governance = *bypass};
     // Conditional deletes: checked with the delete, under the row lock (registry/conditional_delete.hpp).
     if (ctx.get("if-none-match"))
         co_return make_error(errc::not_implemented,

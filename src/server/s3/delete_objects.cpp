@@ -5,6 +5,7 @@
 #include "s3/xml.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/delete_conditions.hpp"
+#include "server/s3/object_lock.hpp"
 #include "server/s3/operations.hpp"
 #include "server/s3/versioning.hpp"
 #include "server/services.hpp"
@@ -16,6 +17,9 @@ asio::awaitable<result<response>> delete_objects(request_context& ctx)
     auto bucket = co_await authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
+    auto bypass = co_await bypass_governance_of(ctx);
+    if (!bypass)
+        co_return std::move(bypass).error();
     auto body = co_await read_small_body(ctx, ctx.svc->opts.max_xml_body_bytes);
     if (!body)
         co_return std::move(body).error();
@@ -40,7 +44,8 @@ asio::awaitable<result<response>> delete_objects(request_context& ctx)
             registry::delete_request request{.bucket_id = bucket->id,
                                              .key = object.key,
                                              .version_id = object.version_id,
-                                             .owner_id = ctx.who.user_id};
+                                             .owner_id = ctx.who.user_id,
+                                             .bypass_governance = *bypass};
             auto opt = [](const std::optional<std::string>& v) {
                 return v ? std::optional<std::string_view>(*v) : std::nullopt;
             };

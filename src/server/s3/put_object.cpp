@@ -1,6 +1,7 @@
 // PutObject — https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObject.html
 #include "s3/etag.hpp"
 #include "server/s3/common.hpp"
+#include "server/s3/object_lock.hpp"
 #include "server/s3/operations.hpp"
 #include "server/services.hpp"
 
@@ -28,6 +29,14 @@ asio::awaitable<result<response>> put_object(request_context& ctx)
     auto tags = tagging_header_of(ctx);
     if (!tags)
         co_return std::move(tags).error();
+    auto lock = lock_request_of(ctx, *bucket);
+    if (!lock)
+        co_return std::move(lock).error();
+    // S3 wants an integrity check on every write that locks what it writes.
+    if (lock->any() && md5->empty() && !checksum->algorithm)
+        co_return make_error(errc::invalid_request,
+                             "Content-MD5 OR x-amz-checksum- HTTP header is required for "
+                             "Put Object requests with Object Lock parameters");
     if (ctx.content_length && *ctx.content_length > (5ull << 30))
         co_return make_error(errc::entity_too_large, "Your proposed upload exceeds the maximum allowed size");
 
@@ -43,7 +52,9 @@ asio::awaitable<result<response>> put_object(request_context& ctx)
                                          .checksum_value = std::move(checksum->value),
                                          .trailer_checksum = std::move(checksum->trailer),
                                          .body = ctx.body,
-                                         .tags = std::move(*tags)};
+                                         .tags = std::move(*tags),
+                                         .retention = lock->retention,
+                                         .legal_hold = lock->legal_hold};
     if (auto v = ctx.get("if-match"))
         request.if_match = std::string(*v);
     if (auto v = ctx.get("if-none-match"))

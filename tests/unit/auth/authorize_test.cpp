@@ -200,6 +200,26 @@ TEST_CASE("S3 targets: scope × permission × path")
          expect::deny},
         {"read-only reads bucket tags", user(ro), permission::read_bucket_acl, bucket_level, expect::allow},
         {"read-only tags a bucket", user(ro), permission::configure_bucket, bucket_level, expect::deny},
+        // Object Lock: retention and legal hold are writes of the key; bypassing GOVERNANCE retention needs a
+        // credential that reaches the whole bucket.
+        {"no scope locks an object", user(), permission::write_object_lock, obj, expect::allow},
+        {"read-only locks an object", user(ro), permission::write_object_lock, obj, expect::deny},
+        {"prefix scope locks inside", user(prefix), permission::write_object_lock, obj, expect::allow},
+        {"prefix scope locks outside", user(prefix), permission::write_object_lock, outside, expect::deny},
+        {"alias scope locks an aliased file", user(alias), permission::write_object_lock, in_model_file,
+         expect::deny},
+        {"the models view refuses locks", user(), permission::write_object_lock, view_mine, expect::deny},
+        {"no scope bypasses governance", user(), permission::bypass_governance, obj, expect::allow},
+        {"bucket scope bypasses in its bucket", user(bucket), permission::bypass_governance, obj,
+         expect::allow},
+        {"bucket scope bypasses in another bucket", user(bucket), permission::bypass_governance, other,
+         expect::deny},
+        {"prefix scope bypasses its own keys", user(prefix), permission::bypass_governance, obj,
+         expect::deny},
+        {"model scope bypasses its model's files", user(model), permission::bypass_governance, in_model,
+         expect::deny},
+        {"alias scope bypasses", user(alias), permission::bypass_governance, in_model_file, expect::deny},
+        {"read-only bypasses", user(ro), permission::bypass_governance, obj, expect::deny},
     });
 }
 

@@ -11,10 +11,8 @@ TEST_CASE("headers naming a feature Depot lacks are refused with 501, whatever t
          {"x-amz-server-side-encryption", "X-Amz-Server-Side-Encryption",
           "x-amz-server-side-encryption-customer-key", "x-amz-server-side-encryption-aws-kms-key-id",
           "x-amz-server-side-encryption-bucket-key-enabled",
-          "x-amz-copy-source-server-side-encryption-customer-algorithm", "x-amz-object-lock-mode",
-          "x-amz-object-lock-retain-until-date", "x-amz-object-lock-legal-hold",
-          "x-amz-website-redirect-location", "x-amz-write-offset-bytes", "x-amz-mfa",
-          "x-amz-bucket-object-lock-token"}) {
+          "x-amz-copy-source-server-side-encryption-customer-algorithm", "x-amz-website-redirect-location",
+          "x-amz-write-offset-bytes", "x-amz-mfa", "x-amz-bucket-object-lock-token"}) {
         CAPTURE(name);
         auto r = check_request_header(name, "AES256");
         REQUIRE_FALSE(r);
@@ -26,9 +24,10 @@ TEST_CASE("headers naming a feature Depot lacks are refused with 501, whatever t
 
 TEST_CASE("headers Depot honours or does not know pass")
 {
-    for (const char* name : {"x-amz-meta-server-side-encryption", "x-amz-tagging", "x-amz-checksum-sha256",
-                             "x-amz-expected-bucket-owner", "x-amz-request-payer", "content-type",
-                             "x-amz-mfa-x", "x-amz-object-lock", "x-amz-server-side-encryptionx", "x-custom"})
+    for (const char* name :
+         {"x-amz-meta-server-side-encryption", "x-amz-tagging", "x-amz-checksum-sha256",
+          "x-amz-expected-bucket-owner", "x-amz-request-payer", "content-type", "x-amz-mfa-x",
+          "x-amz-object-lock-mode", "x-amz-server-side-encryptionx", "x-custom"})
         CHECK_MESSAGE(check_request_header(name, "v"), name);
 }
 
@@ -46,14 +45,8 @@ TEST_CASE("x-amz-storage-class: STANDARD is every object's class, other classes 
     }
 }
 
-TEST_CASE("CreateBucket's object lock and ownership headers: what Depot's buckets are passes")
+TEST_CASE("CreateBucket's ownership header: what Depot's buckets are passes")
 {
-    CHECK(check_request_header("x-amz-bucket-object-lock-enabled", "false"));
-    CHECK(check_request_header("x-amz-bucket-object-lock-enabled", "False"));
-    CHECK(check_request_header("x-amz-bucket-object-lock-enabled", "true").error().code ==
-          errc::not_implemented);
-    CHECK(check_request_header("x-amz-bucket-object-lock-enabled", "yes").error().code ==
-          errc::invalid_argument);
     CHECK(check_request_header("x-amz-object-ownership", "BucketOwnerEnforced"));
     CHECK(check_request_header("x-amz-object-ownership", "ObjectWriter").error().code ==
           errc::not_implemented);

@@ -92,3 +92,29 @@ TEST_CASE("POST Object is a write of the form's key, exactly as PutObject")
     CHECK(*post == auth::permission::write_object);
     CHECK(*post == *put);
 }
+
+TEST_CASE(
+    "object lock routes: retention and legal hold are object writes of their own, the configuration the "
+    "owner's")
+{
+    const std::map<std::string, auth::permission> expected = {
+        {"PUT PutObjectLockConfiguration", auth::permission::configure_bucket},
+        {"GET GetObjectLockConfiguration", auth::permission::read_bucket_acl},
+        {"PUT PutObjectRetention", auth::permission::write_object_lock},
+        {"GET GetObjectRetention", auth::permission::read_object_metadata},
+        {"PUT PutObjectLegalHold", auth::permission::write_object_lock},
+        {"GET GetObjectLegalHold", auth::permission::read_object_metadata},
+    };
+    std::size_t found = 0;
+    for (const auto& r : s3_route_permissions())
+        if (auto it = expected.find(r.route); it != expected.end()) {
+            CAPTURE(r.route);
+            CHECK(r.permission == it->second);
+            ++found;
+        }
+    CHECK(found == expected.size());
+    // bypass_governance is asked by the handlers that honour x-amz-bypass-governance-retention, never a
+    // route's own permission.
+    for (const auto& r : s3_route_permissions())
+        CHECK(r.permission != auth::permission::bypass_governance);
+}

@@ -1,0 +1,70 @@
+#include "server/s3/object_lock.hpp"
+
+#include "common/strings.hpp"
+#include "server/authorization.hpp"
+#include "server/s3/common.hpp"
+#include "server/s3/versioning.hpp"
+#include "server/services.hpp"
+
+#include <chrono>
+
+namespace depot::server::s3op {
+
+result<s3::requested_lock> lock_request_of(const request_context& ctx, const registry::bucket& bucket)
+{
+    s3::lock_headers h{.mode = ctx.get("x-amz-object-lock-mode"),
+                       .retain_until = ctx.get("x-amz-object-lock-retain-until-date"),
+                       .legal_hold = ctx.get("x-amz-object-lock-legal-hold")};
+    if (!h.mode && !h.retain_until && !h.legal_hold)
+        return s3::requested_lock{};
+    if (!bucket.object_lock)
+        return make_error(errc::invalid_request, "Bucket is missing Object Lock Configuration");
+    return s3::parse_lock_headers(h, std::chrono::system_clock::now());
+}
+
+asio::awaitable<result<bool>> bypass_governance_of(request_context& ctx)
+{
+    auto header = ctx.get("x-amz-bypass-governance-retention");
+    if (!header || !iequals_ascii(trim_ows(*header), "true"))
+        co_return false;
+    if (auto allowed = co_await authorize_s3_request(ctx, auth::permission::bypass_governance,
+                                                     "BypassGovernanceRetention");
+        !allowed)
+        co_return std::move(allowed).error();
+    co_return true;
+}
+
+void set_lock_headers(response& res, const registry::object_version& v)
+{
+    if (v.retention) {
+        res.headers.set("x-amz-object-lock-mode", s3::to_string(v.retention->mode));
+        res.headers.set("x-amz-object-lock-retain-until-date", format_iso8601(v.retention->retain_until));
+    }
+    if (v.legal_hold)
+        res.headers.set("x-amz-object-lock-legal-hold", *v.legal_hold ? "ON" : "OFF");
+}
+
+asio::awaitable<result<lock_target>> lock_target_of(request_context& ctx)
+{
+    auto version_id = version_id_of(ctx);
+    if (!version_id)
+        co_return std::move(version_id).error();
+    auto bucket = co_await authorized_bucket(ctx);
+    if (!bucket)
+        co_return std::move(bucket).error();
+    if (!bucket->object_lock)
+        co_return make_error(errc::invalid_request, "Bucket is missing Object Lock Configuration");
+    auto opened = co_await ctx.svc->objects.open_version(bucket->id, ctx.key, *version_id);
+    if (!opened)
+        co_return std::move(opened).error();
+    if (opened->version.is_delete_marker) {
+        // S3 answers 405 MethodNotAllowed for a delete marker named by id, 404 NoSuchKey for a current one.
+        if (version_id->has_value())
+            co_return make_error(errc::method_not_allowed,
+                                 "The specified method is not allowed against this resource.");
+        co_return make_error(errc::no_such_key, "The specified key does not exist.");
+    }
+    co_return lock_target{.bucket = std::move(*bucket), .version = std::move(opened->version)};
+}
+
+} // namespace depot::server::s3op

@@ -1,0 +1,38 @@
+#pragma once
+/// \file
+/// Steps shared by the S3 operations that touch Object Lock: the x-amz-object-lock-* headers of a write,
+/// x-amz-bypass-governance-retention (authorized with auth::permission::bypass_governance), the lock headers
+/// of GET/HEAD, and the version a retention or legal-hold request addresses.
+
+#include "registry/types.hpp"
+#include "s3/object_lock.hpp"
+#include "server/context.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+namespace depot::server::s3op {
+
+namespace asio = boost::asio;
+
+/// The lock a write (PutObject, CopyObject, CreateMultipartUpload) asks for with its x-amz-object-lock-*
+/// headers (s3::parse_lock_headers). Lock headers on a bucket without Object Lock: invalid_request.
+result<s3::requested_lock> lock_request_of(const request_context& ctx, const registry::bucket& bucket);
+
+/// Whether the request asks to bypass GOVERNANCE retention (x-amz-bypass-governance-retention: true) and
+/// may: access_denied when it asks and auth refuses bypass_governance.
+asio::awaitable<result<bool>> bypass_governance_of(request_context& ctx);
+
+/// x-amz-object-lock-mode, -retain-until-date and -legal-hold of GET/HEAD (when the version has them).
+void set_lock_headers(response& res, const registry::object_version& v);
+
+/// PutObjectRetention, GetObjectRetention, Put/GetObjectLegalHold: the bucket (authorized, with Object
+/// Lock: invalid_request otherwise) and the version ctx.key and ?versionId= name (not a delete marker:
+/// S3's answers for those).
+struct lock_target
+{
+    registry::bucket bucket;
+    registry::object_version version;
+};
+asio::awaitable<result<lock_target>> lock_target_of(request_context& ctx);
+
+} // namespace depot::server::s3op
