@@ -70,6 +70,13 @@ enum class errc
     no_such_lifecycle_configuration, ///< GetBucketLifecycleConfiguration of a bucket without one (S3: 404)
     malformed_post_request, ///< a POST Object body that is not multipart/form-data (MalformedPOSTRequest)
     post_fields_too_large, ///< POST Object fields before the file above 20 KiB (MaxPostPreDataLengthExceeded)
+                           // access control (s3/acl.hpp)
+    malformed_acl,             ///< an AccessControlPolicy that does not validate (S3: MalformedACLError)
+    unresolvable_grant,        ///< a grant by e-mail address (S3: UnresolvableGrantByEmailAddress)
+    acl_not_supported,         ///< an ACL write under BucketOwnerEnforced (S3: AccessControlListNotSupported)
+    acl_with_object_ownership, ///< CreateBucket with an ACL under BucketOwnerEnforced (S3: 400)
+    no_such_public_access_block, ///< NoSuchPublicAccessBlockConfiguration (404)
+    no_such_ownership_controls,  ///< OwnershipControlsNotFoundError (404)
 };
 
 /// A failure with a human-readable message for the client. Messages never contain secrets.
