@@ -1,5 +1,6 @@
 // PutObject — https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObject.html
 #include "s3/etag.hpp"
+#include "server/s3/access.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
 #include "server/services.hpp"
@@ -28,6 +29,9 @@ asio::awaitable<result<response>> put_object(request_context& ctx)
     auto tags = tagging_header_of(ctx);
     if (!tags)
         co_return std::move(tags).error();
+    auto acl = co_await object_acl_of_write(ctx, *bucket);
+    if (!acl)
+        co_return std::move(acl).error();
     if (ctx.content_length && *ctx.content_length > (5ull << 30))
         co_return make_error(errc::entity_too_large, "Your proposed upload exceeds the maximum allowed size");
 
@@ -51,6 +55,8 @@ asio::awaitable<result<response>> put_object(request_context& ctx)
     auto stored = co_await ctx.svc->objects.put_object(ctx.audit, std::move(request));
     if (!stored)
         co_return std::move(stored).error();
+    if (auto applied = co_await store_object_acl(ctx, *bucket, *stored, *acl); !applied)
+        co_return std::move(applied).error();
     response res;
     res.headers.set(http::field::etag, s3::quote_etag(stored->etag));
     set_checksum_headers(res, stored->checksum_algorithm, stored->checksum_type, stored->checksum_value);
