@@ -151,12 +151,14 @@ asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth
             auto version_id = s3op::version_id_of(ctx);
             if (version_id) {
                 auto opened = co_await ctx.svc->objects.open_version(b.id, key, *version_id);
-                if (opened && !opened->version.is_delete_marker)
-                    r.object_grants =
-                        grants_of(co_await registry::object_acl(*ctx.svc->db, opened->version.row_id),
-                                  ctx.principal.user_id);
-                else
+                if (opened && !opened->version.is_delete_marker) {
+                    // A named value, not a co_await's result in an argument (GCC 12's double destruction).
+                    const std::string stored =
+                        co_await registry::object_acl(*ctx.svc->db, opened->version.row_id);
+                    r.object_grants = grants_of(stored, ctx.principal.user_id);
+                } else {
                     r.object_missing = true;
+                }
             }
         }
     }

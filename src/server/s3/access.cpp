@@ -76,7 +76,9 @@ asio::awaitable<result<void>> store_object_acl(request_context& ctx, const regis
         acl ? *acl : s3::canned_grants(s3::canned_acl::private_acl, version.owner_id, b.owner_id, true);
     if (s3::is_owner_only(effective, b.owner_id))
         co_return ok();
-    co_return co_await registry::set_object_acl(*ctx.svc->db, ctx.audit, version, s3::stored_acl(effective));
+    // Named values, not temporaries in a co_await's operand (GCC 12 destroys those twice).
+    std::string stored = s3::stored_acl(effective);
+    co_return co_await registry::set_object_acl(*ctx.svc->db, ctx.audit, version, std::move(stored));
 }
 
 asio::awaitable<result<std::optional<s3::access_control_list>>> object_acl_of_write(request_context& ctx,
@@ -156,16 +158,20 @@ asio::awaitable<result<void>> apply_bucket_access(request_context& ctx, const re
                                                   const bucket_access_request& access)
 {
     using setting = registry::bucket_repository::access_setting;
-    if (access.ownership && *access.ownership != b.object_ownership)
-        if (auto set = co_await ctx.svc->buckets.set_access(ctx.audit, b.name, setting::object_ownership,
-                                                            *access.ownership);
-            !set)
+    // Named values, not temporaries in a co_await's operand (GCC 12 destroys those twice).
+    if (access.ownership && *access.ownership != b.object_ownership) {
+        std::optional<std::string> ownership = *access.ownership;
+        auto set = co_await ctx.svc->buckets.set_access(ctx.audit, b.name, setting::object_ownership,
+                                                        std::move(ownership));
+        if (!set)
             co_return std::move(set).error();
-    if (access.acl && !s3::is_owner_only(*access.acl, b.owner_id))
-        if (auto set = co_await ctx.svc->buckets.set_access(ctx.audit, b.name, setting::acl,
-                                                            s3::stored_acl(*access.acl));
-            !set)
+    }
+    if (access.acl && !s3::is_owner_only(*access.acl, b.owner_id)) {
+        std::optional<std::string> stored = s3::stored_acl(*access.acl);
+        auto set = co_await ctx.svc->buckets.set_access(ctx.audit, b.name, setting::acl, std::move(stored));
+        if (!set)
             co_return std::move(set).error();
+    }
     co_return ok();
 }
 

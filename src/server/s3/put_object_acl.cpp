@@ -30,9 +30,11 @@ asio::awaitable<result<response>> put_object_acl(request_context& ctx)
     if (auto allowed = co_await check_acl_change(ctx, *bucket, *acl, v.owner_id); !allowed)
         co_return std::move(allowed).error();
     const bool default_acl = s3::is_owner_only(*acl, v.owner_id) && acl->grants.size() == 1;
-    if (auto set = co_await registry::set_object_acl(*ctx.svc->db, ctx.audit, v,
-                                                     default_acl ? std::string() : s3::stored_acl(*acl));
-        !set) {
+    // A named value, not a temporary in the co_await's operand (GCC 12 destroys those twice).
+    std::string stored;
+    if (!default_acl)
+        stored = s3::stored_acl(*acl);
+    if (auto set = co_await registry::set_object_acl(*ctx.svc->db, ctx.audit, v, std::move(stored)); !set) {
         if (!version_id->has_value() && set.error().code == errc::no_such_version) // deleted meanwhile
             co_return make_error(errc::no_such_key, "The specified key does not exist.");
         co_return std::move(set).error();
