@@ -352,7 +352,8 @@ result<std::string> parse_public_access_block(std::string_view body)
     std::string flags;
     for (auto name : block_names) {
         auto node = child(*root, name);
-        const std::string_view v = node ? trim(text(node)) : std::string_view("false");
+        const std::string value = node ? text(node) : std::string("false");
+        const std::string_view v = trim(value);
         if (v != "true" && v != "false")
             return malformed();
         flags += v == "true" ? '1' : '0';

@@ -238,7 +238,7 @@ def test_non_owner_cannot_change_a_buckets_acl_or_access_settings(depot, s3, s3_
                  OwnershipControls={"Rules": [{"ObjectOwnership": "ObjectWriter"}]})
     assert grants(s3.get_bucket_acl(Bucket=bucket)) == {("alice", "FULL_CONTROL")}
     # WRITE_ACP is what lets another user change the ACL (S3's rule).
-    s3.put_bucket_acl(Bucket=bucket, GrantFullControl='id="alice"', GrantWriteAcp='id="bob"')
+    s3.put_bucket_acl(Bucket=bucket, GrantFullControl='id="alice"', GrantWriteACP='id="bob"')
     s3_bob.put_bucket_acl(Bucket=bucket, GrantFullControl='id="alice"', GrantRead='id="bob"')
     assert s3_bob.list_objects_v2(Bucket=bucket)["KeyCount"] == 0
 
