@@ -293,11 +293,14 @@ def test_a_public_acl_set_before_a_model_moved_in_is_void(depot, s3):
     bucket = acl_bucket(depot, hint="acl-late-model")
     s3.put_bucket_acl(Bucket=bucket, ACL="public-read")
     s3.put_object(Bucket=bucket, Key="m/weights.bin", Body=b"w", ACL="public-read")
-    assert requests.get(f"{depot.endpoint}/{bucket}/m/weights.bin", timeout=30).status_code == 200
+    s3.put_object(Bucket=bucket, Key="readme.txt", Body=b"r", ACL="public-read")
+    assert requests.get(f"{depot.endpoint}/{bucket}/readme.txt", timeout=30).status_code == 200
     assert call(depot, "POST", "/api/v1/teams", token=tok, body={"name": team}).status_code == 201
     assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=tok,
                 body={"name": "m", "bucket": bucket, "prefix": "m/"}).status_code == 201
+    # Every grant of the bucket is void now, outside the model's prefix too.
     assert requests.get(f"{depot.endpoint}/{bucket}/m/weights.bin", timeout=30).status_code == 403
+    assert requests.get(f"{depot.endpoint}/{bucket}/readme.txt", timeout=30).status_code == 403
     expect_error("AccessDenied", 403, anonymous(depot).list_objects_v2, Bucket=bucket)
 
 
