@@ -35,6 +35,8 @@ constexpr std::array<permission_traits, permission_count> traits = {{
     {permission::write_object_metadata, "write_object_metadata", false},
     {permission::write_object_lock, "write_object_lock", false},
     {permission::bypass_governance, "bypass_governance", false},
+    {permission::read_acl, "read_acl", true},
+    {permission::write_acl, "write_acl", false},
     {permission::cors_preflight, "cors_preflight", true},
     {permission::whoami, "whoami", true},
     {permission::session_start, "session_start", false},
@@ -91,7 +93,7 @@ bool is_object(permission p)
 {
     return p == permission::read_object || p == permission::read_object_metadata ||
            p == permission::write_object || p == permission::write_object_metadata ||
-           p == permission::write_object_lock;
+           p == permission::write_object_lock || p == permission::read_acl || p == permission::write_acl;
 }
 
 bool is_listing(permission p)
@@ -186,11 +188,71 @@ result<void> decide(const principal& who, permission what, const s3_target& t)
     return ok();
 }
 
-result<void> decide(const principal& who, permission, const bucket_resource& b)
+/// The ACL rights of `g` that count for `who` under the bucket's rules.
+std::uint8_t effective(const principal& who, const bucket_resource& b, const acl_grants& g)
 {
-    if (b.owner_id == who.user_id || who.installation_admin)
+    if (b.has_models || b.acls_disabled)
+        return 0;
+    std::uint8_t bits = who.user_id.empty() ? 0 : g.user;
+    if (!b.ignore_public) {
+        bits |= g.all_users;
+        if (!who.user_id.empty())
+            bits |= g.authenticated_users;
+    }
+    return bits;
+}
+
+result<void> decide(const principal& who, permission what, const bucket_resource& b)
+{
+    if ((!who.user_id.empty() && b.owner_id == who.user_id) || who.installation_admin)
         return ok();
-    return make_error(errc::access_denied, "Access Denied");
+    const auto refused = [] { return make_error(errc::access_denied, "Access Denied"); };
+    if (who.user_id.empty() && !is_read(what))
+        return refused(); // anonymous callers only read, whatever a grant says
+    const std::uint8_t on_bucket = effective(who, b, b.bucket_grants);
+    const std::uint8_t on_object = b.object_grants ? effective(who, b, *b.object_grants) : 0;
+    std::uint8_t needed = 0;
+    std::uint8_t held = on_bucket;
+    switch (what) {
+    case permission::read_bucket:
+    case permission::list_objects:
+    case permission::list_object_versions:
+    case permission::list_uploads:
+        needed = acl_right::read;
+        break;
+    case permission::write_object:
+    case permission::delete_objects:
+        needed = acl_right::write;
+        break;
+    case permission::read_object:
+        needed = acl_right::read;
+        held = b.object_grants ? on_object : b.object_missing ? on_bucket : 0;
+        break;
+    case permission::read_acl:
+    case permission::write_acl:
+        needed = what == permission::read_acl ? acl_right::read_acp : acl_right::write_acp;
+        if (b.object)
+            held = on_object;
+        break;
+    default:
+        return refused();
+    }
+    if ((held & needed) == needed)
+        return ok();
+    return refused();
+}
+
+result<void> decide(const principal&, permission, const acl_change& c)
+{
+    if (c.public_grants && c.block_public)
+        return make_error(errc::access_denied,
+                          "Access Denied: public access is blocked for bucket " + std::string(c.bucket) +
+                              " (its PublicAccessBlock, or the installation's --allow-public-access)");
+    if (c.has_models && (c.public_grants || c.other_grantees))
+        return make_error(errc::access_denied,
+                          "Access Denied: models live in bucket " + std::string(c.bucket) +
+                              ": team roles govern who reaches it, ACL grants to others are refused");
+    return ok();
 }
 
 result<void> decide(const principal& who, permission, const key_area& a)

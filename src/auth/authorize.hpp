@@ -87,6 +87,8 @@ enum class permission : std::uint8_t
     /// write) with a credential that reaches the whole bucket: not read-only, not narrowed to a prefix, a
     /// model or an alias. COMPLIANCE retention and legal holds are never bypassed.
     bypass_governance,
+    read_acl,              ///< GetBucketAcl, GetObjectAcl: the owner, or a READ_ACP grant
+    write_acl,             ///< PutBucketAcl, PutObjectAcl: the owner, or a WRITE_ACP grant
 
     /// OPTIONS: a browser's CORS preflight, answered before authentication from the bucket's CORS
     /// configuration (server/s3/cors_preflight.cpp); authorize() refuses it, nothing should ask.
@@ -165,11 +167,61 @@ struct s3_target
     const s3_target* copy_source = nullptr;
 };
 
-/// A bucket row: ownership decides.
+/// ACL rights as bits (s3/acl.hpp's acl_permission has the same values).
+namespace acl_right {
+inline constexpr std::uint8_t read = 1;
+inline constexpr std::uint8_t write = 2;
+inline constexpr std::uint8_t read_acp = 4;
+inline constexpr std::uint8_t write_acp = 8;
+} // namespace acl_right
+
+/// What ACLs grant the caller, by grantee class (the server reads the ACLs; the rules below decide what
+/// counts). Each field: bits of acl_right.
+struct acl_grants
+{
+    std::uint8_t user = 0;                ///< to the caller by user id
+    std::uint8_t all_users = 0;           ///< to AllUsers (anyone, signed or not)
+    std::uint8_t authenticated_users = 0; ///< to AuthenticatedUsers (any Depot user)
+};
+
+/// A bucket row: ownership decides; ACL grants add rights for other callers, within the rules:
+/// - the owner and installation admins reach everything; an anonymous caller (empty user id) owns nothing;
+/// - a bucket in which models live is governed by team roles alone: its grants are void;
+/// - under BucketOwnerEnforced (`acls_disabled`) every grant is void;
+/// - public grants (AllUsers, AuthenticatedUsers) are void when `ignore_public` (IgnorePublicAcls, or the
+///   installation does not allow public access);
+/// - an anonymous caller only ever reads (a public WRITE grant is honoured for Depot users only).
+/// What a permission needs: list_objects, list_object_versions, list_uploads and read_bucket the bucket's
+/// READ; write_object and delete_objects the bucket's WRITE; read_object the object's READ (or, when the
+/// object was looked up and does not exist, the bucket's READ: the caller may learn that from a listing
+/// anyway, and the operation answers 404); read_acl and
+/// write_acl READ_ACP and WRITE_ACP of the object (`object` set) or the bucket. Everything else: the owner.
 struct bucket_resource
 {
     std::string_view name;
     std::string_view owner_id;
+    bool has_models = false;
+    bool acls_disabled = false;
+    bool ignore_public = false;
+    acl_grants bucket_grants{};
+    /// For object permissions: the object version's grants (nullopt: not read, or no such object).
+    std::optional<acl_grants> object_grants = std::nullopt;
+    /// The object was looked up and does not exist (or is a delete marker).
+    bool object_missing = false;
+    bool object = false; ///< the request addresses an object (read_acl / write_acl: the object's ACL)
+};
+
+/// An ACL being set on a bucket or an object (write_acl, or a write with x-amz-acl / x-amz-grant-*): the
+/// facts its refusal needs. Refused with access_denied: public grants when public access is blocked (the
+/// bucket's BlockPublicAcls, or the installation's option), and any grant to others than the bucket's owner
+/// in a bucket in which models live (team roles govern it: team isolation holds).
+struct acl_change
+{
+    std::string_view bucket;
+    bool has_models = false;
+    bool block_public = false;
+    bool public_grants = false;  ///< the ACL grants AllUsers or AuthenticatedUsers
+    bool other_grantees = false; ///< the ACL grants some user other than the owner
 };
 
 /// Keys under `prefix` of `bucket` a request reaches besides its path (a copy source is an s3_target with
@@ -241,8 +293,8 @@ struct granted_scope
     bool model_exists = false;                ///< the scope's model exists (in its team)
 };
 
-using resource = std::variant<s3_target, bucket_resource, key_area, api_target, team_resource, hf_model,
-                              user_resource, upload_resource, installation, granted_scope>;
+using resource = std::variant<s3_target, bucket_resource, acl_change, key_area, api_target, team_resource,
+                              hf_model, user_resource, upload_resource, installation, granted_scope>;
 
 /// The decision. ok() or the refusal (access_denied, or not_found for a team the caller is not in).
 result<void> authorize(const principal& who, permission what, const resource& on);

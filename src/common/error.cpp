@@ -121,6 +121,18 @@ std::string_view to_string(errc code) noexcept
         return "object_lock_configuration_not_found";
     case errc::no_such_object_lock_configuration:
         return "no_such_object_lock_configuration";
+    case errc::malformed_acl:
+        return "malformed_acl";
+    case errc::unresolvable_grant:
+        return "unresolvable_grant";
+    case errc::acl_not_supported:
+        return "acl_not_supported";
+    case errc::acl_with_object_ownership:
+        return "acl_with_object_ownership";
+    case errc::no_such_public_access_block:
+        return "no_such_public_access_block";
+    case errc::no_such_ownership_controls:
+        return "no_such_ownership_controls";
     }
     return "unknown";
 }

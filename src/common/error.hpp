@@ -71,11 +71,18 @@ enum class errc
     malformed_post_request, ///< a POST Object body that is not multipart/form-data (MalformedPOSTRequest)
     post_fields_too_large, ///< POST Object fields before the file above 20 KiB (MaxPostPreDataLengthExceeded)
     invalid_bucket_state,  ///< the bucket's state forbids the request (S3: 409 InvalidBucketState)
-                          /// GetObjectLockConfiguration of a bucket without Object Lock (S3: 404
-                          /// ObjectLockConfigurationNotFound)
+                           /// GetObjectLockConfiguration of a bucket without Object Lock (S3: 404
+                           /// ObjectLockConfigurationNotFound)
     object_lock_configuration_not_found,
     /// GetObjectRetention / GetObjectLegalHold of a version without one (404 NoSuchObjectLockConfiguration)
     no_such_object_lock_configuration,
+    // access control (s3/acl.hpp)
+    malformed_acl,             ///< an AccessControlPolicy that does not validate (S3: MalformedACLError)
+    unresolvable_grant,        ///< a grant by e-mail address (S3: UnresolvableGrantByEmailAddress)
+    acl_not_supported,         ///< an ACL write under BucketOwnerEnforced (S3: AccessControlListNotSupported)
+    acl_with_object_ownership, ///< CreateBucket with an ACL under BucketOwnerEnforced (S3: 400)
+    no_such_public_access_block, ///< NoSuchPublicAccessBlockConfiguration (404)
+    no_such_ownership_controls,  ///< OwnershipControlsNotFoundError (404)
 };
 
 /// A failure with a human-readable message for the client. Messages never contain secrets.

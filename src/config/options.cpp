@@ -246,6 +246,11 @@ const std::vector<setting>& settings()
         {"--webhook-allow-private", "DEPOT_WEBHOOK_ALLOW_PRIVATE",
          "allow webhook targets on loopback, private and link-local addresses (default false)",
          [](options& o, const std::string& v) { return parse_bool(v, o.webhook_allow_private); }},
+        {"--allow-public-access", "DEPOT_ALLOW_PUBLIC_ACCESS",
+         "allow public ACL grants (public-read, authenticated-read, ...) on buckets and objects; off, they "
+         "are "
+         "refused and stored ones void (default false)",
+         [](options& o, const std::string& v) { return parse_bool(v, o.allow_public_access); }},
         {"--webhook-allow-cidr", "DEPOT_WEBHOOK_ALLOW_CIDR",
          "comma-separated networks (10.42.0.0/16,fd00::/8) webhook targets may be in although not public",
          [](options& o, const std::string& v) {

@@ -95,6 +95,10 @@ struct options
     /// Webhook targets on loopback, private, link-local or unique-local addresses are refused unless this
     /// is set (an installation whose receivers live on its own network, and tests).
     bool webhook_allow_private = false;
+    /// Public ACL grants (AllUsers, AuthenticatedUsers: canned public-read, public-read-write,
+    /// authenticated-read) are refused and, if stored, void unless this is set: the installation-wide
+    /// PublicAccessBlock of a store that defaults to private.
+    bool allow_public_access = false;
     /// Networks (CIDR) webhook targets may resolve into although they are not public, e.g. the cluster's.
     allowed_networks webhook_allow_cidr;
     /// One delivery attempt: connect, send and read the answer within this.

@@ -14,7 +14,9 @@ constexpr const char* bucket_columns =
         "b.created_at") ", b.dedup, b.object_events, EXISTS (SELECT 1 FROM models m WHERE m.bucket_id = "
                         "b.id), coalesce(b.cors, ''), b.tags::text, b.object_lock, "
                         "coalesce(b.lock_default_mode, ''), coalesce(b.lock_default_days, 0), "
-                        "coalesce(b.lock_default_years, 0)";
+                        "coalesce(b.lock_default_years, 0), "
+                        "coalesce(b.acl, ''), coalesce(b.public_access_block, ''), "
+                        "coalesce(b.object_ownership, '')";
 
 std::optional<s3::default_retention> lock_default_from(const pg::row& r)
 {
@@ -40,7 +42,10 @@ bucket bucket_from(const pg::row& r)
                   .cors = r.str(10),
                   .tags = r.is_null(11) ? std::nullopt : std::optional(tags_from_json(r.text(11))),
                   .object_lock = r.boolean(12),
-                  .lock_default = lock_default_from(r)};
+                  .lock_default = lock_default_from(r),
+                  .acl = r.str(16),
+                  .public_access_block = r.str(17),
+                  .object_ownership = r.str(18)};
 }
 
 } // namespace
@@ -107,9 +112,35 @@ asio::awaitable<result<bucket>> bucket_repository::get(std::string_view name)
     co_return b;
 }
 
+asio::awaitable<result<bucket>> bucket_repository::set_access(const audit_context& who, std::string_view name,
+                                                              access_setting what,
+                                                              std::optional<std::string> value)
+{
+    std::string_view column = "acl";
+    std::string_view action = "bucket.acl";
+    std::string audit;
+    switch (what) {
+    case access_setting::acl:
+        audit = "{\"acl\":" + (value ? audit_quote(*value) : std::string("null")) + "}";
+        break;
+    case access_setting::public_access_block:
+        column = "public_access_block";
+        action = "bucket.public_access_block";
+        audit = "{\"public_access_block\":" + (value ? audit_quote(*value) : std::string("null")) + "}";
+        break;
+    case access_setting::object_ownership:
+        column = "object_ownership";
+        action = "bucket.ownership_controls";
+        audit = "{\"object_ownership\":" + (value ? audit_quote(*value) : std::string("null")) + "}";
+        break;
+    }
+    co_return co_await set_setting(who, name, column, std::move(value), audit, action);
+}
+
 asio::awaitable<result<bucket>> bucket_repository::set_setting(const audit_context& who,
                                                                std::string_view name, std::string_view column,
-                                                               pg::param value, std::string_view audit_json)
+                                                               pg::param value, std::string_view audit_json,
+                                                               std::string_view action)
 {
     auto changed = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<bucket>> {
         auto rs = co_await sql(c,
@@ -119,7 +150,7 @@ asio::awaitable<result<bucket>> bucket_repository::set_setting(const audit_conte
                                name, value);
         if (rs.empty())
             co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-        co_await append_audit(c, who, "bucket.update", name, "", std::string(audit_json));
+        co_await append_audit(c, who, action, name, "", std::string(audit_json));
         co_return bucket_from(rs[0]);
     });
     if (changed)

@@ -57,6 +57,18 @@ public:
     /// (checked under the bucket's row lock, so a concurrent PutBucketVersioning cannot slip between).
     asio::awaitable<result<bucket>> set_object_lock(const audit_context& who, std::string_view name,
                                                     const std::optional<s3::default_retention>& rule);
+    /// Access control settings (schema 0023), each with an audit action of its own: the ACL's stored grants
+    /// (bucket.acl), the PublicAccessBlock flags (bucket.public_access_block), the object ownership
+    /// (bucket.ownership_controls). nullopt removes the setting. Precondition: the value is valid (the
+    /// operation validated it). no_such_bucket.
+    enum class access_setting
+    {
+        acl,
+        public_access_block,
+        object_ownership,
+    };
+    asio::awaitable<result<bucket>> set_access(const audit_context& who, std::string_view name,
+                                               access_setting what, std::optional<std::string> value);
 
     /// What the installation stores: logical bytes (current object versions, delete markers excepted) and
     /// physical bytes (stored blobs, each identical content once). Two full scans: callers cache the answer.
@@ -72,7 +84,8 @@ private:
     /// row with `audit_json`. no_such_bucket.
     asio::awaitable<result<bucket>> set_setting(const audit_context& who, std::string_view name,
                                                 std::string_view column, pg::param value,
-                                                std::string_view audit_json);
+                                                std::string_view audit_json,
+                                                std::string_view action = "bucket.update");
     /// Drops `name` from the cache after a committed change (the trigger's notice tells other processes).
     void forget(std::string_view name);
 

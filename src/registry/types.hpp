@@ -72,6 +72,13 @@ struct bucket
     bool object_lock = false;
     /// The retention new versions get when they name none (only with object_lock).
     std::optional<s3::default_retention> lock_default;
+    /// Access control (schema 0023): the bucket's ACL grants in their stored form (s3::stored_acl; empty:
+    /// the owner's FULL_CONTROL alone), its PublicAccessBlock flags ("" when it has none, else four '0'/'1':
+    /// BlockPublicAcls, IgnorePublicAcls, BlockPublicPolicy, RestrictPublicBuckets) and its object
+    /// ownership ("" when its ownership controls were deleted: ObjectWriter's behaviour).
+    std::string acl;
+    std::string public_access_block;
+    std::string object_ownership = "BucketOwnerEnforced";
 };
 
 /// Standard HTTP headers S3 stores with an object and returns on GET/HEAD.

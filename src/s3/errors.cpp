@@ -153,6 +153,22 @@ error_mapping lookup(errc code) noexcept
     case errc::no_such_object_lock_configuration:
         return {"NoSuchObjectLockConfiguration", 404,
                 "The specified object does not have a ObjectLock configuration"};
+    case errc::malformed_acl:
+        return {"MalformedACLError", 400,
+                "The XML you provided was not well-formed or did not validate against our published schema."};
+    case errc::unresolvable_grant:
+        return {"UnresolvableGrantByEmailAddress", 400,
+                "The email address you provided does not match any account on record."};
+    case errc::acl_not_supported:
+        return {"AccessControlListNotSupported", 400, "The bucket does not allow ACLs"};
+    case errc::acl_with_object_ownership:
+        return {"InvalidBucketAclWithObjectOwnership", 400,
+                "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting"};
+    case errc::no_such_public_access_block:
+        return {"NoSuchPublicAccessBlockConfiguration", 404,
+                "The public access block configuration was not found"};
+    case errc::no_such_ownership_controls:
+        return {"OwnershipControlsNotFoundError", 404, "The bucket ownership controls were not found"};
     }
     // Only reachable with a value outside the enumeration.
     return {"InternalError", 500, "We encountered an internal error. Please try again."};

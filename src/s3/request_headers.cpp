@@ -89,19 +89,6 @@ result<void> check_request_header(std::string_view name, std::string_view value)
                           "Invalid x-amz-transition-default-minimum-object-size: " + std::string(value),
                           "x-amz-transition-default-minimum-object-size");
     }
-    if (iequals_ascii(name, "x-amz-object-ownership")) {
-        // Depot's buckets behave as BucketOwnerEnforced: the owner owns every object, ACLs grant nothing.
-        if (value == "BucketOwnerEnforced")
-            return ok();
-        if (value == "BucketOwnerPreferred" || value == "ObjectWriter")
-            return make_error(errc::not_implemented,
-                              "Object ownership " + std::string(value) +
-                                  " is not implemented: buckets are BucketOwnerEnforced",
-                              "x-amz-object-ownership");
-        return make_error(errc::invalid_argument,
-                          "Invalid x-amz-object-ownership header: " + std::string(value),
-                          "x-amz-object-ownership");
-    }
     return ok();
 }
 

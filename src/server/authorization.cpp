@@ -2,8 +2,11 @@
 
 #include "registry/bucket_repository.hpp"
 #include "registry/identity_repository.hpp"
+#include "registry/object_acls.hpp"
+#include "s3/acl.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
+#include "server/s3/versioning.hpp"
 #include "server/services.hpp"
 
 namespace depot::server {
@@ -101,6 +104,65 @@ result<void> authorize_bucket(const request_context& ctx, auth::permission what,
 {
     return auth::authorize(ctx.principal, what,
                            auth::bucket_resource{.name = b.name, .owner_id = b.owner_id});
+}
+
+bool ignores_public_acls(const request_context& ctx, const registry::bucket& b)
+{
+    return !ctx.svc->opts.allow_public_access ||
+           (b.public_access_block.size() == 4 && b.public_access_block[1] == '1');
+}
+
+bool blocks_public_acls(const request_context& ctx, const registry::bucket& b)
+{
+    return !ctx.svc->opts.allow_public_access ||
+           (b.public_access_block.size() == 4 && b.public_access_block[0] == '1');
+}
+
+namespace {
+
+auth::acl_grants grants_of(std::string_view stored, std::string_view user_id)
+{
+    const auto r = s3::rights_of(s3::acl_from_stored(stored), user_id);
+    return {.user = r.user, .all_users = r.all_users, .authenticated_users = r.authenticated_users};
+}
+
+} // namespace
+
+asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth::permission what,
+                                                      const registry::bucket& b, std::string_view key)
+{
+    using auth::permission;
+    auth::bucket_resource r{.name = b.name,
+                            .owner_id = b.owner_id,
+                            .has_models = b.has_models,
+                            .acls_disabled = b.object_ownership == "BucketOwnerEnforced",
+                            .ignore_public = ignores_public_acls(ctx, b),
+                            .object = !key.empty()};
+    const bool owner = (!ctx.principal.user_id.empty() && b.owner_id == ctx.principal.user_id) ||
+                       ctx.principal.installation_admin;
+    // Grants matter only to others than the owner, and only where they can count: nothing is read for the
+    // owner's requests, nor for a bucket whose grants are void.
+    if (!owner && !r.has_models && !r.acls_disabled) {
+        r.bucket_grants = grants_of(b.acl, ctx.principal.user_id);
+        const bool object_acl =
+            !key.empty() && (what == permission::read_object || what == permission::read_acl ||
+                             what == permission::write_acl);
+        if (object_acl) {
+            auto version_id = s3op::version_id_of(ctx);
+            if (version_id) {
+                auto opened = co_await ctx.svc->objects.open_version(b.id, key, *version_id);
+                if (opened && !opened->version.is_delete_marker) {
+                    // A named value, not a co_await's result in an argument (GCC 12's double destruction).
+                    const std::string stored =
+                        co_await registry::object_acl(*ctx.svc->db, opened->version.row_id);
+                    r.object_grants = grants_of(stored, ctx.principal.user_id);
+                } else {
+                    r.object_missing = true;
+                }
+            }
+        }
+    }
+    co_return auth::authorize(ctx.principal, what, r);
 }
 
 asio::awaitable<std::optional<registry::scope_area>> scope_area_of(request_context& ctx)

@@ -41,8 +41,20 @@ asio::awaitable<void> resolve_principal(request_context& ctx);
 asio::awaitable<result<void>> authorize_s3_request(request_context& ctx, auth::permission what,
                                                    std::string_view operation);
 
-/// A bucket row the request reaches: owner or installation admin.
+/// A bucket row the request reaches: owner or installation admin (no ACL grants: the REST API's buckets).
 result<void> authorize_bucket(const request_context& ctx, auth::permission what, const registry::bucket& b);
+
+/// A bucket row an S3 request reaches: owner or installation admin, or what the bucket's ACL and, for an
+/// object permission, the addressed object version's ACL grant the caller (auth::bucket_resource), under
+/// the bucket's ownership controls, its PublicAccessBlock and the installation's --allow-public-access.
+/// `key`: the object the permission is about ("" for bucket permissions).
+asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth::permission what,
+                                                      const registry::bucket& b, std::string_view key);
+
+/// Whether public grants of `b` are void: its IgnorePublicAcls, or the installation does not allow them.
+bool ignores_public_acls(const request_context& ctx, const registry::bucket& b);
+/// Whether public grants may not be set on `b`: its BlockPublicAcls, or the installation's option.
+bool blocks_public_acls(const request_context& ctx, const registry::bucket& b);
 
 /// The area (bucket and key prefix) the caller's credential confines data access to; nullopt when it
 /// confines to no bucket. For what a handler reaches beyond its path parameters: ListBuckets, the sources

@@ -22,6 +22,7 @@
 #include "server/services.hpp"
 #include "server/session.hpp"
 
+#include <algorithm>
 #include <array>
 #include <boost/asio/this_coro.hpp>
 #include <chrono>
@@ -92,7 +93,7 @@ constexpr std::array<std::string_view, 39> subresources = {"abac",
 
 using auth::permission;
 
-constexpr std::array<route, 47> routes = {{
+constexpr std::array<route, 55> routes = {{
     {http::verb::get, scope::service, "", "ListBuckets", s3op::list_buckets, permission::list_buckets},
     {http::verb::put, scope::bucket, "", "CreateBucket", s3op::create_bucket, permission::create_bucket},
     {http::verb::head, scope::bucket, "", "HeadBucket", s3op::head_bucket, permission::read_bucket},
@@ -103,8 +104,20 @@ constexpr std::array<route, 47> routes = {{
      permission::read_bucket},
     {http::verb::put, scope::bucket, "versioning", "PutBucketVersioning", s3op::put_bucket_versioning,
      permission::configure_bucket},
-    {http::verb::get, scope::bucket, "acl", "GetBucketAcl", s3op::get_bucket_acl,
-     permission::read_bucket_acl},
+    {http::verb::get, scope::bucket, "acl", "GetBucketAcl", s3op::get_bucket_acl, permission::read_acl},
+    {http::verb::put, scope::bucket, "acl", "PutBucketAcl", s3op::put_bucket_acl, permission::write_acl},
+    {http::verb::put, scope::bucket, "publicAccessBlock", "PutPublicAccessBlock",
+     s3op::put_public_access_block, permission::configure_bucket},
+    {http::verb::get, scope::bucket, "publicAccessBlock", "GetPublicAccessBlock",
+     s3op::get_public_access_block, permission::read_bucket_acl},
+    {http::verb::delete_, scope::bucket, "publicAccessBlock", "DeletePublicAccessBlock",
+     s3op::delete_public_access_block, permission::configure_bucket},
+    {http::verb::put, scope::bucket, "ownershipControls", "PutBucketOwnershipControls",
+     s3op::put_bucket_ownership_controls, permission::configure_bucket},
+    {http::verb::get, scope::bucket, "ownershipControls", "GetBucketOwnershipControls",
+     s3op::get_bucket_ownership_controls, permission::read_bucket_acl},
+    {http::verb::delete_, scope::bucket, "ownershipControls", "DeleteBucketOwnershipControls",
+     s3op::delete_bucket_ownership_controls, permission::configure_bucket},
     {http::verb::get, scope::bucket, "list-type", "ListObjectsV2", s3op::list_objects_v2,
      permission::list_objects},
     {http::verb::get, scope::bucket, "", "ListObjects", s3op::list_objects, permission::list_objects},
@@ -122,8 +135,8 @@ constexpr std::array<route, 47> routes = {{
     {http::verb::get, scope::object, "", "GetObject", s3op::get_object, permission::read_object},
     {http::verb::head, scope::object, "", "HeadObject", s3op::head_object, permission::read_object},
     {http::verb::delete_, scope::object, "", "DeleteObject", s3op::delete_object, permission::write_object},
-    {http::verb::get, scope::object, "acl", "GetObjectAcl", s3op::get_object_acl,
-     permission::read_object_metadata},
+    {http::verb::get, scope::object, "acl", "GetObjectAcl", s3op::get_object_acl, permission::read_acl},
+    {http::verb::put, scope::object, "acl", "PutObjectAcl", s3op::put_object_acl, permission::write_acl},
     {http::verb::get, scope::object, "attributes", "GetObjectAttributes", s3op::get_object_attributes,
      permission::read_object_metadata},
     {http::verb::post, scope::object, "uploads", "CreateMultipartUpload", s3op::create_multipart_upload,
@@ -288,6 +301,17 @@ const route* find_route(const request_context& ctx, scope where, std::string_vie
     return nullptr;
 }
 
+/// Whether an unsigned request may run its operation: the reads a public grant can allow (GetObject,
+/// HeadObject, the listings, HeadBucket, Get*Acl) of a bucket, never the models view.
+bool anonymous_may_try(const request_context& ctx, scope where, auth::permission what)
+{
+    constexpr std::array<permission, 5> public_reads = {permission::read_object, permission::list_objects,
+                                                        permission::list_object_versions,
+                                                        permission::read_bucket, permission::read_acl};
+    return where != scope::service && !s3op::is_model_view(ctx) &&
+           std::find(public_reads.begin(), public_reads.end(), what) != public_reads.end();
+}
+
 asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& operation)
 {
     auto target = ctx.header->target();
@@ -339,7 +363,14 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
         authed = co_await authenticate(ctx);
     if (!authed)
         co_return std::move(authed).error();
-    if (!*authed) {
+    const bool anonymous = !*authed;
+    if (anonymous && r && r->fn && anonymous_may_try(ctx, where, r->permission.value)) {
+        // Anonymous, for a read ACL grants can allow (AllUsers): the operation runs as a caller without a
+        // user, whom auth::authorize grants nothing but public reads; rate-limited by address.
+        if (!ctx.svc->limiter.admit("anonymous@" + ctx.remote))
+            co_return make_error(errc::rate_limited, "Please reduce your request rate.");
+        ctx.principal = auth::principal{};
+    } else if (anonymous) {
         // Anonymous: nothing is granted to anonymous callers, so S3's answer is 403 AccessDenied, except for
         // a bucket that does not exist, which S3 answers with 404 NoSuchBucket (bucket names are global and
         // public there; here any key holder learns the same). Whether a key exists is never told (403 either
@@ -350,10 +381,11 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
                 co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
         }
         co_return make_error(errc::access_denied, "Access Denied");
+    } else {
+        if (!ctx.svc->limiter.admit(ctx.who.access_key_id))
+            co_return make_error(errc::rate_limited, "Please reduce your request rate.");
+        set_principal(ctx);
     }
-    if (!ctx.svc->limiter.admit(ctx.who.access_key_id))
-        co_return make_error(errc::rate_limited, "Please reduce your request rate.");
-    set_principal(ctx);
 
     if (!r) {
         if (!unimplemented.empty())
@@ -375,9 +407,9 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
             co_return std::move(supported).error();
     if (auto owner = co_await s3op::check_expected_bucket_owner(ctx); !owner)
         co_return std::move(owner).error();
-    // Until ACLs exist, a write asking for one is refused rather than done without it.
+    // A write's ACL headers are checked before its body is read (the operations storing them check more).
     if (!auth::is_read(ctx.permission))
-        if (auto acl = s3op::check_acl_headers(ctx); !acl)
+        if (auto acl = s3op::check_acl_headers(ctx, r->name); !acl)
             co_return std::move(acl).error();
     co_return co_await r->fn(ctx);
 }

@@ -78,13 +78,23 @@ BUCKET = lambda line: line.get("bucket", "")  # noqa: E731
 
 S3_OPERATIONS: dict[str, Callable] = {
     "ListBuckets": NONE,
-    "CreateBucket": one("bucket.create", BUCKET),
+    # With x-amz-object-ownership or an ACL header: the settings' own rows after the creation.
+    "CreateBucket": lambda line, facts: [Row("bucket.create", resource=BUCKET(line)),
+                                         Row("bucket.ownership_controls", resource=BUCKET(line), min=0),
+                                         Row("bucket.acl", resource=BUCKET(line), min=0)],
     "HeadBucket": NONE,
     "DeleteBucket": one("bucket.delete", BUCKET),
     "GetBucketLocation": NONE,
     "GetBucketVersioning": NONE,
     "PutBucketVersioning": one("bucket.versioning", BUCKET),
     "GetBucketAcl": NONE,
+    "PutBucketAcl": one("bucket.acl", BUCKET),
+    "PutPublicAccessBlock": one("bucket.public_access_block", BUCKET),
+    "GetPublicAccessBlock": NONE,
+    "DeletePublicAccessBlock": one("bucket.public_access_block", BUCKET),
+    "PutBucketOwnershipControls": one("bucket.ownership_controls", BUCKET),
+    "GetBucketOwnershipControls": NONE,
+    "DeleteBucketOwnershipControls": one("bucket.ownership_controls", BUCKET),
     "ListObjectsV2": NONE,
     "ListObjects": NONE,
     "ListObjectVersions": NONE,
@@ -92,14 +102,18 @@ S3_OPERATIONS: dict[str, Callable] = {
     # One row per key deleted (also keys that did not exist: S3 reports them deleted); the keys are in the
     # request body, which the log does not carry, so only their bucket is checked.
     "DeleteObjects": lambda line, facts: [Row("object.delete", prefix=BUCKET(line) + "/", min=0, max=None)],
-    "PutObject": one("object.put", obj),
+    # With an ACL other than the default (x-amz-acl, x-amz-grant-*): its object.acl row after the write.
+    "PutObject": lambda line, facts: [Row("object.put", resource=obj(line)),
+                                      Row("object.acl", resource=obj(line), min=0)],
     "PostObject": one("object.put", obj),  # a browser form upload: the key comes from the form
-    "CopyObject": one("object.copy", obj),
+    "CopyObject": lambda line, facts: [Row("object.copy", resource=obj(line)),
+                                       Row("object.acl", resource=obj(line), min=0)],
     "GetObject": lambda line, facts: ([Row("model.download", resource=obj(line))]
                                       if facts.is_model_file(line.get("bucket", ""), line.get("key", "")) else []),
     "HeadObject": NONE,
     "DeleteObject": one("object.delete", obj),
     "GetObjectAcl": NONE,
+    "PutObjectAcl": one("object.acl", obj),
     "GetObjectAttributes": NONE,
     "CreateMultipartUpload": one("multipart.create", obj),
     "UploadPart": one("multipart.part", obj),

@@ -392,6 +392,9 @@ class Depot:
             # open many connections: the per-address limits are off unless a test sets them
             # (test_attacks_dos.py does; extra_args come later and win).
             "--auth-failure-limit", "0", "--max-connections-per-address", "0",
+            # Public ACL grants are off by default (a store defaults to private); the suite tests them
+            # (test_acl.py also starts a depotd with the default).
+            "--allow-public-access", "true",
             *self.extra_args,
         ]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log_file, stderr=self._log_file,

@@ -137,12 +137,12 @@ LISTINGS = {"ListObjectsV2", "ListObjects", "ListObjectVersions", "ListMultipart
 BUCKET_READS = {"HeadBucket", "GetBucketLocation", "GetBucketVersioning", "GetBucketAcl"}
 OBJECT_WRITES = {"PutObject", "PostObject", "CopyObject", "DeleteObject", "CreateMultipartUpload", "UploadPart",
                  "UploadPartCopy", "CompleteMultipartUpload", "AbortMultipartUpload", "PutObjectTagging",
-                 "DeleteObjectTagging", "PutObjectRetention", "PutObjectLegalHold"}
+                 "DeleteObjectTagging", "PutObjectRetention", "PutObjectLegalHold", "PutObjectAcl"}
 NOT_IMPLEMENTED: set[str] = set()
 # Bucket configuration reads: reads for a read-only key, but not the bucket-level reads a key limited to a
 # prefix (or a model) may make.
 CONFIG_READS = {"GetBucketCors", "GetBucketTagging", "GetBucketLifecycleConfiguration",
-                "GetObjectLockConfiguration"}
+                "GetObjectLockConfiguration", "GetPublicAccessBlock", "GetBucketOwnershipControls"}
 # Routed without authentication (a browser's CORS preflight): test_cors_preflights_change_nothing.
 UNAUTHENTICATED = {"PreflightBucket", "PreflightObject"}
 
@@ -187,6 +187,15 @@ S3_OPERATIONS = {
     "PutBucketVersioning": lambda c, b, w, o, u: c.put_bucket_versioning(
         Bucket=b, VersioningConfiguration={"Status": "Suspended"}),
     "GetBucketAcl": lambda c, b, w, o, u: c.get_bucket_acl(Bucket=b),
+    "PutBucketAcl": lambda c, b, w, o, u: c.put_bucket_acl(Bucket=b, ACL="private"),
+    "PutPublicAccessBlock": lambda c, b, w, o, u: c.put_public_access_block(
+        Bucket=b, PublicAccessBlockConfiguration={"BlockPublicAcls": True, "IgnorePublicAcls": True}),
+    "GetPublicAccessBlock": lambda c, b, w, o, u: c.get_public_access_block(Bucket=b),  # 404: allowed
+    "DeletePublicAccessBlock": lambda c, b, w, o, u: c.delete_public_access_block(Bucket=b),
+    "PutBucketOwnershipControls": lambda c, b, w, o, u: c.put_bucket_ownership_controls(
+        Bucket=b, OwnershipControls={"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]}),
+    "GetBucketOwnershipControls": lambda c, b, w, o, u: c.get_bucket_ownership_controls(Bucket=b),
+    "DeleteBucketOwnershipControls": lambda c, b, w, o, u: c.delete_bucket_ownership_controls(Bucket=b),
     "PutBucketCors": lambda c, b, w, o, u: c.put_bucket_cors(Bucket=b, CORSConfiguration={
         "CORSRules": [{"AllowedOrigins": ["https://matrix.example"], "AllowedMethods": ["GET"]}]}),
     "GetBucketCors": lambda c, b, w, o, u: c.get_bucket_cors(Bucket=b),  # NoSuchCORSConfiguration: allowed
@@ -213,6 +222,7 @@ S3_OPERATIONS = {
     "HeadObject": lambda c, b, w, o, u: c.head_object(Bucket=b, Key="p/obj"),
     "DeleteObject": lambda c, b, w, o, u: c.delete_object(Bucket=b, Key="p/gone"),
     "GetObjectAcl": lambda c, b, w, o, u: c.get_object_acl(Bucket=b, Key="p/obj"),
+    "PutObjectAcl": lambda c, b, w, o, u: c.put_object_acl(Bucket=b, Key="p/obj", ACL="private"),
     "GetObjectAttributes": lambda c, b, w, o, u: c.get_object_attributes(Bucket=b, Key="p/obj",
                                                                       ObjectAttributes=["ETag"]),
     "CreateMultipartUpload": lambda c, b, w, o, u: c.create_multipart_upload(Bucket=b, Key="p/mp"),
@@ -294,10 +304,12 @@ def test_every_routed_s3_operation_has_a_row():
 DATA_STATE_SQL = " UNION ALL ".join([
     *(f"SELECT '{t}', count(*)::text FROM {t}" for t in (
         "buckets", "object_versions", "object_segments", "multipart_uploads", "multipart_parts", "snapshots",
-        "models", "model_versions", "model_aliases", "team_members", "access_keys", "api_tokens")),
+        "models", "model_versions", "model_aliases", "team_members", "access_keys", "api_tokens",
+        "object_acls")),
     "SELECT 'buckets.settings', md5(coalesce(string_agg(name || versioning || dedup::text || "
     "object_events::text || coalesce(cors, '') || coalesce(tags::text, '') || coalesce(lifecycle, '') || "
-    "object_lock::text || coalesce(lock_default_mode, ''), ',' ORDER BY name), '')) FROM buckets",
+    "object_lock::text || coalesce(lock_default_mode, '') || coalesce(acl, '') || "
+    "coalesce(public_access_block, '') || coalesce(object_ownership, ''), ',' ORDER BY name), '')) FROM buckets",
     "SELECT 'object_versions.locks', md5(coalesce(string_agg(id::text || coalesce(lock_mode, '') || "
     "coalesce(lock_until::text, '') || coalesce(legal_hold::text, ''), ',' ORDER BY id), '')) "
     "FROM object_versions WHERE lock_mode IS NOT NULL OR legal_hold IS NOT NULL",

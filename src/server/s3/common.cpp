@@ -3,6 +3,7 @@
 #include "common/hash.hpp"
 #include "common/http_date.hpp"
 #include "common/uri.hpp"
+#include "s3/acl.hpp"
 #include "s3/conditions.hpp"
 #include "s3/etag.hpp"
 #include "s3/header_values.hpp"
@@ -11,11 +12,14 @@
 #include "s3/utf8.hpp"
 #include "server/authorization.hpp"
 #include "server/chunked_body.hpp"
+#include "server/s3/access.hpp"
 #include "server/s3/delete_conditions.hpp"
 #include "server/s3/object_lock.hpp"
 #include "server/s3/operations.hpp"
 #include "server/services.hpp"
 
+#include <algorithm>
+#include <array>
 #include <boost/beast/core/string.hpp>
 #include <charconv>
 
@@ -42,7 +46,7 @@ std::string too_big_message(std::size_t limit)
 namespace {
 
 asio::awaitable<result<registry::bucket>> bucket_for(request_context& ctx, std::string_view name,
-                                                     auth::permission what)
+                                                     auth::permission what, std::string_view key)
 {
     // The model view is a bucket that exists for every caller; what it shows depends on the caller's teams.
     if (name == ctx.svc->opts.models_bucket) {
@@ -57,7 +61,8 @@ asio::awaitable<result<registry::bucket>> bucket_for(request_context& ctx, std::
     auto b = co_await ctx.svc->buckets.get(name);
     if (!b)
         co_return std::move(b).error();
-    if (auto allowed = authorize_bucket(ctx, what, *b); !allowed)
+    // A copy's source: its key is not looked up here, so only the owner (or an installation admin) reads it.
+    if (auto allowed = co_await authorize_bucket_access(ctx, what, *b, key); !allowed)
         co_return std::move(allowed).error();
     co_return b;
 }
@@ -66,12 +71,12 @@ asio::awaitable<result<registry::bucket>> bucket_for(request_context& ctx, std::
 
 asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx)
 {
-    return bucket_for(ctx, ctx.bucket, ctx.permission);
+    return bucket_for(ctx, ctx.bucket, ctx.permission, ctx.key);
 }
 
 asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx, std::string_view name)
 {
-    return bucket_for(ctx, name, auth::permission::read_object);
+    return bucket_for(ctx, name, auth::permission::read_object, {});
 }
 
 asio::awaitable<result<registry::list_page>> list_page_of(request_context& ctx, registry::list_request req)
@@ -189,32 +194,36 @@ result<std::vector<s3::tag>> tagging_header_of(const request_context& ctx)
     return s3::parse_tagging_header(*header);
 }
 
-result<void> check_acl_headers(const request_context& ctx)
+result<void> check_acl_headers(const request_context& ctx, std::string_view operation)
 {
-    for (const auto& f : *ctx.header)
-        if (boost::beast::iequals(f.name_string().substr(0, 11), "x-amz-grant"))
-            return make_error(errc::not_implemented,
-                              "Access control grants (" + std::string(f.name_string()) +
-                                  ") are not implemented: only the canned ACLs private, "
-                                  "bucket-owner-full-control and bucket-owner-read are accepted");
-    auto acl = ctx.get("x-amz-acl");
+    // Syntax first, whatever the operation (the owners do not matter to it).
+    auto acl = acl_headers_of(ctx, "o", "o", true);
     if (!acl)
+        return std::move(acl).error();
+    if (!*acl || s3::is_owner_only(**acl, "o"))
         return ok();
-    return check_canned_acl(*acl, "x-amz-acl");
+    constexpr std::array<std::string_view, 5> storing = {"CreateBucket", "PutObject", "CopyObject",
+                                                         "PutBucketAcl", "PutObjectAcl"};
+    if (std::find(storing.begin(), storing.end(), operation) != storing.end())
+        return ok();
+    return make_error(errc::not_implemented,
+                      std::string(operation) +
+                          " does not store ACLs yet: only the canned ACLs private, "
+                          "bucket-owner-full-control and bucket-owner-read are accepted");
 }
 
 result<void> check_canned_acl(std::string_view acl, std::string_view argument)
 {
-    if (acl == "private" || acl == "bucket-owner-full-control" || acl == "bucket-owner-read")
+    auto c = s3::canned_acl_of(acl, argument);
+    if (!c)
+        return std::move(c).error();
+    if (*c == s3::canned_acl::private_acl || *c == s3::canned_acl::bucket_owner_full_control ||
+        *c == s3::canned_acl::bucket_owner_read)
         return ok();
-    for (std::string_view canned :
-         {"public-read", "public-read-write", "authenticated-read", "aws-exec-read", "log-delivery-write"})
-        if (acl == canned)
-            return make_error(errc::not_implemented,
-                              "The canned ACL " + std::string(canned) +
-                                  " is not implemented: only private, bucket-owner-full-control and "
-                                  "bucket-owner-read are accepted");
-    return make_error(errc::invalid_argument, "Invalid canned ACL value", std::string(argument));
+    return make_error(errc::not_implemented,
+                      "The canned ACL " + std::string(acl) +
+                          " is not implemented here: only private, "
+                          "bucket-owner-full-control and bucket-owner-read are accepted");
 }
 
 result<std::string> content_md5_of(const request_context& ctx)

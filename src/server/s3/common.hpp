@@ -89,12 +89,14 @@ asio::awaitable<result<response>> set_object_tags(request_context& ctx, const re
                                                   const std::optional<std::string>& version_id,
                                                   std::vector<s3::tag> tags, http::status success);
 
-/// Access control headers of a write, until ACLs exist: x-amz-acl private, bucket-owner-full-control and
-/// bucket-owner-read say what holds anyway (the bucket's owner controls everything in it) and are accepted;
-/// the other canned ACLs and any x-amz-grant-* header would grant what Depot cannot express, and answer
-/// not_implemented rather than being ignored; an unknown x-amz-acl is invalid_argument.
-result<void> check_acl_headers(const request_context& ctx);
-/// One canned ACL value (x-amz-acl, or POST Object's acl field named `argument`) under the same rule.
+/// Access control headers (x-amz-acl, x-amz-grant-*) of a write, before its body is read: invalid ones are
+/// refused (s3op::acl_headers_of); an ACL beyond the owners' on an operation that does not store ACLs yet
+/// (multipart uploads, ...) answers not_implemented rather than being dropped. The operations that store
+/// them (CreateBucket, PutObject, CopyObject, Put*Acl) check the rest themselves.
+result<void> check_acl_headers(const request_context& ctx, std::string_view operation);
+/// One canned ACL value (POST Object's acl field named `argument`): private, bucket-owner-full-control and
+/// bucket-owner-read are accepted, the other canned ACLs answer not_implemented, unknown values
+/// invalid_argument.
 result<void> check_canned_acl(std::string_view acl, std::string_view argument);
 
 /// x-amz-copy-source-if-* against the source version (precondition_failed when one does not hold).

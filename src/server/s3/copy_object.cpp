@@ -2,6 +2,7 @@
 // The copy references the source's blobs; no byte is read or written.
 #include "common/uri.hpp"
 #include "s3/responses.hpp"
+#include "server/s3/access.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/object_lock.hpp"
 #include "server/s3/operations.hpp"
@@ -49,6 +50,9 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
     auto lock = lock_request_of(ctx, *target);
     if (!lock)
         co_return std::move(lock).error();
+    auto acl = co_await object_acl_of_write(ctx, *target);
+    if (!acl)
+        co_return std::move(acl).error();
     auto source_bucket = co_await authorized_bucket(ctx, source->bucket);
     if (!source_bucket)
         co_return std::move(source_bucket).error();
@@ -91,6 +95,8 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
     auto copied = co_await ctx.svc->objects.copy_object(ctx.audit, std::move(request));
     if (!copied)
         co_return std::move(copied).error();
+    if (auto applied = co_await store_object_acl(ctx, *target, *copied, *acl); !applied)
+        co_return std::move(applied).error();
 
     auto res = xml_response(
         s3::copy_object_result_xml({.etag = copied->etag, .last_modified = copied->last_modified}));

@@ -2,6 +2,7 @@
 #include "common/strings.hpp"
 #include "s3/names.hpp"
 #include "s3/xml.hpp"
+#include "server/s3/access.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
 #include "server/services.hpp"
@@ -20,6 +21,9 @@ asio::awaitable<result<response>> create_bucket(request_context& ctx)
         co_return make_error(errc::invalid_bucket_name,
                              "The bucket name \"" + ctx.bucket +
                                  "\" is reserved for the read-only view of the model registry");
+    auto access = co_await bucket_access_of_create(ctx);
+    if (!access)
+        co_return std::move(access).error();
     auto body = co_await read_small_body(ctx, ctx.svc->opts.max_xml_body_bytes);
     if (!body)
         co_return std::move(body).error();
@@ -51,6 +55,8 @@ asio::awaitable<result<response>> create_bucket(request_context& ctx)
         co_await ctx.svc->buckets.create(ctx.audit, ctx.bucket, ctx.who.user_id, region, object_lock);
     if (!created)
         co_return std::move(created).error();
+    if (auto applied = co_await apply_bucket_access(ctx, *created, *access); !applied)
+        co_return std::move(applied).error();
     response res;
     res.headers.set(http::field::location, "/" + ctx.bucket);
     co_return res;

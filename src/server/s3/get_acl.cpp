@@ -1,32 +1,25 @@
 // GetBucketAcl — https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetBucketAcl.html
 // GetObjectAcl — https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObjectAcl.html
-// Depot does not use ACLs for access decisions; these answer what S3 answers for an owner-only resource
-// (FULL_CONTROL for the owner), which tools such as s3cmd `info` ask for.
-#include "s3/xml.hpp"
+// The stored grants (s3/acl.hpp), or the owner's FULL_CONTROL alone when there are none. Under
+// BucketOwnerEnforced ACLs are disabled: the answer is the bucket owner's FULL_CONTROL, as on S3.
+#include "registry/object_acls.hpp"
+#include "s3/acl.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
+#include "server/s3/versioning.hpp"
 #include "server/services.hpp"
 
 namespace depot::server::s3op {
 namespace {
 
-response owner_acl(std::string_view id, std::string_view display_name)
+response acl_response(std::string_view stored, std::string_view owner_id, std::string_view display_name)
 {
-    // Written by hand: Grantee needs the xsi:type attribute, which clients such as s3cmd require.
-    std::string owner = "<ID>";
-    s3::append_xml_escaped(owner, id);
-    owner += "</ID><DisplayName>";
-    s3::append_xml_escaped(owner, display_name);
-    owner += "</DisplayName>";
-    std::string doc = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<AccessControlPolicy xmlns=\"";
-    doc += s3::s3_xmlns;
-    doc +=
-        "\"><Owner>" + owner +
-        "</Owner><AccessControlList><Grant>"
-        "<Grantee xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:type=\"CanonicalUser\">" +
-        owner +
-        "</Grantee><Permission>FULL_CONTROL</Permission></Grant></AccessControlList></AccessControlPolicy>";
-    return xml_response(std::move(doc));
+    auto acl = s3::acl_from_stored(stored);
+    if (stored.empty())
+        acl.grants.push_back({.type = s3::grantee_type::user,
+                              .id = std::string(owner_id),
+                              .permission = s3::acl_permission::full_control});
+    return xml_response(s3::access_control_policy_xml(acl, owner_id, display_name));
 }
 
 } // namespace
@@ -36,18 +29,32 @@ asio::awaitable<result<response>> get_bucket_acl(request_context& ctx)
     auto bucket = co_await authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
-    co_return owner_acl(bucket->owner_id, bucket->owner_display_name);
+    const bool enforced = bucket->object_ownership == "BucketOwnerEnforced";
+    co_return acl_response(enforced ? "" : bucket->acl, bucket->owner_id, bucket->owner_display_name);
 }
 
 asio::awaitable<result<response>> get_object_acl(request_context& ctx)
 {
+    auto version_id = version_id_of(ctx);
+    if (!version_id)
+        co_return std::move(version_id).error();
     auto bucket = co_await authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
-    auto opened = co_await ctx.svc->objects.open_object(bucket->id, ctx.key);
+    auto opened = co_await ctx.svc->objects.open_version(bucket->id, ctx.key, *version_id);
     if (!opened)
         co_return std::move(opened).error();
-    co_return owner_acl(opened->version.owner_id, opened->version.owner_display_name);
+    const auto& v = opened->version;
+    if (v.is_delete_marker)
+        co_return delete_marker_response(ctx, v, version_id->has_value());
+    const bool enforced = bucket->object_ownership == "BucketOwnerEnforced";
+    std::string stored;
+    if (!enforced)
+        stored = co_await registry::object_acl(*ctx.svc->db, v.row_id);
+    auto res = enforced ? acl_response("", bucket->owner_id, bucket->owner_display_name)
+                        : acl_response(stored, v.owner_id, v.owner_display_name);
+    set_version_header(res, *bucket, v);
+    co_return res;
 }
 
 } // namespace depot::server::s3op

@@ -1,5 +1,6 @@
 // PutObject — https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObject.html
 #include "s3/etag.hpp"
+#include "server/s3/access.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/object_lock.hpp"
 #include "server/s3/operations.hpp"
@@ -37,6 +38,9 @@ asio::awaitable<result<response>> put_object(request_context& ctx)
         co_return make_error(errc::invalid_request,
                              "Content-MD5 OR x-amz-checksum- HTTP header is required for "
                              "Put Object requests with Object Lock parameters");
+    auto acl = co_await object_acl_of_write(ctx, *bucket);
+    if (!acl)
+        co_return std::move(acl).error();
     if (ctx.content_length && *ctx.content_length > (5ull << 30))
         co_return make_error(errc::entity_too_large, "Your proposed upload exceeds the maximum allowed size");
 
@@ -62,6 +66,8 @@ asio::awaitable<result<response>> put_object(request_context& ctx)
     auto stored = co_await ctx.svc->objects.put_object(ctx.audit, std::move(request));
     if (!stored)
         co_return std::move(stored).error();
+    if (auto applied = co_await store_object_acl(ctx, *bucket, *stored, *acl); !applied)
+        co_return std::move(applied).error();
     response res;
     res.headers.set(http::field::etag, s3::quote_etag(stored->etag));
     set_checksum_headers(res, stored->checksum_algorithm, stored->checksum_type, stored->checksum_value);

@@ -44,11 +44,3 @@ TEST_CASE("x-amz-storage-class: STANDARD is every object's class, other classes 
         CHECK(r.error().code == errc::invalid_storage_class);
     }
 }
-
-TEST_CASE("CreateBucket's ownership header: what Depot's buckets are passes")
-{
-    CHECK(check_request_header("x-amz-object-ownership", "BucketOwnerEnforced"));
-    CHECK(check_request_header("x-amz-object-ownership", "ObjectWriter").error().code ==
-          errc::not_implemented);
-    CHECK(check_request_header("x-amz-object-ownership", "Nobody").error().code == errc::invalid_argument);
-}

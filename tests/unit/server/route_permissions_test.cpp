@@ -118,3 +118,27 @@ TEST_CASE(
     for (const auto& r : s3_route_permissions())
         CHECK(r.permission != auth::permission::bypass_governance);
 }
+
+TEST_CASE("access control routes: ACLs with their own permissions, access settings the owner's")
+{
+    const std::map<std::string, auth::permission> expected = {
+        {"GET GetBucketAcl", auth::permission::read_acl},
+        {"PUT PutBucketAcl", auth::permission::write_acl},
+        {"GET GetObjectAcl", auth::permission::read_acl},
+        {"PUT PutObjectAcl", auth::permission::write_acl},
+        {"PUT PutPublicAccessBlock", auth::permission::configure_bucket},
+        {"GET GetPublicAccessBlock", auth::permission::read_bucket_acl},
+        {"DELETE DeletePublicAccessBlock", auth::permission::configure_bucket},
+        {"PUT PutBucketOwnershipControls", auth::permission::configure_bucket},
+        {"GET GetBucketOwnershipControls", auth::permission::read_bucket_acl},
+        {"DELETE DeleteBucketOwnershipControls", auth::permission::configure_bucket},
+    };
+    std::size_t found = 0;
+    for (const auto& r : s3_route_permissions())
+        if (auto it = expected.find(r.route); it != expected.end()) {
+            CAPTURE(r.route);
+            CHECK(r.permission == it->second);
+            ++found;
+        }
+    CHECK(found == expected.size());
+}

@@ -1,0 +1,23 @@
+// DeletePublicAccessBlock — https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeletePublicAccessBlock.html
+#include "server/s3/common.hpp"
+#include "server/s3/operations.hpp"
+#include "server/services.hpp"
+
+namespace depot::server::s3op {
+
+asio::awaitable<result<response>> delete_public_access_block(request_context& ctx)
+{
+    auto bucket = co_await authorized_bucket(ctx);
+    if (!bucket)
+        co_return std::move(bucket).error();
+    auto set = co_await ctx.svc->buckets.set_access(
+        ctx.audit, bucket->name, registry::bucket_repository::access_setting::public_access_block,
+        std::nullopt);
+    if (!set)
+        co_return std::move(set).error();
+    response res;
+    res.status = http::status::no_content;
+    co_return res;
+}
+
+} // namespace depot::server::s3op

@@ -1,0 +1,355 @@
+"""Access control (issue 27): canned ACLs and grants on buckets and objects, Get/Put*Acl, anonymous reads where
+granted, PublicAccessBlock and ownership controls — with the aws cli (s3api), boto3 (anonymous: UNSIGNED) and
+plain requests; and the attacks: anonymous reads of private objects, scoped and read-only keys reaching
+through public-read-write, public models buckets, non-owners changing ACLs, huge ACLs.
+
+The session's depotd runs with --allow-public-access true (depot_harness); test_public_access_is_off_by_default
+starts one with the default."""
+
+from __future__ import annotations
+
+import json
+import secrets
+
+import boto3
+import botocore.config
+import requests
+from botocore import UNSIGNED
+
+from depot_harness import expect_error, unique_bucket_name
+from rest import call, token_for
+
+ALL_USERS = "http://acs.amazonaws.com/groups/global/AllUsers"
+AUTHENTICATED = "http://acs.amazonaws.com/groups/global/AuthenticatedUsers"
+
+
+def anonymous(depot):
+    return boto3.client("s3", endpoint_url=depot.endpoint, region_name=depot.region,
+                        config=botocore.config.Config(signature_version=UNSIGNED,
+                                                      s3={"addressing_style": "path"},
+                                                      retries={"max_attempts": 1}))
+
+
+def acl_bucket(depot, owner="alice", hint="acl"):
+    """A bucket whose ACLs are enabled (ObjectWriter), as AWS wants before ACLs are used."""
+    name = unique_bucket_name(hint)
+    depot.client(owner).create_bucket(Bucket=name, ObjectOwnership="ObjectWriter")
+    return name
+
+
+def grants(acl: dict) -> set[tuple[str, str]]:
+    out = set()
+    for g in acl["Grants"]:
+        grantee = g["Grantee"]
+        out.add((grantee.get("ID") or grantee.get("URI"), g["Permission"]))
+    return out
+
+
+def test_public_read_bucket_and_object_are_read_anonymously(depot, s3):
+    bucket = acl_bucket(depot)
+    depot.aws("s3api", "put-bucket-acl", "--bucket", bucket, "--acl", "public-read")
+    s3.put_object(Bucket=bucket, Key="pub.txt", Body=b"hello world", ACL="public-read")
+    s3.put_object(Bucket=bucket, Key="secret.txt", Body=b"private")
+
+    acl = depot.aws_json("s3api", "get-bucket-acl", "--bucket", bucket)
+    assert acl["Owner"]["ID"] == "alice"
+    assert grants(acl) == {("alice", "FULL_CONTROL"), (ALL_USERS, "READ")}
+    assert grants(s3.get_object_acl(Bucket=bucket, Key="pub.txt")) == {("alice", "FULL_CONTROL"), (ALL_USERS, "READ")}
+
+    # Plain unsigned HTTP, as a browser or curl would.
+    r = requests.get(f"{depot.endpoint}/{bucket}/pub.txt", timeout=30)
+    assert r.status_code == 200 and r.content == b"hello world"
+    assert requests.head(f"{depot.endpoint}/{bucket}/pub.txt", timeout=30).status_code == 200
+    # The bucket's READ lists; it does not read a private object (403), and a missing key is 404.
+    assert requests.get(f"{depot.endpoint}/{bucket}/secret.txt", timeout=30).status_code == 403
+    assert requests.get(f"{depot.endpoint}/{bucket}/missing", timeout=30).status_code == 404
+
+    anon = anonymous(depot)
+    assert anon.get_object(Bucket=bucket, Key="pub.txt")["Body"].read() == b"hello world"
+    keys = [o["Key"] for o in anon.list_objects_v2(Bucket=bucket)["Contents"]]
+    assert keys == ["pub.txt", "secret.txt"]
+    assert [o["Key"] for o in anon.list_objects(Bucket=bucket)["Contents"]] == keys
+    anon.list_object_versions(Bucket=bucket)
+    expect_error("AccessDenied", 403, anon.get_object, Bucket=bucket, Key="secret.txt")
+    # Anonymous callers only read, whatever the grant.
+    expect_error("AccessDenied", 403, anon.put_object, Bucket=bucket, Key="x", Body=b"x")
+    expect_error("AccessDenied", 403, anon.delete_object, Bucket=bucket, Key="pub.txt")
+    expect_error("AccessDenied", 403, anon.put_bucket_acl, Bucket=bucket, ACL="private")
+    # Back to private: anonymous reads stop.
+    s3.put_bucket_acl(Bucket=bucket, ACL="private")
+    s3.put_object_acl(Bucket=bucket, Key="pub.txt", ACL="private")
+    assert requests.get(f"{depot.endpoint}/{bucket}/pub.txt", timeout=30).status_code == 403
+    expect_error("AccessDenied", 403, anon.list_objects_v2, Bucket=bucket)
+    assert grants(s3.get_bucket_acl(Bucket=bucket)) == {("alice", "FULL_CONTROL")}
+
+
+def test_anonymous_reads_of_private_and_missing_things(depot, s3, bucket):
+    s3.put_object(Bucket=bucket, Key="k", Body=b"private")
+    anon = anonymous(depot)
+    expect_error("AccessDenied", 403, anon.get_object, Bucket=bucket, Key="k")
+    expect_error("AccessDenied", 403, anon.list_objects_v2, Bucket=bucket)
+    expect_error("AccessDenied", 403, anon.get_object, Bucket=bucket, Key="missing")  # no key existence leak
+    expect_error("NoSuchBucket", 404, anon.get_object, Bucket=unique_bucket_name("none"), Key="k")
+    # The models view is never public.
+    assert requests.get(f"{depot.endpoint}/models/", timeout=30).status_code == 403
+
+
+def test_new_buckets_enforce_bucket_ownership(depot, s3, bucket):
+    assert s3.get_bucket_ownership_controls(Bucket=bucket)["OwnershipControls"]["Rules"] == [
+        {"ObjectOwnership": "BucketOwnerEnforced"}]
+    expect_error("AccessControlListNotSupported", 400, s3.put_bucket_acl, Bucket=bucket, ACL="public-read")
+    expect_error("AccessControlListNotSupported", 400, s3.put_object, Bucket=bucket, Key="k", Body=b"x",
+                 ACL="public-read")
+    # What tools send by default stays accepted.
+    for acl in ("private", "bucket-owner-full-control", "bucket-owner-read"):
+        s3.put_object(Bucket=bucket, Key="k", Body=b"x", ACL=acl)
+    s3.put_bucket_acl(Bucket=bucket, ACL="private")
+    expect_error("InvalidBucketAclWithObjectOwnership", 400, s3.create_bucket,
+                 Bucket=unique_bucket_name("enforced"), ACL="public-read")
+    # Deleting the controls enables ACLs (ObjectWriter's behaviour), as on S3.
+    assert s3.delete_bucket_ownership_controls(Bucket=bucket)["ResponseMetadata"]["HTTPStatusCode"] == 204
+    expect_error("OwnershipControlsNotFoundError", 404, s3.get_bucket_ownership_controls, Bucket=bucket)
+    s3.put_bucket_acl(Bucket=bucket, ACL="authenticated-read")
+    # Enforcing again needs a private bucket ACL first.
+    enforce = {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]}
+    expect_error("InvalidBucketAclWithObjectOwnership", 400, s3.put_bucket_ownership_controls, Bucket=bucket,
+                 OwnershipControls=enforce)
+    s3.put_bucket_acl(Bucket=bucket, ACL="private")
+    s3.put_bucket_ownership_controls(Bucket=bucket, OwnershipControls=enforce)
+    r = depot.request("PUT", f"/{bucket}?ownershipControls",
+                      body=b"<OwnershipControls><Rule><ObjectOwnership>Mine</ObjectOwnership></Rule></OwnershipControls>")
+    assert r.status_code == 400 and "<Code>MalformedXML</Code>" in r.text
+
+
+def test_grants_to_a_user_and_authenticated_read(depot, s3, s3_bob):
+    bucket = acl_bucket(depot)
+    s3.put_object(Bucket=bucket, Key="shared.txt", Body=b"for bob")
+    s3.put_object(Bucket=bucket, Key="other.txt", Body=b"not for bob")
+    expect_error("AccessDenied", 403, s3_bob.get_object, Bucket=bucket, Key="shared.txt")
+    depot.aws("s3api", "put-object-acl", "--bucket", bucket, "--key", "shared.txt", "--grant-read", "id=bob")
+    assert s3_bob.get_object(Bucket=bucket, Key="shared.txt")["Body"].read() == b"for bob"
+    expect_error("AccessDenied", 403, s3_bob.get_object, Bucket=bucket, Key="other.txt")
+    expect_error("AccessDenied", 403, s3_bob.list_objects_v2, Bucket=bucket)
+    expect_error("AccessDenied", 403, s3_bob.put_object, Bucket=bucket, Key="shared.txt", Body=b"overwrite")
+    expect_error("AccessDenied", 403, anonymous(depot).get_object, Bucket=bucket, Key="shared.txt")
+    acl = depot.aws_json("s3api", "get-object-acl", "--bucket", bucket, "--key", "shared.txt")
+    assert grants(acl) == {("bob", "READ")}
+    # READ is not READ_ACP: bob cannot read or change the ACL.
+    expect_error("AccessDenied", 403, s3_bob.get_object_acl, Bucket=bucket, Key="shared.txt")
+    expect_error("AccessDenied", 403, s3_bob.put_object_acl, Bucket=bucket, Key="shared.txt", ACL="public-read")
+
+    # authenticated-read on the bucket: any Depot user lists, anonymous callers do not.
+    s3.put_bucket_acl(Bucket=bucket, ACL="authenticated-read")
+    assert len(s3_bob.list_objects_v2(Bucket=bucket)["Contents"]) == 2
+    expect_error("AccessDenied", 403, anonymous(depot).list_objects_v2, Bucket=bucket)
+
+    # Grant headers with several grantees, and S3's errors.
+    s3.put_bucket_acl(Bucket=bucket, GrantRead=f'id="bob", uri="{ALL_USERS}"', GrantFullControl='id="alice"')
+    assert grants(s3.get_bucket_acl(Bucket=bucket)) == {("bob", "READ"), (ALL_USERS, "READ"), ("alice", "FULL_CONTROL")}
+    before = s3.get_bucket_acl(Bucket=bucket)["Grants"]
+    expect_error("InvalidArgument", 400, s3.put_bucket_acl, Bucket=bucket, GrantRead='id="nobody-such"')
+    expect_error("UnresolvableGrantByEmailAddress", 400, s3.put_bucket_acl, Bucket=bucket,
+                 GrantRead='emailAddress="bob@example.com"')
+    expect_error("InvalidArgument", 400, s3.put_bucket_acl, Bucket=bucket, ACL="public")
+    expect_error("InvalidRequest", 400, s3.put_bucket_acl, Bucket=bucket,
+                 ACL="private", GrantRead='id="bob"')
+    assert s3.get_bucket_acl(Bucket=bucket)["Grants"] == before  # refusals changed nothing
+
+
+def test_access_control_policy_bodies(depot, s3, s3_bob):
+    bucket = acl_bucket(depot)
+    s3.put_object(Bucket=bucket, Key="k", Body=b"x")
+    policy = {"Owner": {"ID": "alice"},
+              "Grants": [{"Grantee": {"Type": "CanonicalUser", "ID": "alice"}, "Permission": "FULL_CONTROL"},
+                         {"Grantee": {"Type": "CanonicalUser", "ID": "bob"}, "Permission": "READ_ACP"},
+                         {"Grantee": {"Type": "Group", "URI": ALL_USERS}, "Permission": "READ"}]}
+    s3.put_object_acl(Bucket=bucket, Key="k", AccessControlPolicy=policy)
+    assert grants(s3.get_object_acl(Bucket=bucket, Key="k")) == {
+        ("alice", "FULL_CONTROL"), ("bob", "READ_ACP"), (ALL_USERS, "READ")}
+    assert grants(s3_bob.get_object_acl(Bucket=bucket, Key="k")) == {
+        ("alice", "FULL_CONTROL"), ("bob", "READ_ACP"), (ALL_USERS, "READ")}
+    # Through the aws cli, from a file, on the bucket.
+    depot.aws("s3api", "put-bucket-acl", "--bucket", bucket, "--access-control-policy", json.dumps(policy))
+    assert grants(depot.aws_json("s3api", "get-bucket-acl", "--bucket", bucket)) == {
+        ("alice", "FULL_CONTROL"), ("bob", "READ_ACP"), (ALL_USERS, "READ")}
+
+    bad_permission = {**policy, "Grants": [{"Grantee": {"Type": "CanonicalUser", "ID": "bob"},
+                                            "Permission": "READ"}]}
+    raw = ('<AccessControlPolicy><Owner><ID>alice</ID></Owner><AccessControlList><Grant>'
+           '<Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser"><ID>bob</ID>'
+           '</Grantee><Permission>EVERYTHING</Permission></Grant></AccessControlList></AccessControlPolicy>')
+    r = depot.request("PUT", f"/{bucket}/k?acl", body=raw.encode())
+    assert r.status_code == 400 and "<Code>MalformedACLError</Code>" in r.text
+    r = depot.request("PUT", f"/{bucket}/k?acl", body=b"<AccessControlPolicy><Owner>")
+    assert r.status_code == 400 and "<Code>MalformedACLError</Code>" in r.text
+    # The owner named must be the owner.
+    expect_error("AccessDenied", 403, s3.put_object_acl, Bucket=bucket, Key="k",
+                 AccessControlPolicy={**bad_permission, "Owner": {"ID": "bob"}})
+    # A billion grants: a body above the ACL limit is refused before it is read; 101 grants are malformed.
+    r = depot.request("PUT", f"/{bucket}?acl", body=b"<AccessControlPolicy>" + b" " * (1 << 20))
+    assert r.status_code == 400 and "<Code>MaxMessageLengthExceeded</Code>" in r.text
+    many = {**policy, "Grants": [{"Grantee": {"Type": "CanonicalUser", "ID": f"u{i}"}, "Permission": "READ"}
+                                 for i in range(101)]}
+    expect_error("MalformedACLError", 400, s3.put_bucket_acl, Bucket=bucket, AccessControlPolicy=many)
+    header = ", ".join(f'id="u{i}"' for i in range(101))
+    expect_error("InvalidArgument", 400, s3.put_bucket_acl, Bucket=bucket, GrantRead=header)
+    # Grants of the object version, named by versionId; a missing version is NoSuchVersion.
+    expect_error("NoSuchVersion", 404, s3.put_object_acl, Bucket=bucket, Key="k", ACL="private",
+                 VersionId="0123456789abcdef0123456789abcdef")
+
+
+def test_public_read_write_lets_depot_users_write_within_their_credentials(depot, s3):
+    bucket = acl_bucket(depot)
+    s3.put_bucket_acl(Bucket=bucket, ACL="public-read-write")
+    bob_tok = token_for(depot, "bob")["token"]
+    # bob writes (a Depot user), within his own credential's rules.
+    bob = depot.client("bob")
+    bob.put_object(Bucket=bucket, Key="from-bob", Body=b"b")
+    assert bob.get_object(Bucket=bucket, Key="from-bob")["Body"].read() == b"b"  # the writer keeps FULL_CONTROL
+    assert grants(s3.get_object_acl(Bucket=bucket, Key="from-bob")) == {("bob", "FULL_CONTROL")}
+    assert s3.get_object(Bucket=bucket, Key="from-bob")["Body"].read() == b"b"
+    # Attack: a read-only key of bob writes to the public-read-write bucket.
+    ro = call(depot, "POST", "/api/v1/keys", token=bob_tok, body={"scope": {"read_only": True}}).json()
+    ro_client = depot.client(access_key=ro["access_key_id"], secret=ro["secret_access_key"])
+    expect_error("AccessDenied", 403, ro_client.put_object, Bucket=bucket, Key="ro", Body=b"x")
+    # Attack: a key of bob scoped to his own bucket reaches outside its scope through the public bucket.
+    own = unique_bucket_name("bob-own")
+    bob.create_bucket(Bucket=own)
+    scoped = call(depot, "POST", "/api/v1/keys", token=bob_tok, body={"scope": {"bucket": own}}).json()
+    scoped_client = depot.client(access_key=scoped["access_key_id"], secret=scoped["secret_access_key"])
+    expect_error("AccessDenied", 403, scoped_client.put_object, Bucket=bucket, Key="scoped", Body=b"x")
+    expect_error("AccessDenied", 403, scoped_client.list_objects_v2, Bucket=bucket)
+    # Public WRITE never gives the bucket's configuration, nor its ACL.
+    expect_error("AccessDenied", 403, bob.put_bucket_acl, Bucket=bucket, ACL="private")
+    expect_error("AccessDenied", 403, bob.delete_bucket, Bucket=bucket)
+    # Anonymous callers still only read.
+    r = requests.put(f"{depot.endpoint}/{bucket}/anon", data=b"x", timeout=30)
+    assert r.status_code == 403
+    assert [o["Key"] for o in anonymous(depot).list_objects_v2(Bucket=bucket)["Contents"]] == ["from-bob"]
+
+
+def test_non_owner_cannot_change_a_buckets_acl_or_access_settings(depot, s3, s3_bob):
+    bucket = acl_bucket(depot)
+    expect_error("AccessDenied", 403, s3_bob.put_bucket_acl, Bucket=bucket, ACL="public-read")
+    expect_error("AccessDenied", 403, s3_bob.put_bucket_acl, Bucket=bucket, GrantFullControl='id="bob"')
+    expect_error("AccessDenied", 403, s3_bob.get_bucket_acl, Bucket=bucket)
+    expect_error("AccessDenied", 403, s3_bob.delete_public_access_block, Bucket=bucket)
+    expect_error("AccessDenied", 403, s3_bob.put_bucket_ownership_controls, Bucket=bucket,
+                 OwnershipControls={"Rules": [{"ObjectOwnership": "ObjectWriter"}]})
+    assert grants(s3.get_bucket_acl(Bucket=bucket)) == {("alice", "FULL_CONTROL")}
+    # WRITE_ACP is what lets another user change the ACL (S3's rule).
+    s3.put_bucket_acl(Bucket=bucket, GrantFullControl='id="alice"', GrantWriteACP='id="bob"')
+    s3_bob.put_bucket_acl(Bucket=bucket, GrantFullControl='id="alice"', GrantRead='id="bob"')
+    assert s3_bob.list_objects_v2(Bucket=bucket)["KeyCount"] == 0
+
+
+def test_public_access_block(depot, s3):
+    bucket = acl_bucket(depot)
+    s3.put_object(Bucket=bucket, Key="pub", Body=b"p", ACL="public-read")
+    expect_error("NoSuchPublicAccessBlockConfiguration", 404, s3.get_public_access_block, Bucket=bucket)
+    depot.aws("s3api", "put-public-access-block", "--bucket", bucket, "--public-access-block-configuration",
+              "BlockPublicAcls=true,IgnorePublicAcls=false,BlockPublicPolicy=true,RestrictPublicBuckets=false")
+    got = depot.aws_json("s3api", "get-public-access-block", "--bucket", bucket)["PublicAccessBlockConfiguration"]
+    assert got == {"BlockPublicAcls": True, "IgnorePublicAcls": False, "BlockPublicPolicy": True,
+                   "RestrictPublicBuckets": False}
+    # BlockPublicAcls: new public grants are refused, on ACL writes and on object writes; the stored one holds.
+    expect_error("AccessDenied", 403, s3.put_bucket_acl, Bucket=bucket, ACL="public-read")
+    expect_error("AccessDenied", 403, s3.put_object, Bucket=bucket, Key="new", Body=b"n", ACL="public-read")
+    expect_error("AccessDenied", 403, s3.put_object_acl, Bucket=bucket, Key="pub", GrantRead=f'uri="{AUTHENTICATED}"')
+    assert requests.get(f"{depot.endpoint}/{bucket}/pub", timeout=30).status_code == 200
+    # IgnorePublicAcls: stored public grants are void.
+    s3.put_public_access_block(Bucket=bucket, PublicAccessBlockConfiguration={"IgnorePublicAcls": True})
+    assert requests.get(f"{depot.endpoint}/{bucket}/pub", timeout=30).status_code == 403
+    assert s3.delete_public_access_block(Bucket=bucket)["ResponseMetadata"]["HTTPStatusCode"] == 204
+    assert requests.get(f"{depot.endpoint}/{bucket}/pub", timeout=30).status_code == 200
+    r = depot.request("PUT", f"/{bucket}?publicAccessBlock",
+                      body=b"<PublicAccessBlockConfiguration><BlockPublicAcls>maybe</BlockPublicAcls>"
+                           b"</PublicAccessBlockConfiguration>")
+    assert r.status_code == 400 and "<Code>MalformedXML</Code>" in r.text
+
+
+def test_a_models_bucket_is_never_made_public(depot, s3):
+    tok = token_for(depot, "alice")["token"]
+    team = "acl-" + secrets.token_hex(3)
+    bucket = acl_bucket(depot, hint="acl-models")
+    s3.put_object(Bucket=bucket, Key="m/weights.bin", Body=b"w")
+    assert call(depot, "POST", "/api/v1/teams", token=tok, body={"name": team}).status_code == 201
+    r = call(depot, "POST", f"/api/v1/teams/{team}/models", token=tok,
+             body={"name": "m", "bucket": bucket, "prefix": "m/"})
+    assert r.status_code == 201, r.text
+    for acl in ("public-read", "authenticated-read"):
+        e = expect_error("AccessDenied", 403, s3.put_bucket_acl, Bucket=bucket, ACL=acl)
+        assert "team roles" in e["Error"]["Message"]
+    expect_error("AccessDenied", 403, s3.put_bucket_acl, Bucket=bucket, GrantRead='id="bob"')
+    expect_error("AccessDenied", 403, s3.put_object_acl, Bucket=bucket, Key="m/weights.bin", ACL="public-read")
+    expect_error("AccessDenied", 403, s3.put_object, Bucket=bucket, Key="m/new", Body=b"n", ACL="public-read")
+    assert requests.get(f"{depot.endpoint}/{bucket}/m/weights.bin", timeout=30).status_code == 403
+    expect_error("AccessDenied", 403, depot.client("bob").get_object, Bucket=bucket, Key="m/weights.bin")
+
+
+def test_a_public_acl_set_before_a_model_moved_in_is_void(depot, s3):
+    tok = token_for(depot, "alice")["token"]
+    team = "aclv-" + secrets.token_hex(3)
+    bucket = acl_bucket(depot, hint="acl-late-model")
+    s3.put_bucket_acl(Bucket=bucket, ACL="public-read")
+    s3.put_object(Bucket=bucket, Key="m/weights.bin", Body=b"w", ACL="public-read")
+    s3.put_object(Bucket=bucket, Key="readme.txt", Body=b"r", ACL="public-read")
+    assert requests.get(f"{depot.endpoint}/{bucket}/readme.txt", timeout=30).status_code == 200
+    assert call(depot, "POST", "/api/v1/teams", token=tok, body={"name": team}).status_code == 201
+    assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=tok,
+                body={"name": "m", "bucket": bucket, "prefix": "m/"}).status_code == 201
+    # Every grant of the bucket is void now, outside the model's prefix too.
+    assert requests.get(f"{depot.endpoint}/{bucket}/m/weights.bin", timeout=30).status_code == 403
+    assert requests.get(f"{depot.endpoint}/{bucket}/readme.txt", timeout=30).status_code == 403
+    expect_error("AccessDenied", 403, anonymous(depot).list_objects_v2, Bucket=bucket)
+
+
+def test_copy_object_with_an_acl_and_presigned_anonymous_urls(depot, s3):
+    bucket = acl_bucket(depot)
+    s3.put_object(Bucket=bucket, Key="src", Body=b"data")
+    s3.copy_object(Bucket=bucket, Key="dst", CopySource={"Bucket": bucket, "Key": "src"}, ACL="public-read")
+    assert requests.get(f"{depot.endpoint}/{bucket}/dst", timeout=30).content == b"data"
+    assert requests.get(f"{depot.endpoint}/{bucket}/src", timeout=30).status_code == 403
+    # A presigned URL of bob reads only what bob may.
+    url = depot.client("bob").generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "src"})
+    assert requests.get(url, timeout=30).status_code == 403
+    url = depot.client("bob").generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "dst"})
+    assert requests.get(url, timeout=30).content == b"data"
+    # Multipart uploads do not store ACLs yet: refused rather than silently private.
+    expect_error("NotImplemented", 501, s3.create_multipart_upload, Bucket=bucket, Key="mp", ACL="public-read")
+
+
+def test_public_access_is_off_by_default(private_depot):
+    server = private_depot("--allow-public-access", "false")
+    s3 = server.client("alice")
+    bucket = unique_bucket_name("acl-default")
+    s3.create_bucket(Bucket=bucket, ObjectOwnership="ObjectWriter")
+    e = expect_error("AccessDenied", 403, s3.put_bucket_acl, Bucket=bucket, ACL="public-read")
+    assert "allow-public-access" in e["Error"]["Message"]
+    expect_error("AccessDenied", 403, s3.put_object, Bucket=bucket, Key="k", Body=b"x", ACL="public-read")
+    expect_error("AccessDenied", 403, s3.create_bucket, Bucket=unique_bucket_name("acl-default"),
+                 ObjectOwnership="ObjectWriter", ACL="public-read")
+    # Grants to users stay possible: they are not public.
+    s3.put_bucket_acl(Bucket=bucket, GrantRead='id="bob"')
+    assert server.client("bob").list_objects_v2(Bucket=bucket)["KeyCount"] == 0
+
+
+def test_every_grant_header_is_stored_and_acts(depot, s3, s3_bob):
+    bucket = acl_bucket(depot, hint="grants")
+    s3.put_bucket_acl(Bucket=bucket, GrantFullControl='id="alice"', GrantReadACP='id="bob"', GrantWrite='id="bob"')
+    assert grants(s3.get_bucket_acl(Bucket=bucket)) == {("alice", "FULL_CONTROL"), ("bob", "READ_ACP"),
+                                                         ("bob", "WRITE")}
+    # READ_ACP reads the ACL and nothing else; WRITE writes objects.
+    assert grants(s3_bob.get_bucket_acl(Bucket=bucket)) == grants(s3.get_bucket_acl(Bucket=bucket))
+    expect_error("AccessDenied", 403, s3_bob.list_objects_v2, Bucket=bucket)
+    expect_error("AccessDenied", 403, s3_bob.put_bucket_acl, Bucket=bucket, ACL="private")
+    s3_bob.put_object(Bucket=bucket, Key="from-bob", Body=b"bob")
+    assert s3.get_object(Bucket=bucket, Key="from-bob")["Body"].read() == b"bob"
+    # On an object: GrantWriteACP lets bob change that object's ACL, GrantRead read it.
+    s3.put_object(Bucket=bucket, Key="o", Body=b"o", GrantRead='id="bob"', GrantWriteACP='id="bob"',
+                  GrantReadACP='id="bob"', GrantFullControl='id="alice"')
+    assert grants(s3_bob.get_object_acl(Bucket=bucket, Key="o")) == {
+        ("bob", "READ"), ("bob", "WRITE_ACP"), ("bob", "READ_ACP"), ("alice", "FULL_CONTROL")}
+    assert s3_bob.get_object(Bucket=bucket, Key="o")["Body"].read() == b"o"
+    s3_bob.put_object_acl(Bucket=bucket, Key="o", GrantFullControl='id="alice"')
+    expect_error("AccessDenied", 403, s3_bob.get_object, Bucket=bucket, Key="o")
