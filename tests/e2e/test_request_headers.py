@@ -174,7 +174,19 @@ NOT_S3_ENDPOINTS = {
     "RenameObject": "S3 Express One Zone",
 }
 OF_UNIMPLEMENTED_OPERATIONS = {
-    ,
+    "header x-amz-confirm-remove-self-bucket-access",
+    "header x-amz-skip-destination-validation",
+    "header x-amz-request-route",
+    "header x-amz-request-token",
+    "header x-amz-client-token",
+    "header x-amz-create-session-mode",
+    "header x-amz-rename-source",
+    "header x-amz-rename-source-if-match",
+    "header x-amz-rename-source-if-modified-since",
+    "header x-amz-rename-source-if-none-match",
+    "header x-amz-rename-source-if-unmodified-since",
+    "query id",
+    "query max-directory-buckets",
 }
 
 
@@ -223,16 +235,16 @@ def test_every_header_and_query_parameter_of_the_model_is_classified():
 # GetBucketLifecycle and PutBucketLifecycle are the deprecated names of the same requests.
 IMPLEMENTED_OPERATIONS = {
     "AbortMultipartUpload", "CompleteMultipartUpload", "CopyObject", "CreateBucket", "CreateMultipartUpload",
-    "DeleteBucket", "DeleteBucketCors", "DeleteBucketOwnershipControls", "DeletePublicAccessBlock", "DeleteBucketLifecycle", "DeleteBucketTagging", "DeleteObject",
-    "DeleteObjectTagging", "DeleteObjects", "GetBucketAcl", "GetBucketCors", "GetBucketLifecycleConfiguration",
-    "GetBucketLifecycle", "GetBucketLocation", "GetBucketOwnershipControls", "GetPublicAccessBlock", "GetBucketTagging", "GetBucketVersioning", "GetObject", "GetObjectAcl",
+    "DeleteBucket", "DeleteBucketCors", "DeleteBucketLifecycle", "DeleteBucketOwnershipControls",
+    "DeleteBucketTagging", "DeleteObject", "DeleteObjectTagging", "DeleteObjects", "DeletePublicAccessBlock",
+    "GetBucketAcl", "GetBucketCors", "GetBucketLifecycle", "GetBucketLifecycleConfiguration", "GetBucketLocation",
+    "GetBucketOwnershipControls", "GetBucketTagging", "GetBucketVersioning", "GetObject", "GetObjectAcl",
     "GetObjectAttributes", "GetObjectLegalHold", "GetObjectLockConfiguration", "GetObjectRetention",
-    "GetObjectTagging", "HeadBucket", "HeadObject", "ListBuckets", "ListMultipartUploads",
+    "GetObjectTagging", "GetPublicAccessBlock", "HeadBucket", "HeadObject", "ListBuckets", "ListMultipartUploads",
     "ListObjectVersions", "ListObjects", "ListObjectsV2", "ListParts", "PutBucketAcl", "PutBucketCors",
-    "PutBucketOwnershipControls", "PutObjectAcl", "PutPublicAccessBlock",
-    "PutBucketLifecycle", "PutBucketLifecycleConfiguration", "PutBucketTagging", "PutBucketVersioning", "PutObject",
-    "PutObjectLegalHold", "PutObjectLockConfiguration", "PutObjectRetention", "PutObjectTagging", "UploadPart",
-    "UploadPartCopy",
+    "PutBucketLifecycle", "PutBucketLifecycleConfiguration", "PutBucketOwnershipControls", "PutBucketTagging",
+    "PutBucketVersioning", "PutObject", "PutObjectAcl", "PutObjectLegalHold", "PutObjectLockConfiguration",
+    "PutObjectRetention", "PutObjectTagging", "PutPublicAccessBlock", "UploadPart", "UploadPartCopy",
 }
 
 
