@@ -115,6 +115,8 @@ std::string_view to_string(errc code) noexcept
         return "malformed_post_request";
     case errc::post_fields_too_large:
         return "post_fields_too_large";
+    case errc::no_such_encryption_configuration:
+        return "no_such_encryption_configuration";
     }
     return "unknown";
 }

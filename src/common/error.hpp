@@ -70,6 +70,9 @@ enum class errc
     no_such_lifecycle_configuration, ///< GetBucketLifecycleConfiguration of a bucket without one (S3: 404)
     malformed_post_request, ///< a POST Object body that is not multipart/form-data (MalformedPOSTRequest)
     post_fields_too_large, ///< POST Object fields before the file above 20 KiB (MaxPostPreDataLengthExceeded)
+                           /// GetBucketEncryption of a bucket without default encryption (S3: 404
+                           /// ServerSideEncryptionConfigurationNotFoundError)
+    no_such_encryption_configuration,
 };
 
 /// A failure with a human-readable message for the client. Messages never contain secrets.

@@ -145,6 +145,9 @@ error_mapping lookup(errc code) noexcept
     case errc::post_fields_too_large:
         return {"MaxPostPreDataLengthExceeded", 400,
                 "Your POST request fields preceding the upload file were too large."};
+    case errc::no_such_encryption_configuration:
+        return {"ServerSideEncryptionConfigurationNotFoundError", 404,
+                "The server side encryption configuration was not found"};
     }
     // Only reachable with a value outside the enumeration.
     return {"InternalError", 500, "We encountered an internal error. Please try again."};

@@ -7,7 +7,7 @@ using namespace depot::s3;
 
 TEST_CASE("every errc has an S3 code, a status and a default message")
 {
-    const auto last = static_cast<int>(errc::post_fields_too_large); // the last enumerator
+    const auto last = static_cast<int>(errc::no_such_encryption_configuration); // the last enumerator
     for (int i = 0; i <= last; ++i) {
         const auto code = static_cast<errc>(i);
         CAPTURE(to_string(code));
@@ -34,6 +34,7 @@ TEST_CASE("the table maps the common S3 errors to AWS's codes and statuses")
         {errc::no_such_lifecycle_configuration, "NoSuchLifecycleConfiguration", 404},
         {errc::malformed_post_request, "MalformedPOSTRequest", 400},
         {errc::post_fields_too_large, "MaxPostPreDataLengthExceeded", 400},
+        {errc::no_such_encryption_configuration, "ServerSideEncryptionConfigurationNotFoundError", 404},
         {errc::invalid_part_number, "InvalidPartNumber", 416},
         {errc::no_such_key, "NoSuchKey", 404},
         {errc::no_such_upload, "NoSuchUpload", 404},
