@@ -12,7 +12,7 @@ namespace {
 constexpr const char* bucket_columns =
     "b.id, b.name, b.owner_id, u.display_name, b.region, b.versioning, " DEPOT_MS(
         "b.created_at") ", b.dedup, b.object_events, EXISTS (SELECT 1 FROM models m WHERE m.bucket_id = "
-                        "b.id), coalesce(b.cors, ''), b.tags::text";
+                        "b.id), coalesce(b.cors, ''), b.tags::text, coalesce(b.encryption, '')";
 
 bucket bucket_from(const pg::row& r)
 {
@@ -27,7 +27,8 @@ bucket bucket_from(const pg::row& r)
                   .object_events = r.boolean(8),
                   .has_models = r.boolean(9),
                   .cors = r.str(10),
-                  .tags = r.is_null(11) ? std::nullopt : std::optional(tags_from_json(r.text(11)))};
+                  .tags = r.is_null(11) ? std::nullopt : std::optional(tags_from_json(r.text(11))),
+                  .encryption = r.str(12)};
 }
 
 } // namespace
@@ -129,6 +130,15 @@ asio::awaitable<result<bucket>> bucket_repository::set_cors(const audit_context&
     const bool set = cors.has_value();
     co_return co_await set_setting(who, name, "cors", std::move(cors),
                                    set ? R"({"cors":true})" : R"({"cors":false})");
+}
+
+asio::awaitable<result<bucket>> bucket_repository::set_encryption(const audit_context& who,
+                                                                  std::string_view name,
+                                                                  std::optional<std::string> algorithm)
+{
+    const std::string audit = algorithm ? "{\"encryption\":" + audit_quote(*algorithm) + "}"
+                                        : std::string(R"({"encryption":null})");
+    co_return co_await set_setting(who, name, "encryption", std::move(algorithm), audit);
 }
 
 asio::awaitable<result<bucket>> bucket_repository::set_tags(const audit_context& who, std::string_view name,

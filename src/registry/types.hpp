@@ -67,6 +67,8 @@ struct bucket
     std::string cors;
     /// The bucket's tag set (PutBucketTagging); nullopt when it has none (GetBucketTagging: NoSuchTagSet).
     std::optional<std::vector<s3::tag>> tags;
+    /// Default encryption (PutBucketEncryption): "AES256", or empty for none.
+    std::string encryption;
 };
 
 /// Standard HTTP headers S3 stores with an object and returns on GET/HEAD.
@@ -82,7 +84,17 @@ struct object_headers
     std::vector<std::pair<std::string, std::string>> user_metadata;
 };
 
-/// A piece of an object: `length` bytes of blob `store_id` starting at `offset`.
+/// How a blob's bytes are stored (blobs.sealed, schema 0025): plaintext, or in the sealed format
+/// (storage/sealed) with the data key wrapped by the server's SSE master key (SSE-S3) or by the customer's
+/// key (SSE-C).
+enum class sealing : std::uint8_t
+{
+    none,
+    master,
+    customer
+};
+
+/// A piece of an object: `length` bytes of blob `store_id` starting at `offset` (plaintext offsets).
 struct segment
 {
     std::int64_t blob_row = 0;
@@ -91,6 +103,7 @@ struct segment
     std::uint64_t length = 0;
     /// The multipart part this piece belongs to (0 for objects written in one piece).
     int part_number = 0;
+    sealing sealed = sealing::none;
 };
 
 struct object_version
@@ -116,6 +129,10 @@ struct object_version
     /// The version's tag set (object tagging), in the order it was given. Not content: changing it changes
     /// neither the version nor its digests.
     std::vector<s3::tag> tags;
+    /// Server-side encryption as S3 reports it: "AES256" (SSE-S3), "SSE-C", or empty. For SSE-C,
+    /// `sse_key_check` is the salted HMAC of the customer's key (sse_key_check in registry/sse.hpp).
+    std::string sse;
+    std::string sse_key_check;
 };
 
 } // namespace depot::registry

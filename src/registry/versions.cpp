@@ -245,12 +245,13 @@ asio::awaitable<void> reinstate_version(pg::connection& c, std::int64_t row)
         "INSERT INTO object_versions (bucket_id, key, version_id, created_seq, superseded_seq, "
         "is_delete_marker, size, etag, sha256, owner_id, last_modified, content_type, content_encoding, "
         "content_disposition, content_language, cache_control, expires, user_metadata, parts_count, "
-        "checksum_algorithm, checksum_type, checksum_value, tags, purged) "
+        "checksum_algorithm, checksum_type, checksum_value, tags, sse, sse_key_check, purged) "
         "SELECT bucket_id, key, version_id, created_seq, superseded_seq, is_delete_marker, size, etag, "
         "sha256, "
         "owner_id, last_modified, content_type, content_encoding, content_disposition, content_language, "
         "cache_control, expires, user_metadata, parts_count, checksum_algorithm, checksum_type, "
-        "checksum_value, tags, true FROM object_versions WHERE id = $1 AND NOT is_delete_marker RETURNING id",
+        "checksum_value, tags, sse, sse_key_check, true FROM object_versions WHERE id = $1 AND NOT "
+        "is_delete_marker RETURNING id",
         row);
     if (!copy.empty()) {
         const std::int64_t past = copy[0].i64(0);
@@ -321,15 +322,15 @@ asio::awaitable<version_slot> retire_current(pg::connection& c, versioning_mode 
 
 namespace {
 
-// The version insert, $1..$21 as version_params() orders them.
+// The version insert, $1..$23 as version_params() orders them.
 #define DEPOT_VERSION_INSERT                                                                                 \
     "INSERT INTO object_versions (bucket_id, key, version_id, created_seq, size, etag, sha256, owner_id, "   \
     "content_type, content_encoding, content_disposition, content_language, cache_control, expires, "        \
     "user_metadata, parts_count, checksum_algorithm, checksum_type, checksum_value, is_delete_marker, "      \
-    "tags) "                                                                                                 \
+    "tags, sse, sse_key_check) "                                                                             \
     "VALUES ($1, $2, $18, CASE WHEN $19::bigint = 0 THEN nextval('commit_seq') ELSE $19::bigint END, "       \
     "$3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, nullif($15, ''), nullif($16, ''), "         \
-    "nullif($17, ''), $20, $21::jsonb)"
+    "nullif($17, ''), $20, $21::jsonb, nullif($22, ''), $23)"
 
 std::vector<pg::param> version_params(const object_version& v, std::int64_t seq)
 {
@@ -357,6 +358,8 @@ std::vector<pg::param> version_params(const object_version& v, std::int64_t seq)
     p.emplace_back(seq);
     p.emplace_back(v.is_delete_marker);
     p.emplace_back(tags_json(v.tags));
+    p.emplace_back(v.sse);
+    p.push_back(v.sse_key_check.empty() ? pg::param(std::nullopt) : pg::param(pg::bytes(v.sse_key_check)));
     return p;
 }
 
@@ -385,7 +388,7 @@ pg::statement insert_version_statement(const object_version& v, std::int64_t seq
     pg::statement st{"WITH v AS (" DEPOT_VERSION_INSERT " RETURNING id, last_modified), "
                      "s AS (INSERT INTO object_segments (version_row, ordinal, blob_id, blob_offset, length, "
                      "part_number) SELECT v.id, s.ord - 1, s.blob, s.off, s.len, nullif(s.part, 0)::int "
-                     "FROM v, unnest($22::bigint[], $23::bigint[], $24::bigint[], $25::bigint[]) "
+                     "FROM v, unnest($24::bigint[], $25::bigint[], $26::bigint[], $27::bigint[]) "
                      "WITH ORDINALITY AS s(blob, off, len, part, ord)) "
                      "SELECT id, " DEPOT_MS("last_modified") " FROM v",
                      version_params(v, seq)};
