@@ -122,6 +122,10 @@ S3_OPERATIONS: dict[str, Callable] = {
     "GetBucketLifecycleConfiguration": NONE,
     # A row only when there was a configuration to remove.
     "DeleteBucketLifecycle": lambda line, facts: [Row("bucket.update", resource=BUCKET(line), min=0, max=1)],
+    "PutBucketEncryption": one("bucket.update", BUCKET),
+    "GetBucketEncryption": NONE,
+    # A row only when there was a configuration to remove.
+    "DeleteBucketEncryption": lambda line, facts: [Row("bucket.update", resource=BUCKET(line), min=0, max=1)],
     "PreflightBucket": NONE,  # unauthenticated reads of the configuration
     "PreflightObject": NONE,
 }
