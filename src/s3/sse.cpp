@@ -108,7 +108,8 @@ result<std::string> parse_bucket_encryption(std::string_view body)
                           "a KMSMasterKeyID is not applicable if the default sse algorithm is not aws:kms",
                           "ApplyServerSideEncryptionByDefault");
     if (auto bke = child(rules[0], "BucketKeyEnabled")) {
-        const auto v = trim(text(bke));
+        const std::string value = text(bke);
+        const auto v = trim(value);
         if (v != "true" && v != "false")
             return malformed();
     }

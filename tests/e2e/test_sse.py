@@ -244,7 +244,7 @@ def test_tampered_ciphertext_is_an_error_not_garbage(sse, s3e, bucket, tmp_path)
     [(store_id, *_)] = blobs_of(sse, bucket, "t")
     raw, replace = raw_blob(sse, store_id, tmp_path)
     flipped = bytearray(raw)
-    flipped[len(raw) - 100] ^= 0x01  # in the last segment
+    flipped[len(raw) - 10] ^= 0x01  # in the last segment (5 bytes and its tag)
     replace(bytes(flipped))
     assert body(s3e, bucket, "t", Range="bytes=0-99") == data[:100]  # untouched segments still read
     expect_error("InternalError", 500, s3e.get_object, Bucket=bucket, Key="t", Range=f"bytes={2 * SEG}-{2 * SEG + 4}")
