@@ -133,6 +133,8 @@ std::string_view to_string(errc code) noexcept
         return "no_such_public_access_block";
     case errc::no_such_ownership_controls:
         return "no_such_ownership_controls";
+    case errc::no_such_encryption_configuration:
+        return "no_such_encryption_configuration";
     }
     return "unknown";
 }

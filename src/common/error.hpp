@@ -83,6 +83,9 @@ enum class errc
     acl_with_object_ownership, ///< CreateBucket with an ACL under BucketOwnerEnforced (S3: 400)
     no_such_public_access_block, ///< NoSuchPublicAccessBlockConfiguration (404)
     no_such_ownership_controls,  ///< OwnershipControlsNotFoundError (404)
+                           /// GetBucketEncryption of a bucket without default encryption (S3: 404
+                           /// ServerSideEncryptionConfigurationNotFoundError)
+    no_such_encryption_configuration,
 };
 
 /// A failure with a human-readable message for the client. Messages never contain secrets.

@@ -129,6 +129,23 @@ const std::vector<setting>& settings()
              o.server_key_hex = v;
              return v.size() == 64;
          }},
+        {"--sse-master-key-file", "DEPOT_SSE_MASTER_KEY_FILE",
+         "file holding the SSE master key (64 hex characters) that SSE-S3 encryption wraps each object's "
+         "data key with; without it SSE-S3 requests answer 501 NotImplemented",
+         [](options& o, const std::string& v) {
+             o.sse_master_key_file = v;
+             return !v.empty();
+         }},
+        {"--sse-master-key", "DEPOT_SSE_MASTER_KEY",
+         "the SSE master key as 64 hex characters (overrides --sse-master-key-file; Helm's sseMasterKey)",
+         [](options& o, const std::string& v) {
+             o.sse_master_key_hex = v;
+             return v.size() == 64;
+         }},
+        {"--sse-c-allow-http", "DEPOT_SSE_C_ALLOW_HTTP",
+         "accept SSE-C (customer keys in headers) on a plain-HTTP listener: only behind a TLS-terminating "
+         "proxy (default false: SSE-C needs --tls-cert)",
+         [](options& o, const std::string& v) { return parse_bool(v, o.sse_c_allow_http); }},
         {"--region", "DEPOT_REGION", "region name clients sign for (default us-east-1)",
          [](options& o, const std::string& v) {
              o.region = v;

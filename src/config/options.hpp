@@ -33,6 +33,13 @@ struct options
     std::chrono::seconds rados_op_timeout{30};
     std::string server_key_file = "./var/server.key";
     std::string server_key_hex; ///< DEPOT_SERVER_KEY; overrides the file when set
+    /// Server-side encryption: the file holding the SSE master key (64 hex characters) that SSE-S3 data
+    /// keys are wrapped with; empty = none (SSE-S3 requests answer 501 NotImplemented). Never created.
+    std::string sse_master_key_file;
+    std::string sse_master_key_hex; ///< DEPOT_SSE_MASTER_KEY; overrides the file when set
+    /// SSE-C sends keys in headers: refused unless the listener speaks TLS, or this is set because a
+    /// TLS-terminating proxy in front of depotd does (AWS refuses SSE-C over plain HTTP).
+    bool sse_c_allow_http = false;
     std::string region = "us-east-1";
     std::string domain; ///< virtual-hosted-style base domain, e.g. "s3.example.com"
     /// The read-only S3 view of the model registry: s3://<models_bucket>/<team>/<model>/<version>/<path>.

@@ -3,6 +3,7 @@
 #include "common/log.hpp"
 #include "registry/content.hpp"
 #include "registry/sql_util.hpp"
+#include "storage/sealed/sealed_format.hpp"
 
 #include <stdexcept>
 #include <unordered_set>
@@ -143,13 +144,19 @@ asio::awaitable<consistency_report> check_consistency(pg::pool& pool, storage::b
         }
         if (ri == rows.size() && !rows_done) {
             auto conn = co_await pool.acquire();
-            auto rs = co_await sql(*conn,
-                                   "SELECT store_id, size FROM blobs WHERE store_id COLLATE \"C\" > $1 "
-                                   "ORDER BY store_id COLLATE \"C\" LIMIT 1000",
-                                   row_after);
+            auto rs =
+                co_await sql(*conn,
+                             "SELECT store_id, size, sealed IS NOT NULL FROM blobs WHERE store_id COLLATE "
+                             "\"C\" > $1 "
+                             "ORDER BY store_id COLLATE \"C\" LIMIT 1000",
+                             row_after);
             rows.clear();
+            // The store holds an encrypted blob sealed: its plaintext size (the row's) plus the format's.
             for (auto r : rs)
-                rows.emplace_back(r.str(0), r.i64(1));
+                rows.emplace_back(r.str(0), r.boolean(2)
+                                                ? static_cast<std::int64_t>(storage::sealed::sealed_size(
+                                                      static_cast<std::uint64_t>(r.i64(1))))
+                                                : r.i64(1));
             ri = 0;
             rows_done = rows.size() < 1000;
             if (!rows.empty())

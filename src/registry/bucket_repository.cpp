@@ -16,7 +16,7 @@ constexpr const char* bucket_columns =
                         "coalesce(b.lock_default_mode, ''), coalesce(b.lock_default_days, 0), "
                         "coalesce(b.lock_default_years, 0), "
                         "coalesce(b.acl, ''), coalesce(b.public_access_block, ''), "
-                        "coalesce(b.object_ownership, '')";
+                        "coalesce(b.object_ownership, ''), coalesce(b.encryption, '')";
 
 std::optional<s3::default_retention> lock_default_from(const pg::row& r)
 {
@@ -45,7 +45,8 @@ bucket bucket_from(const pg::row& r)
                   .lock_default = lock_default_from(r),
                   .acl = r.str(16),
                   .public_access_block = r.str(17),
-                  .object_ownership = r.str(18)};
+                  .object_ownership = r.str(18),
+                  .encryption = r.str(19)};
 }
 
 } // namespace
@@ -218,6 +219,15 @@ asio::awaitable<result<bucket>> bucket_repository::set_cors(const audit_context&
     const bool set = cors.has_value();
     co_return co_await set_setting(who, name, "cors", std::move(cors),
                                    set ? R"({"cors":true})" : R"({"cors":false})");
+}
+
+asio::awaitable<result<bucket>> bucket_repository::set_encryption(const audit_context& who,
+                                                                  std::string_view name,
+                                                                  std::optional<std::string> algorithm)
+{
+    const std::string audit = algorithm ? "{\"encryption\":" + audit_quote(*algorithm) + "}"
+                                        : std::string(R"({"encryption":null})");
+    co_return co_await set_setting(who, name, "encryption", std::move(algorithm), audit);
 }
 
 asio::awaitable<result<bucket>> bucket_repository::set_tags(const audit_context& who, std::string_view name,

@@ -47,6 +47,11 @@ public:
     asio::awaitable<result<bucket>> set_cors(const audit_context& who, std::string_view name,
                                              std::optional<std::string> cors);
 
+    /// Sets (or, with nullopt, removes) the bucket's default encryption (PutBucketEncryption /
+    /// DeleteBucketEncryption): the SSEAlgorithm, "AES256". no_such_bucket.
+    asio::awaitable<result<bucket>> set_encryption(const audit_context& who, std::string_view name,
+                                                   std::optional<std::string> algorithm);
+
     /// Sets (or, with nullopt, removes) the bucket's tag set (PutBucketTagging / DeleteBucketTagging).
     /// Precondition: the set passed s3::check_tag_set. no_such_bucket.
     asio::awaitable<result<bucket>> set_tags(const audit_context& who, std::string_view name,

@@ -3,6 +3,7 @@
 #include "common/hash.hpp"
 #include "common/log.hpp"
 #include "registry/sql_util.hpp"
+#include "registry/sse.hpp"
 
 #include <algorithm>
 #include <exception>
@@ -106,7 +107,8 @@ asio::awaitable<result<ingested>> ingest(storage::blob_store& store, pg::pool& p
     // body when it is the content identity, the signed payload or the requested checksum; SHA-256 of each
     // dedup piece only when the body may be more than one piece (otherwise the piece is the body).
     const std::uint64_t piece_limit =
-        limits.dedup && limits.segment_size > 0 ? limits.segment_size : UINT64_MAX;
+        limits.dedup && limits.sealed == sealing::none && limits.segment_size > 0 ? limits.segment_size
+                                                                                  : UINT64_MAX;
     const bool may_split =
         piece_limit != UINT64_MAX && (!limits.content_length || *limits.content_length > piece_limit);
     const bool sha256_checksum = limits.checksum == checksum_algorithm::sha256;
@@ -225,7 +227,8 @@ asio::awaitable<result<ingested>> ingest(storage::blob_store& store, pg::pool& p
         crash = std::current_exception();
     }
     ingested out;
-    out.share = limits.dedup;
+    out.share = limits.dedup && limits.sealed == sealing::none;
+    out.sealed = limits.sealed;
     out.size = total;
     if (!failure && !crash) {
         out.md5 = md5.finish();
@@ -328,18 +331,23 @@ std::vector<std::size_t> content_order(const ingested& in)
 
 std::vector<pg::statement> publish_statements(const ingested& in)
 {
-    // A bucket without deduplication keeps its blob private: no lookup, and no later write reuses it.
+    // A bucket without deduplication keeps its blob private: no lookup, and no later write reuses it. So
+    // does an encrypted body (its blobs are sealed, schema 0025): encrypted content never deduplicates.
     const std::string_view text =
         in.share ? "INSERT INTO blobs (store_id, size, sha256, md5, refcount) VALUES ($1, $2, $3, $4, 1) "
                    "ON CONFLICT (sha256, size) WHERE shared DO UPDATE SET refcount = blobs.refcount + 1 "
                    "RETURNING id, store_id"
-                 : "INSERT INTO blobs (store_id, size, sha256, md5, refcount, shared) "
-                   "VALUES ($1, $2, $3, $4, 1, false) RETURNING id, store_id";
+                 : "INSERT INTO blobs (store_id, size, sha256, md5, refcount, shared, sealed) "
+                   "VALUES ($1, $2, $3, $4, 1, false, nullif($5, '')) RETURNING id, store_id";
     std::vector<pg::statement> out;
     out.reserve(in.blobs.size());
     for (const auto i : content_order(in)) {
         const auto& b = in.blobs[i];
-        out.push_back(statement_of(text, b.store_id, b.size, pg::bytes(b.sha256), pg::bytes(b.md5)));
+        if (in.share)
+            out.push_back(statement_of(text, b.store_id, b.size, pg::bytes(b.sha256), pg::bytes(b.md5)));
+        else
+            out.push_back(statement_of(text, b.store_id, b.size, pg::bytes(b.sha256), pg::bytes(b.md5),
+                                       std::string(sealing_column(in.sealed))));
     }
     // Last, after the content rows: the intents give way to them. Row locks make this and the collector's
     // deletion of lapsed intents take turns: whichever comes second finds nothing.
@@ -368,7 +376,8 @@ result<std::vector<segment>> published_segments(const ingested& in, std::span<co
                   .store_id = rs[0].str(1),
                   .offset = 0,
                   .length = b.size,
-                  .part_number = part_number};
+                  .part_number = part_number,
+                  .sealed = in.sealed};
         if (s.store_id != b.store_id)
             unreferenced.push_back(b.store_id);
         segments[i] = std::move(s);

@@ -84,6 +84,9 @@ struct ingest_limits
     /// something needs it — a signed payload (`expected_sha256`), a SHA-256 checksum, or the digests of
     /// the pieces dedup cuts (a body in one piece is its own piece). See docs/ARCHITECTURE.md, "hashing".
     bool body_sha256 = true;
+    /// The body is written through a sealed view of the store (registry/sse.hpp) with this sealing: its
+    /// blobs are recorded as sealed and never shared, whatever `dedup` says.
+    sealing sealed = sealing::none;
 };
 
 /// One committed blob holding a consecutive piece of a body.
@@ -108,6 +111,8 @@ struct ingested
     std::string checksum;
     /// Publish as a shared blob (deduplicated on (sha256, size)); false keeps the blob private to this write.
     bool share = true;
+    /// How the blobs are stored (ingest_limits::sealed); sealed blobs are never shared.
+    sealing sealed = sealing::none;
     /// Names the intent rows of `blobs` (one per blob) when the body was cut into several; empty otherwise.
     std::string intent;
 

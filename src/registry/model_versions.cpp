@@ -6,6 +6,7 @@
 #include "registry/model_detail.hpp"
 #include "registry/model_registry.hpp"
 #include "registry/sql_util.hpp"
+#include "registry/sse.hpp"
 #include "registry/transaction.hpp"
 #include "registry/versions.hpp"
 #include "s3/listing.hpp"
@@ -30,7 +31,8 @@ model_file file_of(const pg::row& r, int col = 0)
 
 /// The segments of one file of a version ($1 version id, $2 path), in order, for segments_of.
 constexpr const char* file_segments_sql =
-    "SELECT s.blob_id, b.store_id, s.blob_offset, s.length FROM model_file_segments s "
+    "SELECT s.blob_id, b.store_id, s.blob_offset, s.length, coalesce(b.sealed, '') FROM model_file_segments "
+    "s "
     "JOIN blobs b ON b.id = s.blob_id WHERE s.version_id = $1 AND s.path = $2 ORDER BY s.ordinal";
 
 bool all_digits(std::string_view s)
@@ -39,27 +41,27 @@ bool all_digits(std::string_view s)
            std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-/// Streams segments through SHA-256.
-asio::awaitable<result<std::string>> hash_segments(storage::blob_store& store,
-                                                   const std::vector<segment>& segments)
+/// Streams segments through SHA-256, read as objects are (sealed blobs decrypted: the digest is of the
+/// plaintext).
+asio::awaitable<result<std::string>> hash_segments(object_service& objects, std::vector<segment> segments)
 {
     hasher h(digest_kind::sha256);
     std::vector<std::byte> buf(1 << 20);
-    for (const auto& s : segments) {
-        auto reader = co_await store.open(s.store_id, s.offset, s.length);
-        if (!reader)
-            co_return std::move(reader).error();
-        std::uint64_t left = s.length;
-        while (left > 0) {
-            const std::span<std::byte> window(buf.data(), std::min<std::uint64_t>(buf.size(), left));
-            auto n = co_await (*reader)->read_some(window);
-            if (!n)
-                co_return std::move(n).error();
-            if (*n == 0)
-                co_return make_error(errc::io_error, "blob is shorter than the manifest says");
-            h.update(std::span<const std::byte>(buf.data(), *n));
-            left -= *n;
-        }
+    object_handle handle;
+    std::uint64_t left = 0;
+    for (const auto& s : segments)
+        left += s.length;
+    handle.segments = std::move(segments);
+    auto source = objects.read(handle, 0, left);
+    while (left > 0) {
+        const std::span<std::byte> window(buf.data(), std::min<std::uint64_t>(buf.size(), left));
+        auto n = co_await source->read_some(window);
+        if (!n)
+            co_return std::move(n).error();
+        if (*n == 0)
+            co_return make_error(errc::io_error, "blob is shorter than the manifest says");
+        h.update(std::span<const std::byte>(buf.data(), *n));
+        left -= *n;
     }
     co_return h.finish();
 }
@@ -71,7 +73,8 @@ std::vector<segment> segments_of(const pg::result_set& rs)
         out.push_back(segment{.blob_row = r.i64(0),
                               .store_id = r.str(1),
                               .offset = static_cast<std::uint64_t>(r.i64(2)),
-                              .length = static_cast<std::uint64_t>(r.i64(3))});
+                              .length = static_cast<std::uint64_t>(r.i64(3)),
+                              .sealed = sealing_from_column(r.str(4))});
     return out;
 }
 
@@ -92,10 +95,11 @@ asio::awaitable<result<void>> model_registry::hash_unknown_digests(const model& 
         const auto id = row.i64(0);
         auto segs =
             co_await sql(*conn,
-                         "SELECT s.blob_id, b.store_id, s.blob_offset, s.length FROM object_segments s "
+                         "SELECT s.blob_id, b.store_id, s.blob_offset, s.length, coalesce(b.sealed, '') "
+                         "FROM object_segments s "
                          "JOIN blobs b ON b.id = s.blob_id WHERE s.version_row = $1 ORDER BY s.ordinal",
                          id);
-        auto digest = co_await hash_segments(store_, segments_of(segs));
+        auto digest = co_await hash_segments(objects_, segments_of(segs));
         if (!digest) {
             // Deleted meanwhile: the version will not contain it (or hash_version_files catches up).
             if (digest.error().code == errc::not_found)
@@ -117,7 +121,7 @@ asio::awaitable<result<void>> model_registry::hash_version_files(std::int64_t ve
     for (auto row : rows) {
         const auto path = row.str(0);
         auto segs = co_await sql(*conn, file_segments_sql, version_id, path);
-        auto digest = co_await hash_segments(store_, segments_of(segs));
+        auto digest = co_await hash_segments(objects_, segments_of(segs));
         if (!digest)
             co_return std::move(digest).error();
         const pg::bytes raw(*digest);

@@ -20,7 +20,8 @@ constexpr const char* upload_columns =
                           "m.cache_control, "
                           "m.expires, m.user_metadata::text, coalesce(m.checksum_algorithm, ''), "
                           "coalesce(m.checksum_type, ''), m.tags::text, coalesce(m.lock_mode, ''), "
-                          "coalesce(" DEPOT_MS("m.lock_until") ", 0), m.legal_hold";
+                          "coalesce(" DEPOT_MS(
+                              "m.lock_until") ", 0), m.legal_hold, coalesce(m.sse, ''), m.sse_key_check";
 
 multipart_upload upload_from(const pg::row& r)
 {
@@ -45,6 +46,8 @@ multipart_upload upload_from(const pg::row& r)
     if (auto mode = s3::parse_retention_mode(r.text(17)))
         m.retention = s3::retention{.mode = *mode, .retain_until = from_millis(r.i64(18))};
     m.legal_hold = r.opt_boolean(19);
+    m.sse = r.str(20);
+    m.sse_key_check = r.is_null(21) ? std::string() : r.bytea(21);
     return m;
 }
 
@@ -102,7 +105,7 @@ asio::awaitable<result<multipart_upload>>
 multipart_service::create(const audit_context& who, const bucket& target, std::string key,
                           std::string owner_id, object_headers headers,
                           std::optional<checksum_algorithm> algorithm, std::optional<checksum_type> type,
-                          std::vector<s3::tag> tags, s3::requested_lock lock)
+                          std::vector<s3::tag> tags, s3::requested_lock lock, sse_spec sse)
 {
     if (type && !algorithm)
         co_return make_error(
@@ -128,18 +131,24 @@ multipart_service::create(const audit_context& who, const bucket& target, std::s
             "WITH m AS (INSERT INTO multipart_uploads (upload_id, bucket_id, key, owner_id, "
             "content_type, content_encoding, content_disposition, content_language, "
             "cache_control, expires, user_metadata, checksum_algorithm, checksum_type, tags, lock_mode, "
-            "lock_until, legal_hold) "
+            "lock_until, legal_hold, sse, sse_key_check) "
             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, nullif($12, ''), "
             "nullif($13, ''), $14::jsonb, nullif($15, ''), CASE WHEN $15 = '' THEN NULL ELSE "
-            "to_timestamp($16::double precision / 1000) END, $17::boolean) RETURNING *) SELECT ") +
+            "to_timestamp($16::double precision / 1000) END, $17::boolean, nullif($18, ''), $19) RETURNING "
+            "*) SELECT ") +
         upload_columns + " FROM m JOIN users u ON u.id = m.owner_id";
     const std::string details = "{\"upload_id\":\"" + upload_id + "\"}";
+    const std::string sse_column(sse_name(sse.mode));
+    const auto key_check = sse.mode == sealing::customer
+                               ? pg::param(pg::bytes(make_key_check(sse.customer_key)))
+                               : pg::param(std::nullopt);
     auto created =
         co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<multipart_upload>> {
-            auto rs = co_await sql(c, insert, upload_id, target.id, key, owner_id, h.content_type,
-                                   h.content_encoding, h.content_disposition, h.content_language,
-                                   h.cache_control, h.expires, metadata, algorithm_name, type_name,
-                                   tags_json(tags), lock_mode, lock_until, lock.legal_hold);
+            auto rs =
+                co_await sql(c, insert, upload_id, target.id, key, owner_id, h.content_type,
+                             h.content_encoding, h.content_disposition, h.content_language, h.cache_control,
+                             h.expires, metadata, algorithm_name, type_name, tags_json(tags), lock_mode,
+                             lock_until, lock.legal_hold, sse_column, key_check);
             co_await append_object_audit(c, who, "multipart.create", target.id, key, details);
             co_return upload_from(rs[0]);
         });
@@ -226,10 +235,9 @@ multipart_service::publish_part(const audit_context& who, const multipart_upload
     co_return published;
 }
 
-asio::awaitable<result<part_info>> multipart_service::upload_part(const audit_context& who,
-                                                                  const multipart_upload& upload,
-                                                                  int part_number, byte_source& body,
-                                                                  ingest_limits limits)
+asio::awaitable<result<part_info>>
+multipart_service::upload_part(const audit_context& who, const multipart_upload& upload, int part_number,
+                               byte_source& body, ingest_limits limits, std::string customer_key)
 {
     limits.max_size = std::min(limits.max_size, limits_.max_part_size);
     limits.body_sha256 = false; // a part's content identity is its pieces'; nothing reads the part's own
@@ -241,11 +249,17 @@ asio::awaitable<result<part_info>> multipart_service::upload_part(const audit_co
                                  ", actual checksum Type: " + std::string(to_string(*limits.checksum)));
     if (upload.algorithm)
         limits.checksum = upload.algorithm;
-    auto in = co_await ingest(store_, pool_, body, limits);
+    // Encrypted as the upload is: every part through a sealed view of the store.
+    const sealing mode = sealing_of(upload.sse);
+    limits.sealed = mode;
+    auto view = sealed_view(store_, mode, {.master = sse_master_key_, .customer = customer_key});
+    if (!view)
+        co_return std::move(view).error();
+    auto in = co_await ingest(**view, pool_, body, limits);
     if (!in)
         co_return std::move(in).error();
     part_digest digest{.size = in->size,
-                       .etag = to_hex(in->md5),
+                       .etag = sse_etag(mode, customer_key, in->md5),
                        .checksum = upload.algorithm ? encode_checksum(in->checksum) : std::string(),
                        .crc64nvme = in->crc64nvme,
                        .audit_extra = {}};
@@ -284,7 +298,8 @@ asio::awaitable<result<part_info>> multipart_service::copy_part(const audit_cont
             segs.push_back(segment{.blob_row = s.blob_row,
                                    .store_id = s.store_id,
                                    .offset = s.offset + (from - start),
-                                   .length = to - from});
+                                   .length = to - from,
+                                   .sealed = s.sealed});
         }
         start = end;
     }
@@ -294,6 +309,7 @@ asio::awaitable<result<part_info>> multipart_service::copy_part(const audit_cont
     if (upload.algorithm)
         declared.emplace(*upload.algorithm);
     object_service reader(pool_, store_);
+    reader.set_sse_master_key(sse_master_key_);
     auto src = reader.read(source, first, length);
     std::vector<std::byte> buf(1 << 20);
     for (;;) {
@@ -485,18 +501,20 @@ multipart_service::complete_in(pg::connection& c, const multipart_upload& upload
     for (auto r : parts)
         stored[static_cast<int>(r.i64(0))] =
             stored_part{static_cast<std::uint64_t>(r.i64(1)), r.str(2), r.str(3), r.bytea(4), {}};
-    auto segs = co_await sql(c,
-                             "SELECT s.part_number, s.blob_id, b.store_id, s.blob_offset, s.length "
-                             "FROM multipart_part_segments s JOIN blobs b ON b.id = s.blob_id "
-                             "WHERE s.upload_row = $1 ORDER BY s.part_number, s.ordinal",
-                             upload.row);
+    auto segs =
+        co_await sql(c,
+                     "SELECT s.part_number, s.blob_id, b.store_id, s.blob_offset, s.length, "
+                     "coalesce(b.sealed, '') FROM multipart_part_segments s JOIN blobs b ON b.id = s.blob_id "
+                     "WHERE s.upload_row = $1 ORDER BY s.part_number, s.ordinal",
+                     upload.row);
     for (auto r : segs)
         stored[static_cast<int>(r.i64(0))].segments.push_back(
             segment{.blob_row = r.i64(1),
                     .store_id = r.str(2),
                     .offset = static_cast<std::uint64_t>(r.i64(3)),
                     .length = static_cast<std::uint64_t>(r.i64(4)),
-                    .part_number = static_cast<int>(r.i64(0))});
+                    .part_number = static_cast<int>(r.i64(0)),
+                    .sealed = sealing_from_column(r.str(5))});
 
     object_version v;
     v.bucket_id = bucket_id;
@@ -507,6 +525,8 @@ multipart_service::complete_in(pg::connection& c, const multipart_upload& upload
     v.tags = upload.tags;
     v.retention = upload.retention;
     v.legal_hold = upload.legal_hold;
+    v.sse = upload.sse;
+    v.sse_key_check = upload.sse_key_check;
     v.parts_count = static_cast<int>(wanted.size());
     std::vector<segment> manifest;
     std::vector<std::string> etags;

@@ -11,6 +11,7 @@
 #include "registry/content.hpp"
 #include "registry/object_service.hpp"
 #include "registry/pg/pg.hpp"
+#include "registry/sse.hpp"
 #include "registry/types.hpp"
 #include "storage/blob_store.hpp"
 
@@ -37,6 +38,10 @@ struct multipart_upload
     /// The lock headers of the creation: the completed object's retention and legal hold.
     std::optional<s3::retention> retention;
     std::optional<bool> legal_hold;
+    /// Server-side encryption of the upload (its parts and the completed object): "AES256", "SSE-C" or
+    /// empty; for SSE-C the key check every part's key must match (registry/sse.hpp).
+    std::string sse;
+    std::string sse_key_check;
 };
 
 struct part_info
@@ -120,15 +125,21 @@ public:
     create(const audit_context& who, const bucket& target, std::string key, std::string owner_id,
            object_headers headers, std::optional<checksum_algorithm> algorithm = std::nullopt,
            std::optional<checksum_type> type = std::nullopt, std::vector<s3::tag> tags = {},
-           s3::requested_lock lock = {});
+           s3::requested_lock lock = {}, sse_spec sse = {});
+
+    /// The SSE master key SSE-S3 parts are sealed under (see object_service::set_sse_master_key).
+    void set_sse_master_key(std::string key) { sse_master_key_ = std::move(key); }
 
     /// no_such_upload unless `upload_id` is an active upload of this bucket and key.
     asio::awaitable<result<multipart_upload>> find(std::int64_t bucket_id, std::string_view key,
                                                    std::string_view upload_id);
 
-    /// Stores a part, replacing any earlier part with the same number (whose bytes are then released).
+    /// Stores a part, replacing any earlier part with the same number (whose bytes are then released). The
+    /// part is encrypted as the upload is (sealed under the master key, or under `customer_key`, which the
+    /// caller checked against upload.sse_key_check).
     asio::awaitable<result<part_info>> upload_part(const audit_context& who, const multipart_upload& upload,
-                                                   int part_number, byte_source& body, ingest_limits limits);
+                                                   int part_number, byte_source& body, ingest_limits limits,
+                                                   std::string customer_key = {});
 
     /// Stores a part that references `[first, first + length)` of an existing object (UploadPartCopy). As
     /// CopyObject does, the part takes its references with the source version locked (FOR SHARE), so a
@@ -201,6 +212,7 @@ private:
     pg::pool& pool_;
     storage::blob_store& store_;
     multipart_limits limits_;
+    std::string sse_master_key_;
 };
 
 } // namespace depot::registry

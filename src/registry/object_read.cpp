@@ -11,8 +11,8 @@ class segment_source final : public byte_source
 {
 public:
     segment_source(storage::blob_store& store, const std::vector<segment>& segments, std::uint64_t offset,
-                   std::uint64_t length)
-        : store_(store), segments_(segments), offset_(offset), remaining_(length)
+                   std::uint64_t length, sse_keys keys)
+        : store_(store), segments_(segments), offset_(offset), remaining_(length), keys_(std::move(keys))
     {}
 
     asio::awaitable<result<std::size_t>> read_some(std::span<std::byte> buf) override
@@ -74,7 +74,11 @@ private:
             if (offset_ < start + s.length) {
                 auto within = offset_ - start;
                 auto len = std::min<std::uint64_t>(s.length - within, remaining_);
-                auto r = co_await store_.open(s.store_id, s.offset + within, len);
+                // A sealed blob is read through a view that decrypts it (registry/sse.hpp).
+                auto view = sealed_view(store_, s.sealed, keys_);
+                if (!view)
+                    co_return std::move(view).error();
+                auto r = co_await (*view)->open(s.store_id, s.offset + within, len);
                 if (!r)
                     co_return std::move(r).error();
                 reader_ = std::move(*r);
@@ -93,6 +97,7 @@ private:
     std::uint64_t remaining_; ///< bytes still to return
     std::uint64_t segment_left_ = 0;
     std::unique_ptr<storage::blob_reader> reader_;
+    sse_keys keys_;
 };
 
 /// A source whose first bytes were already read (as a view into `inner`, which is not called again until
@@ -151,7 +156,9 @@ object_service::read_started(const object_handle& handle, std::uint64_t offset, 
 std::unique_ptr<byte_source> object_service::read(const object_handle& handle, std::uint64_t offset,
                                                   std::uint64_t length)
 {
-    return std::make_unique<segment_source>(store_, handle.segments, offset, length);
+    return std::make_unique<segment_source>(
+        store_, handle.segments, offset, length,
+        sse_keys{.master = sse_master_key_, .customer = handle.customer_key});
 }
 
 } // namespace depot::registry

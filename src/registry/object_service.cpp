@@ -6,6 +6,7 @@
 #include "registry/content.hpp"
 #include "registry/object_copy.hpp"
 #include "registry/sql_util.hpp"
+#include "registry/sse.hpp"
 #include "registry/transaction.hpp"
 #include "registry/versions.hpp"
 
@@ -25,12 +26,13 @@ constexpr const char* version_columns =
                            "o.parts_count, "
                            "(SELECT coalesce(json_agg(json_build_array(s.blob_id, b.store_id, s.blob_offset, "
                            "s.length, "
-                           "coalesce(s.part_number, 0)) ORDER BY s.ordinal), '[]') "
+                           "coalesce(s.part_number, 0), coalesce(b.sealed, '')) ORDER BY s.ordinal), '[]') "
                            "FROM object_segments s JOIN blobs b ON b.id = s.blob_id WHERE s.version_row = "
                            "o.id)::text, "
                            "coalesce(o.checksum_algorithm, ''), coalesce(o.checksum_type, ''), "
                            "coalesce(o.checksum_value, ''), o.tags::text, coalesce(o.lock_mode, ''), "
-                           "coalesce(" DEPOT_MS("o.lock_until") ", 0), o.legal_hold";
+                           "coalesce(" DEPOT_MS(
+                               "o.lock_until") ", 0), o.legal_hold, coalesce(o.sse, ''), o.sse_key_check";
 
 object_handle handle_from(const pg::row& r)
 {
@@ -63,12 +65,15 @@ object_handle handle_from(const pg::row& r)
     if (auto mode = s3::parse_retention_mode(r.text(24)))
         v.retention = s3::retention{.mode = *mode, .retain_until = from_millis(r.i64(25))};
     v.legal_hold = r.opt_boolean(26);
+    v.sse = r.str(27);
+    v.sse_key_check = r.is_null(28) ? std::string() : r.bytea(28);
     for (const auto& s : nlohmann::json::parse(r.text(19)))
         h.segments.push_back(segment{.blob_row = s.at(0).get<std::int64_t>(),
                                      .store_id = s.at(1).get<std::string>(),
                                      .offset = s.at(2).get<std::uint64_t>(),
                                      .length = s.at(3).get<std::uint64_t>(),
-                                     .part_number = s.at(4).get<int>()});
+                                     .part_number = s.at(4).get<int>(),
+                                     .sealed = sealing_from_column(s.at(5).get<std::string>())});
     return h;
 }
 
@@ -85,8 +90,13 @@ asio::awaitable<result<object_version>> object_service::put_object(const audit_c
                          .checksum = req.checksum,
                          .checksum_value = req.checksum_value,
                          .trailer_checksum = req.trailer_checksum,
-                         .dedup = req.target->dedup};
-    auto in = co_await ingest(store_, pool_, *req.body, limits);
+                         .dedup = req.target->dedup,
+                         .sealed = req.sse.mode};
+    auto view =
+        sealed_view(store_, req.sse.mode, {.master = sse_master_key_, .customer = req.sse.customer_key});
+    if (!view)
+        co_return std::move(view).error();
+    auto in = co_await ingest(**view, pool_, *req.body, limits);
     if (!in)
         co_return std::move(in).error();
 
@@ -95,7 +105,7 @@ asio::awaitable<result<object_version>> object_service::put_object(const audit_c
     v.key = req.key;
     v.version_id = "null";
     v.size = in->size;
-    v.etag = to_hex(in->md5);
+    v.etag = sse_etag(req.sse.mode, req.sse.customer_key, in->md5);
     v.sha256 = in->sha256;
     v.checksum_algorithm = std::string(to_string(in->algorithm));
     v.checksum_type = "FULL_OBJECT";
@@ -105,6 +115,9 @@ asio::awaitable<result<object_version>> object_service::put_object(const audit_c
     v.tags = std::move(req.tags);
     v.retention = req.retention;
     v.legal_hold = req.legal_hold;
+    v.sse = sse_name(req.sse.mode);
+    if (req.sse.mode == sealing::customer)
+        v.sse_key_check = make_key_check(req.sse.customer_key);
     std::vector<std::string> unreferenced;
 
     // Metadata last: one transaction publishes the object.
@@ -140,18 +153,18 @@ asio::awaitable<result<object_version>> object_service::put_object(const audit_c
                 v.version_id = slot.version_id;
                 const std::string audit = "{\"version_id\":" + audit_quote(v.version_id) +
                                           ",\"size\":" + std::to_string(v.size) +
-                                          ",\"etag\":" + audit_quote(v.etag) + "}";
+                                          ",\"etag\":" + audit_quote(v.etag) + req.audit_extra + "}";
                 object_version out = v;
                 if (locked_object_events(results.front())) {
                     auto [row, modified] = co_await insert_version(c, v, slot.seq); // emits the event
                     co_await insert_segments(c, row, *segments);
-                    co_await append_object_audit(c, who, "object.put", v.bucket_id, v.key, audit);
+                    co_await append_object_audit(c, who, req.audit_action, v.bucket_id, v.key, audit);
                     out.row_id = row;
                     out.last_modified = from_millis(modified);
                     co_return out;
                 }
                 // No event to emit: the version, its manifest, the audit row and COMMIT in one round trip.
-                co_await append_object_audit(c, who, "object.put", v.bucket_id, v.key, audit);
+                co_await append_object_audit(c, who, req.audit_action, v.bucket_id, v.key, audit);
                 std::vector<pg::statement> finish;
                 finish.push_back(insert_version_statement(v, slot.seq, *segments));
                 finish.push_back(pg::statement{"COMMIT", {}});

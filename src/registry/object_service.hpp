@@ -14,6 +14,7 @@
 #include "common/checksum.hpp"
 #include "common/result.hpp"
 #include "registry/pg/pg.hpp"
+#include "registry/sse.hpp"
 #include "registry/types.hpp"
 #include "registry/versions.hpp"
 #include "storage/blob_store.hpp"
@@ -57,6 +58,12 @@ struct put_object_request
     /// retention (nullopt: the bucket's default, if any) and legal hold.
     std::optional<s3::retention> retention = std::nullopt;
     std::optional<bool> legal_hold = std::nullopt;
+    /// Server-side encryption (x-amz-server-side-encryption*, or the bucket's default).
+    sse_spec sse = {};
+    /// The audit row's action, and members added to its details (`,"source":...`): a CopyObject that
+    /// re-encrypts is a put of the source's bytes, audited as the copy it is.
+    std::string audit_action = "object.put";
+    std::string audit_extra = {};
 };
 
 struct copy_object_request
@@ -191,6 +198,9 @@ struct object_handle
 {
     object_version version;
     std::vector<segment> segments;
+    /// The SSE-C key the request presented, checked against version.sse_key_check by the caller: what
+    /// read() decrypts customer-sealed segments with. Never stored.
+    std::string customer_key;
 };
 
 class object_service
@@ -200,6 +210,12 @@ public:
     object_service(pg::pool& pool, storage::blob_store& store, lookup_cache* cache = nullptr)
         : pool_(pool), store_(store), cache_(cache)
     {}
+
+    /// The SSE master key (32 raw bytes) that SSE-S3 writes seal under and reads unseal with; empty (the
+    /// default) = none configured: SSE-S3 writes and reads answer NotImplemented. Set before serving.
+    void set_sse_master_key(std::string key) { sse_master_key_ = std::move(key); }
+    bool has_sse_master_key() const noexcept { return !sse_master_key_.empty(); }
+    const std::string& sse_master_key() const noexcept { return sse_master_key_; }
 
     /// Streams the body into a blob and publishes it as the key's current version.
     /// Errors: bad_digest (Content-MD5), content_sha256_mismatch, incomplete_body (length mismatch),
@@ -287,6 +303,7 @@ private:
     pg::pool& pool_;
     storage::blob_store& store_;
     lookup_cache* cache_;
+    std::string sse_master_key_;
 };
 
 } // namespace depot::registry

@@ -79,6 +79,8 @@ struct bucket
     std::string acl;
     std::string public_access_block;
     std::string object_ownership = "BucketOwnerEnforced";
+    /// Default encryption (PutBucketEncryption): "AES256", or empty for none.
+    std::string encryption;
 };
 
 /// Standard HTTP headers S3 stores with an object and returns on GET/HEAD.
@@ -94,7 +96,17 @@ struct object_headers
     std::vector<std::pair<std::string, std::string>> user_metadata;
 };
 
-/// A piece of an object: `length` bytes of blob `store_id` starting at `offset`.
+/// How a blob's bytes are stored (blobs.sealed, schema 0025): plaintext, or in the sealed format
+/// (storage/sealed) with the data key wrapped by the server's SSE master key (SSE-S3) or by the customer's
+/// key (SSE-C).
+enum class sealing : std::uint8_t
+{
+    none,
+    master,
+    customer
+};
+
+/// A piece of an object: `length` bytes of blob `store_id` starting at `offset` (plaintext offsets).
 struct segment
 {
     std::int64_t blob_row = 0;
@@ -103,6 +115,7 @@ struct segment
     std::uint64_t length = 0;
     /// The multipart part this piece belongs to (0 for objects written in one piece).
     int part_number = 0;
+    sealing sealed = sealing::none;
 };
 
 struct object_version
@@ -133,6 +146,10 @@ struct object_version
     /// is nullopt.
     std::optional<s3::retention> retention;
     std::optional<bool> legal_hold;
+    /// Server-side encryption as S3 reports it: "AES256" (SSE-S3), "SSE-C", or empty. For SSE-C,
+    /// `sse_key_check` is the salted HMAC of the customer's key (sse_key_check in registry/sse.hpp).
+    std::string sse;
+    std::string sse_key_check;
 };
 
 } // namespace depot::registry

@@ -245,12 +245,13 @@ asio::awaitable<void> reinstate_version(pg::connection& c, std::int64_t row)
         "INSERT INTO object_versions (bucket_id, key, version_id, created_seq, superseded_seq, "
         "is_delete_marker, size, etag, sha256, owner_id, last_modified, content_type, content_encoding, "
         "content_disposition, content_language, cache_control, expires, user_metadata, parts_count, "
-        "checksum_algorithm, checksum_type, checksum_value, tags, purged) "
+        "checksum_algorithm, checksum_type, checksum_value, tags, sse, sse_key_check, purged) "
         "SELECT bucket_id, key, version_id, created_seq, superseded_seq, is_delete_marker, size, etag, "
         "sha256, "
         "owner_id, last_modified, content_type, content_encoding, content_disposition, content_language, "
         "cache_control, expires, user_metadata, parts_count, checksum_algorithm, checksum_type, "
-        "checksum_value, tags, true FROM object_versions WHERE id = $1 AND NOT is_delete_marker RETURNING id",
+        "checksum_value, tags, sse, sse_key_check, true FROM object_versions WHERE id = $1 AND NOT "
+        "is_delete_marker RETURNING id",
         row);
     if (!copy.empty()) {
         const std::int64_t past = copy[0].i64(0);
@@ -321,14 +322,15 @@ asio::awaitable<version_slot> retire_current(pg::connection& c, versioning_mode 
 
 namespace {
 
-// The version insert, $1..$24 as version_params() orders them. Object Lock ($22 mode, $23 retain-until in
+// The version insert, $1..$26 as version_params() orders them. Object Lock ($22 mode, $23 retain-until in
 // ms, $24 legal hold): a version (not a delete marker) that names no retention takes its bucket's default
-// retention, if the bucket has Object Lock and one (schema/0024_object_lock.sql).
+// retention, if the bucket has Object Lock and one (schema/0024_object_lock.sql). Server-side encryption:
+// $25 sse, $26 sse_key_check.
 #define DEPOT_VERSION_INSERT                                                                                 \
     "INSERT INTO object_versions (bucket_id, key, version_id, created_seq, size, etag, sha256, owner_id, "   \
     "content_type, content_encoding, content_disposition, content_language, cache_control, expires, "        \
     "user_metadata, parts_count, checksum_algorithm, checksum_type, checksum_value, is_delete_marker, "      \
-    "tags, lock_mode, lock_until, legal_hold) "                                                              \
+    "tags, lock_mode, lock_until, legal_hold, sse, sse_key_check) "                                          \
     "SELECT $1, $2, $18, CASE WHEN $19::bigint = 0 THEN nextval('commit_seq') ELSE $19::bigint END, "        \
     "$3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, nullif($15, ''), nullif($16, ''), "         \
     "nullif($17, ''), $20, $21::jsonb, "                                                                     \
@@ -336,14 +338,14 @@ namespace {
     "CASE WHEN $20 THEN NULL WHEN $22::text <> '' THEN to_timestamp($23::double precision / 1000) "          \
     "WHEN d.lock_default_mode IS NOT NULL THEN now() + make_interval(years => "                              \
     "coalesce(d.lock_default_years, 0), days => coalesce(d.lock_default_days, 0)) END, "                     \
-    "CASE WHEN $20 THEN NULL ELSE $24::boolean END "                                                         \
+    "CASE WHEN $20 THEN NULL ELSE $24::boolean END, nullif($25, ''), $26 "                                   \
     "FROM (SELECT 1) one LEFT JOIN buckets d ON d.id = $1 AND d.object_lock"
 
 std::vector<pg::param> version_params(const object_version& v, std::int64_t seq)
 {
     const auto& h = v.headers;
     std::vector<pg::param> p;
-    p.reserve(24);
+    p.reserve(26);
     p.emplace_back(v.bucket_id);
     p.emplace_back(v.key);
     p.emplace_back(v.size);
@@ -368,6 +370,8 @@ std::vector<pg::param> version_params(const object_version& v, std::int64_t seq)
     p.emplace_back(v.retention ? std::string(s3::to_string(v.retention->mode)) : std::string());
     p.emplace_back(v.retention ? to_millis(v.retention->retain_until) : std::int64_t{0});
     p.emplace_back(v.legal_hold);
+    p.emplace_back(v.sse);
+    p.push_back(v.sse_key_check.empty() ? pg::param(std::nullopt) : pg::param(pg::bytes(v.sse_key_check)));
     return p;
 }
 
@@ -396,7 +400,7 @@ pg::statement insert_version_statement(const object_version& v, std::int64_t seq
     pg::statement st{"WITH v AS (" DEPOT_VERSION_INSERT " RETURNING id, last_modified), "
                      "s AS (INSERT INTO object_segments (version_row, ordinal, blob_id, blob_offset, length, "
                      "part_number) SELECT v.id, s.ord - 1, s.blob, s.off, s.len, nullif(s.part, 0)::int "
-                     "FROM v, unnest($25::bigint[], $26::bigint[], $27::bigint[], $28::bigint[]) "
+                     "FROM v, unnest($27::bigint[], $28::bigint[], $29::bigint[], $30::bigint[]) "
                      "WITH ORDINALITY AS s(blob, off, len, part, ord)) "
                      "SELECT id, " DEPOT_MS("last_modified") " FROM v",
                      version_params(v, seq)};

@@ -4,6 +4,7 @@
 #include "registry/events.hpp"
 #include "registry/sql_util.hpp"
 #include "registry/transaction.hpp"
+#include "storage/sealed/sealed_format.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -352,18 +353,26 @@ asio::awaitable<std::vector<warmup_job>> warmup_repository::due(std::string_view
 asio::awaitable<std::vector<warmup_file>> warmup_repository::files(std::int64_t version_id)
 {
     auto conn = co_await pool_.acquire();
-    auto rs =
-        co_await sql(*conn,
-                     "SELECT f.path, f.size, b.store_id, s.blob_offset, s.length FROM model_files f LEFT "
-                     "JOIN model_file_segments s ON s.version_id = f.version_id AND s.path = f.path LEFT "
-                     "JOIN blobs b ON b.id = s.blob_id WHERE f.version_id = $1 ORDER BY f.path, "
-                     "s.ordinal",
-                     version_id);
+    auto rs = co_await sql(
+        *conn,
+        "SELECT f.path, f.size, b.store_id, s.blob_offset, s.length, b.sealed IS NOT NULL, b.size "
+        "FROM model_files f LEFT "
+        "JOIN model_file_segments s ON s.version_id = f.version_id AND s.path = f.path LEFT "
+        "JOIN blobs b ON b.id = s.blob_id WHERE f.version_id = $1 ORDER BY f.path, "
+        "s.ordinal",
+        version_id);
     std::vector<warmup_file> out;
     for (auto r : rs) {
         if (out.empty() || out.back().path != r.text(0))
             out.push_back({.path = r.str(0), .size = static_cast<std::uint64_t>(r.i64(1))});
-        if (!r.is_null(2))
+        if (r.is_null(2))
+            continue;
+        if (r.boolean(5)) // an encrypted blob: its stored bytes, all of them (the cache holds them sealed)
+            out.back().segments.push_back(
+                {.store_id = r.str(2),
+                 .offset = 0,
+                 .length = storage::sealed::sealed_size(static_cast<std::uint64_t>(r.i64(6)))});
+        else
             out.back().segments.push_back({.store_id = r.str(2),
                                            .offset = static_cast<std::uint64_t>(r.i64(3)),
                                            .length = static_cast<std::uint64_t>(r.i64(4))});

@@ -169,6 +169,9 @@ error_mapping lookup(errc code) noexcept
                 "The public access block configuration was not found"};
     case errc::no_such_ownership_controls:
         return {"OwnershipControlsNotFoundError", 404, "The bucket ownership controls were not found"};
+    case errc::no_such_encryption_configuration:
+        return {"ServerSideEncryptionConfigurationNotFoundError", 404,
+                "The server side encryption configuration was not found"};
     }
     // Only reachable with a value outside the enumeration.
     return {"InternalError", 500, "We encountered an internal error. Please try again."};

@@ -17,9 +17,9 @@ struct unsupported
 
 // Checked in order; a prefix ending in '-' covers the names it starts.
 constexpr std::array<unsupported, 14> refused = {{
-    {"x-amz-server-side-encryption", "Server-side encryption"},
-    {"x-amz-server-side-encryption-", "Server-side encryption"},
-    {"x-amz-copy-source-server-side-encryption-", "Server-side encryption"},
+    {"x-amz-server-side-encryption-aws-kms-key-id", "SSE-KMS"},
+    {"x-amz-server-side-encryption-context", "SSE-KMS"},
+    {"x-amz-server-side-encryption-bucket-key-enabled", "SSE-KMS (bucket keys)"},
     {"x-amz-bucket-object-lock-token", "Object Lock tokens (replication)"},
     {"x-amz-website-redirect-location", "Website hosting"},
     {"x-amz-write-offset-bytes", "Appending to an object"},

@@ -3,7 +3,8 @@
 /// The request headers of the S3 API that ask for a feature Depot does not have. Every header of the API
 /// reference is either honoured by the action that reads it or refused here with 501 NotImplemented, never
 /// silently ignored: a client that asked for encryption, a retention period or a storage class must not
-/// get a 200 for an object stored without it. The dispatcher checks every S3 request's headers (after
+/// get a 200 for an object stored without it. (Encryption headers are read by s3/sse.hpp; SSE-KMS
+/// ones are refused here as well.) The dispatcher checks every S3 request's headers (after
 /// authorization, before the handler); POST Object checks its form fields the same way. ACL headers
 /// (x-amz-acl, x-amz-grant-*) are checked with the ACLs (server/s3/common.hpp check_acl_headers).
 /// tests/e2e/test_request_headers.py enumerates the headers of botocore's S3 model against this table.

@@ -93,7 +93,7 @@ constexpr std::array<std::string_view, 39> subresources = {"abac",
 
 using auth::permission;
 
-constexpr std::array<route, 55> routes = {{
+constexpr std::array<route, 58> routes = {{
     {http::verb::get, scope::service, "", "ListBuckets", s3op::list_buckets, permission::list_buckets},
     {http::verb::put, scope::bucket, "", "CreateBucket", s3op::create_bucket, permission::create_bucket},
     {http::verb::head, scope::bucket, "", "HeadBucket", s3op::head_bucket, permission::read_bucket},
@@ -186,6 +186,12 @@ constexpr std::array<route, 55> routes = {{
      permission::write_object_lock},
     {http::verb::get, scope::object, "legal-hold", "GetObjectLegalHold", s3op::get_object_legal_hold,
      permission::read_object_metadata},
+    {http::verb::put, scope::bucket, "encryption", "PutBucketEncryption", s3op::put_bucket_encryption,
+     permission::configure_bucket},
+    {http::verb::get, scope::bucket, "encryption", "GetBucketEncryption", s3op::get_bucket_encryption,
+     permission::read_bucket_acl},
+    {http::verb::delete_, scope::bucket, "encryption", "DeleteBucketEncryption",
+     s3op::delete_bucket_encryption, permission::configure_bucket},
     // Browsers' CORS preflights: unauthenticated, whatever the query (run_s3 answers them first).
     {http::verb::options, scope::bucket, "", "PreflightBucket", s3op::cors_preflight,
      permission::cors_preflight},

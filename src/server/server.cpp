@@ -39,7 +39,9 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <cstdlib>
 #include <exception>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <sys/resource.h>
 #include <thread>
 
@@ -159,6 +161,21 @@ asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, services& svc, connec
 
 /// Raises the soft limit on open descriptors to the hard limit (every connection is one), and warns when
 /// even that leaves too little room for --max-connections.
+/// The SSE master key from --sse-master-key-file: 64 hex characters. Unlike the server key it is never
+/// created: an installation turns SSE-S3 on by provisioning it (and must keep it: objects sealed under it
+/// cannot be read without it). Throws when the file cannot be read or holds no valid key.
+std::string load_sse_master_key(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in)
+        throw std::runtime_error("--sse-master-key-file: cannot read " + path);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto key = secret_box::parse_server_key(text);
+    if (!key)
+        throw std::runtime_error("--sse-master-key-file " + path + ": expected 64 hex characters");
+    return std::move(*key);
+}
+
 void raise_descriptor_limit(std::size_t max_connections)
 {
     rlimit lim{};
@@ -504,6 +521,19 @@ void run(const config::options& opts)
     register_readiness_metrics();
     auto webhook_repo = std::make_shared<registry::webhook_repository>(*pool, server_key);
     services svc(opts, pool, store, std::move(server_key));
+    if (!opts.sse_master_key_hex.empty() || !opts.sse_master_key_file.empty()) {
+        std::string sse_key;
+        if (!opts.sse_master_key_hex.empty()) {
+            auto k = secret_box::parse_server_key(opts.sse_master_key_hex);
+            if (!k)
+                throw std::runtime_error("DEPOT_SSE_MASTER_KEY: expected 64 hex characters");
+            sse_key = std::move(*k);
+        } else {
+            sse_key = load_sse_master_key(opts.sse_master_key_file);
+        }
+        svc.objects.set_sse_master_key(sse_key);
+        svc.multipart.set_sse_master_key(std::move(sse_key));
+    }
     svc.webhooks = webhook_repo;
     svc.cache = cache;
     svc.warmups = std::make_shared<registry::warmup_repository>(*pool);

@@ -142,6 +142,10 @@ S3_OPERATIONS: dict[str, Callable] = {
     "GetObjectRetention": NONE,
     "PutObjectLegalHold": one("object.legal_hold", obj),
     "GetObjectLegalHold": NONE,
+    "PutBucketEncryption": one("bucket.update", BUCKET),
+    "GetBucketEncryption": NONE,
+    # A row only when there was a configuration to remove.
+    "DeleteBucketEncryption": lambda line, facts: [Row("bucket.update", resource=BUCKET(line), min=0, max=1)],
     "PreflightBucket": NONE,  # unauthenticated reads of the configuration
     "PreflightObject": NONE,
 }

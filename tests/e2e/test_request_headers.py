@@ -100,6 +100,13 @@ HONOURED = {
     "header x-amz-tagging": "test_tagging.py",
     "header x-amz-tagging-directive": "test_tagging.py",
     # Honoured by what Depot is: one storage class, nothing archived, nothing billed. Each value Depot cannot honour is refused (tests below).
+    "header x-amz-server-side-encryption": "test_sse.py",
+    "header x-amz-server-side-encryption-customer-algorithm": "test_sse.py",
+    "header x-amz-server-side-encryption-customer-key": "test_sse.py",
+    "header x-amz-server-side-encryption-customer-key-md5": "test_sse.py",
+    "header x-amz-copy-source-server-side-encryption-customer-algorithm": "test_sse.py",
+    "header x-amz-copy-source-server-side-encryption-customer-key": "test_sse.py",
+    "header x-amz-copy-source-server-side-encryption-customer-key-md5": "test_sse.py",
     "header x-amz-storage-class": "test_request_headers.py",
     "header x-amz-optional-object-attributes": "test_request_headers.py",
     "header x-amz-request-payer": "test_request_headers.py",
@@ -140,16 +147,9 @@ HONOURED = {
 # ---- refused with 501 NotImplemented: (the operation to send it with, a value)
 
 REFUSED = {
-    "header x-amz-server-side-encryption": ("PutObject", "AES256"),
     "header x-amz-server-side-encryption-aws-kms-key-id": ("PutObject", "key-1"),
     "header x-amz-server-side-encryption-bucket-key-enabled": ("PutObject", "true"),
     "header x-amz-server-side-encryption-context": ("PutObject", "e30="),
-    "header x-amz-server-side-encryption-customer-algorithm": ("PutObject", "AES256"),
-    "header x-amz-server-side-encryption-customer-key": ("PutObject", "a2V5"),
-    "header x-amz-server-side-encryption-customer-key-md5": ("PutObject", "bWQ1"),
-    "header x-amz-copy-source-server-side-encryption-customer-algorithm": ("CopyObject", "AES256"),
-    "header x-amz-copy-source-server-side-encryption-customer-key": ("CopyObject", "a2V5"),
-    "header x-amz-copy-source-server-side-encryption-customer-key-md5": ("CopyObject", "bWQ1"),
     "header x-amz-website-redirect-location": ("PutObject", "/other"),
     "header x-amz-write-offset-bytes": ("PutObject", "0"),
     "header x-amz-mfa": ("DeleteObject", "SERIAL 123456"),
@@ -235,16 +235,17 @@ def test_every_header_and_query_parameter_of_the_model_is_classified():
 # GetBucketLifecycle and PutBucketLifecycle are the deprecated names of the same requests.
 IMPLEMENTED_OPERATIONS = {
     "AbortMultipartUpload", "CompleteMultipartUpload", "CopyObject", "CreateBucket", "CreateMultipartUpload",
-    "DeleteBucket", "DeleteBucketCors", "DeleteBucketLifecycle", "DeleteBucketOwnershipControls",
-    "DeleteBucketTagging", "DeleteObject", "DeleteObjectTagging", "DeleteObjects", "DeletePublicAccessBlock",
-    "GetBucketAcl", "GetBucketCors", "GetBucketLifecycle", "GetBucketLifecycleConfiguration", "GetBucketLocation",
-    "GetBucketOwnershipControls", "GetBucketTagging", "GetBucketVersioning", "GetObject", "GetObjectAcl",
-    "GetObjectAttributes", "GetObjectLegalHold", "GetObjectLockConfiguration", "GetObjectRetention",
-    "GetObjectTagging", "GetPublicAccessBlock", "HeadBucket", "HeadObject", "ListBuckets", "ListMultipartUploads",
-    "ListObjectVersions", "ListObjects", "ListObjectsV2", "ListParts", "PutBucketAcl", "PutBucketCors",
-    "PutBucketLifecycle", "PutBucketLifecycleConfiguration", "PutBucketOwnershipControls", "PutBucketTagging",
-    "PutBucketVersioning", "PutObject", "PutObjectAcl", "PutObjectLegalHold", "PutObjectLockConfiguration",
-    "PutObjectRetention", "PutObjectTagging", "PutPublicAccessBlock", "UploadPart", "UploadPartCopy",
+    "DeleteBucket", "DeleteBucketCors", "DeleteBucketEncryption", "DeleteBucketLifecycle",
+    "DeleteBucketOwnershipControls", "DeleteBucketTagging", "DeleteObject", "DeleteObjectTagging", "DeleteObjects",
+    "DeletePublicAccessBlock", "GetBucketAcl", "GetBucketCors", "GetBucketEncryption", "GetBucketLifecycle",
+    "GetBucketLifecycleConfiguration", "GetBucketLocation", "GetBucketOwnershipControls", "GetBucketTagging",
+    "GetBucketVersioning", "GetObject", "GetObjectAcl", "GetObjectAttributes", "GetObjectLegalHold",
+    "GetObjectLockConfiguration", "GetObjectRetention", "GetObjectTagging", "GetPublicAccessBlock", "HeadBucket",
+    "HeadObject", "ListBuckets", "ListMultipartUploads", "ListObjectVersions", "ListObjects", "ListObjectsV2",
+    "ListParts", "PutBucketAcl", "PutBucketCors", "PutBucketEncryption", "PutBucketLifecycle",
+    "PutBucketLifecycleConfiguration", "PutBucketOwnershipControls", "PutBucketTagging", "PutBucketVersioning",
+    "PutObject", "PutObjectAcl", "PutObjectLegalHold", "PutObjectLockConfiguration", "PutObjectRetention",
+    "PutObjectTagging", "PutPublicAccessBlock", "UploadPart", "UploadPartCopy",
 }
 
 

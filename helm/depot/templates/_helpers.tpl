@@ -65,6 +65,13 @@ reference only (secretKeyRef), never as literal values.
     secretKeyRef:
       name: {{ required "serverKey.existingSecret is required" .Values.serverKey.existingSecret }}
       key: {{ .Values.serverKey.key }}
+{{- if .Values.sseMasterKey.existingSecret }}
+- name: DEPOT_SSE_MASTER_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.sseMasterKey.existingSecret }}
+      key: {{ .Values.sseMasterKey.key }}
+{{- end }}
 {{- end -}}
 
 {{/* Volumes for the blob store and TLS, and their mounts (same order). */}}

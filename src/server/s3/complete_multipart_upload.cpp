@@ -3,6 +3,7 @@
 #include "s3/xml.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
+#include "server/s3/sse.hpp"
 #include "server/services.hpp"
 
 #include <charconv>
@@ -50,6 +51,15 @@ asio::awaitable<result<response>> complete_multipart_upload(request_context& ctx
     for (const auto& f : *ctx.header)
         if (checksum_algorithm_from_header(f.name_string()))
             conditions.checksum = std::string(f.value());
+    // SSE-C: the key need not come again, but a key that does must be the upload's.
+    auto upload = co_await ctx.svc->multipart.find(bucket->id, ctx.key, ctx.param("uploadId").value_or(""));
+    std::string customer_key;
+    if (upload) {
+        auto key = upload_customer_key(ctx, *upload, false);
+        if (!key)
+            co_return std::move(key).error();
+        customer_key = std::move(*key);
+    }
     auto done = co_await ctx.svc->multipart.complete(ctx.audit, bucket->id, ctx.key,
                                                      ctx.param("uploadId").value_or(""), std::move(parts),
                                                      std::move(conditions));
@@ -63,6 +73,7 @@ asio::awaitable<result<response>> complete_multipart_upload(request_context& ctx
     set_xml_checksum(out.checksum, done->checksum_algorithm, done->checksum_type, done->checksum_value);
     auto res = xml_response(s3::complete_multipart_upload_xml(out));
     set_checksum_headers(res, done->checksum_algorithm, done->checksum_type, done->checksum_value);
+    set_sse_headers(res, *done, customer_key);
     if (done->version_id != "null")
         res.headers.set("x-amz-version-id", done->version_id);
     co_return res;

@@ -6,6 +6,7 @@
 #include "server/s3/common.hpp"
 #include "server/s3/object_lock.hpp"
 #include "server/s3/operations.hpp"
+#include "server/s3/sse.hpp"
 #include "server/s3/versioning.hpp"
 #include "server/services.hpp"
 
@@ -68,8 +69,19 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
         co_return make_error(errc::no_such_key, "The specified key does not exist.");
     }
 
-    // Copying a key onto itself is a way to change its metadata, or (naming an older version) to restore it.
-    if (source_bucket->id == target->id && source->key == ctx.key && !replacement && !source->version_id)
+    // Encryption: an SSE-C source needs its key (x-amz-copy-source-server-side-encryption-customer-*); the
+    // copy is encrypted as its own headers or its bucket's default say, which may mean re-encrypting it.
+    if (auto unlocked = unlock_for_read(ctx, *opened, "x-amz-copy-source-"); !unlocked)
+        co_return std::move(unlocked).error();
+    auto sse = write_encryption(ctx, *target);
+    if (!sse)
+        co_return std::move(sse).error();
+    const bool reencrypt = copy_needs_reencryption(*opened, *sse);
+
+    // Copying a key onto itself is a way to change its metadata, its encryption, or (naming an older
+    // version) to restore it.
+    if (source_bucket->id == target->id && source->key == ctx.key && !replacement && !source->version_id &&
+        !reencrypt)
         co_return make_error(
             errc::invalid_request,
             "This copy request is illegal because it is trying to copy an object to itself without "
@@ -78,6 +90,21 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
 
     if (auto met = check_copy_source_conditions(ctx, src); !met)
         co_return std::move(met).error();
+
+    if (reencrypt) {
+        auto copied = co_await copy_reencrypting(ctx, *target, *source_bucket, *opened, *sse,
+                                                 std::move(replacement), std::move(tags));
+        if (!copied)
+            co_return std::move(copied).error();
+        auto res = xml_response(
+            s3::copy_object_result_xml({.etag = copied->etag, .last_modified = copied->last_modified}));
+        if (src.version_id != "null" || source->version_id)
+            res.headers.set("x-amz-copy-source-version-id", src.version_id);
+        if (copied->version_id != "null")
+            res.headers.set("x-amz-version-id", copied->version_id);
+        set_sse_headers(res, *sse);
+        co_return res;
+    }
 
     registry::copy_object_request request{.source_bucket = &*source_bucket,
                                           .source_key = source->key,
@@ -104,6 +131,7 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
         res.headers.set("x-amz-copy-source-version-id", src.version_id);
     if (copied->version_id != "null")
         res.headers.set("x-amz-version-id", copied->version_id);
+    set_sse_headers(res, *copied);
     co_return res;
 }
 

@@ -3,6 +3,7 @@
 #include "server/s3/common.hpp"
 #include "server/s3/object_lock.hpp"
 #include "server/s3/operations.hpp"
+#include "server/s3/sse.hpp"
 #include "server/services.hpp"
 
 namespace depot::server::s3op {
@@ -35,9 +36,12 @@ asio::awaitable<result<response>> create_multipart_upload(request_context& ctx)
         if (!type)
             co_return make_error(errc::invalid_request, "Value for x-amz-checksum-type header is invalid.");
     }
+    auto sse = write_encryption(ctx, *bucket);
+    if (!sse)
+        co_return std::move(sse).error();
     auto upload =
         co_await ctx.svc->multipart.create(ctx.audit, *bucket, ctx.key, ctx.who.user_id, std::move(*headers),
-                                           algorithm, type, std::move(*tags), std::move(*lock));
+                                           algorithm, type, std::move(*tags), std::move(*lock), *sse);
     if (!upload)
         co_return std::move(upload).error();
     auto res = xml_response(s3::initiate_multipart_upload_xml(
@@ -46,6 +50,7 @@ asio::awaitable<result<response>> create_multipart_upload(request_context& ctx)
         res.headers.set("x-amz-checksum-algorithm", to_string(*upload->algorithm));
         res.headers.set("x-amz-checksum-type", to_string(upload->type));
     }
+    set_sse_headers(res, *sse);
     co_return res;
 }
 

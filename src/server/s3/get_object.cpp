@@ -9,6 +9,7 @@
 #include "server/errors.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
+#include "server/s3/sse.hpp"
 #include "server/s3/versioning.hpp"
 #include "server/services.hpp"
 
@@ -35,6 +36,9 @@ asio::awaitable<result<response>> respond_with_object(request_context& ctx,
                                                       const registry::bucket* bucket, bool head)
 {
     const auto& v = handle->version;
+    // SSE-C: the object's key must come with the request (checked against the stored key check).
+    if (auto unlocked = unlock_for_read(ctx, *handle); !unlocked)
+        co_return std::move(unlocked).error();
     s3::read_conditions conditions{.if_match = ctx.get("if-match"),
                                    .if_none_match = ctx.get("if-none-match"),
                                    .if_modified_since = ctx.get("if-modified-since"),
@@ -53,6 +57,7 @@ asio::awaitable<result<response>> respond_with_object(request_context& ctx,
 
     response res;
     set_object_headers(res, v);
+    set_sse_headers(res, v, handle->customer_key);
     if (bucket)
         set_version_header(res, *bucket, v);
     for (const auto& [param, field] : overrides)

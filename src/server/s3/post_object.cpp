@@ -16,6 +16,7 @@
 #include "s3/xml.hpp"
 #include "server/authenticate.hpp"
 #include "server/s3/common.hpp"
+#include "server/s3/sse.hpp"
 #include "server/services.hpp"
 
 #include <algorithm>
@@ -208,22 +209,12 @@ constexpr std::array<std::string_view, 6> header_fields = {"content-type",     "
                                                            "expires",          "content-encoding"};
 
 /// Fields POST Object knows besides the headers, x-amz-meta-* and x-amz-checksum-*.
-constexpr std::array<std::string_view, 16> known_fields = {"key",
-                                                           "acl",
-                                                           "policy",
-                                                           "file",
-                                                           "success_action_status",
-                                                           "tagging",
-                                                           "redirect",
-                                                           "x-amz-algorithm",
-                                                           "x-amz-credential",
-                                                           "success_action_redirect",
-                                                           "content-md5",
-                                                           "signature",
-                                                           "x-amz-date",
-                                                           "x-amz-signature",
-                                                           "x-amz-storage-class",
-                                                           "awsaccesskeyid"};
+constexpr std::array<std::string_view, 17> known_fields = {
+    "key", "acl", "policy", "file", "success_action_status", "tagging", "redirect", "x-amz-algorithm",
+    "x-amz-credential", "success_action_redirect", "content-md5", "signature", "x-amz-date",
+    "x-amz-signature", "x-amz-storage-class", "awsaccesskeyid",
+    // SSE-S3 (the SSE-C fields are not implemented)
+    "x-amz-server-side-encryption"};
 
 result<registry::object_headers> headers_of(const post_form& form)
 {
@@ -430,6 +421,16 @@ asio::awaitable<result<response>> post_object(request_context& ctx)
         tags = std::move(*parsed);
     }
 
+    // SSE-S3 from the form's x-amz-server-side-encryption field, else the bucket's default encryption.
+    auto sse =
+        write_encryption(ctx, *bucket, [&form](std::string_view name) -> std::optional<std::string_view> {
+            if (const auto* v = form.field(name))
+                return std::string_view(*v);
+            return std::nullopt;
+        });
+    if (!sse)
+        co_return std::move(sse).error();
+
     file_source file(form, *ctx.body, *range);
     // A named request: GCC 12 destroys aggregate temporaries in a co_await operand twice.
     registry::put_object_request request{.target = &*bucket,
@@ -443,7 +444,8 @@ asio::awaitable<result<response>> post_object(request_context& ctx)
                                          .checksum_value = std::move(checksum->value),
                                          .trailer_checksum = {},
                                          .body = &file,
-                                         .tags = std::move(tags)};
+                                         .tags = std::move(tags),
+                                         .sse = *sse};
     auto stored = co_await store_posted_object(ctx, std::move(request), *ctx.svc);
     if (!stored)
         co_return std::move(stored).error();
@@ -452,6 +454,7 @@ asio::awaitable<result<response>> post_object(request_context& ctx)
     const std::string etag = s3::quote_etag(stored->etag);
     res.headers.set(http::field::etag, etag);
     set_checksum_headers(res, stored->checksum_algorithm, stored->checksum_type, stored->checksum_value);
+    set_sse_headers(res, *sse);
     if (stored->version_id != "null")
         res.headers.set("x-amz-version-id", stored->version_id);
     const std::string location = object_location(ctx);

@@ -4,6 +4,7 @@
 #include "server/s3/common.hpp"
 #include "server/s3/object_lock.hpp"
 #include "server/s3/operations.hpp"
+#include "server/s3/sse.hpp"
 #include "server/services.hpp"
 
 namespace depot::server::s3op {
@@ -41,6 +42,9 @@ asio::awaitable<result<response>> put_object(request_context& ctx)
     auto acl = co_await object_acl_of_write(ctx, *bucket);
     if (!acl)
         co_return std::move(acl).error();
+    auto sse = write_encryption(ctx, *bucket);
+    if (!sse)
+        co_return std::move(sse).error();
     if (ctx.content_length && *ctx.content_length > (5ull << 30))
         co_return make_error(errc::entity_too_large, "Your proposed upload exceeds the maximum allowed size");
 
@@ -58,7 +62,8 @@ asio::awaitable<result<response>> put_object(request_context& ctx)
                                          .body = ctx.body,
                                          .tags = std::move(*tags),
                                          .retention = lock->retention,
-                                         .legal_hold = lock->legal_hold};
+                                         .legal_hold = lock->legal_hold,
+                                         .sse = *sse};
     if (auto v = ctx.get("if-match"))
         request.if_match = std::string(*v);
     if (auto v = ctx.get("if-none-match"))
@@ -71,6 +76,7 @@ asio::awaitable<result<response>> put_object(request_context& ctx)
     response res;
     res.headers.set(http::field::etag, s3::quote_etag(stored->etag));
     set_checksum_headers(res, stored->checksum_algorithm, stored->checksum_type, stored->checksum_value);
+    set_sse_headers(res, *sse);
     if (stored->version_id != "null")
         res.headers.set("x-amz-version-id", stored->version_id);
     co_return res;

@@ -5,11 +5,37 @@
 #include "s3/responses.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
+#include "server/s3/sse.hpp"
 #include "server/s3/versioning.hpp"
 #include "server/services.hpp"
 
+#include <algorithm>
+
 namespace depot::server::s3op {
 namespace {
+
+/// A copied part references its source's blobs, so it is stored as the source is: allowed when that is how
+/// the upload encrypts (none, or SSE-S3 from SSE-S3). Copying between encryptions would need re-encrypting
+/// the range, and an SSE-C part would stay sealed under the source's key: 501 NotImplemented.
+result<void> copy_part_encryption(const request_context& ctx, const registry::multipart_upload& upload,
+                                  registry::object_handle& source)
+{
+    if (auto key = unlock_for_read(ctx, source, "x-amz-copy-source-"); !key)
+        return key;
+    auto own = upload_customer_key(ctx, upload, false);
+    if (!own)
+        return std::move(own).error();
+    const auto wanted = registry::sealing_of(upload.sse);
+    const bool same = wanted != registry::sealing::customer &&
+                      std::all_of(source.segments.begin(), source.segments.end(),
+                                  [&](const registry::segment& s) { return s.sealed == wanted; });
+    if (!same)
+        return make_error(
+            errc::not_implemented,
+            "UploadPartCopy between objects of different server-side encryption, or into an SSE-C "
+            "upload, is not implemented");
+    return ok();
+}
 
 /// The bucket, the part number and the upload addressed by ?partNumber=N&uploadId=X.
 struct part_target
@@ -56,11 +82,18 @@ asio::awaitable<result<response>> upload_part(request_context& ctx)
                                    .checksum_value = std::move(checksum->value),
                                    .trailer_checksum = std::move(checksum->trailer),
                                    .dedup = target->bucket.dedup};
+    // An SSE-C upload's parts come with its key; each part is encrypted as the upload is.
+    auto customer_key = upload_customer_key(ctx, target->upload, true);
+    if (!customer_key)
+        co_return std::move(customer_key).error();
     auto part = co_await ctx.svc->multipart.upload_part(ctx.audit, target->upload, target->part_number,
-                                                        *ctx.body, limits);
+                                                        *ctx.body, limits, *customer_key);
     if (!part)
         co_return std::move(part).error();
     response res;
+    registry::object_version encryption;
+    encryption.sse = target->upload.sse;
+    set_sse_headers(res, encryption, *customer_key);
     res.headers.set(http::field::etag, s3::quote_etag(part->etag));
     if (target->upload.algorithm)
         set_checksum_headers(res, to_string(*target->upload.algorithm), "", part->checksum);
@@ -95,6 +128,8 @@ asio::awaitable<result<response>> upload_part_copy(request_context& ctx)
 
     if (auto met = check_copy_source_conditions(ctx, src); !met)
         co_return std::move(met).error();
+    if (auto refused = copy_part_encryption(ctx, target->upload, *opened); !refused)
+        co_return std::move(refused).error();
 
     std::uint64_t first = 0;
     std::uint64_t length = src.size;

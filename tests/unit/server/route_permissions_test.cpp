@@ -142,3 +142,21 @@ TEST_CASE("access control routes: ACLs with their own permissions, access settin
         }
     CHECK(found == expected.size());
 }
+
+TEST_CASE(
+    "bucket encryption routes: reading the default needs a bucket configuration read, changing it the owner")
+{
+    const std::map<std::string, auth::permission> expected = {
+        {"PUT PutBucketEncryption", auth::permission::configure_bucket},
+        {"GET GetBucketEncryption", auth::permission::read_bucket_acl},
+        {"DELETE DeleteBucketEncryption", auth::permission::configure_bucket},
+    };
+    std::size_t found = 0;
+    for (const auto& r : s3_route_permissions())
+        if (auto it = expected.find(r.route); it != expected.end()) {
+            CAPTURE(r.route);
+            CHECK(r.permission == it->second);
+            ++found;
+        }
+    CHECK(found == expected.size());
+}

@@ -1,0 +1,24 @@
+// DeleteBucketEncryption — https://docs.aws.amazon.com/AmazonS3/latest/API/API_DeleteBucketEncryption.html
+// Only new writes change: objects stored encrypted stay encrypted.
+#include "server/s3/common.hpp"
+#include "server/s3/operations.hpp"
+#include "server/services.hpp"
+
+namespace depot::server::s3op {
+
+asio::awaitable<result<response>> delete_bucket_encryption(request_context& ctx)
+{
+    auto bucket = co_await authorized_bucket(ctx);
+    if (!bucket)
+        co_return std::move(bucket).error();
+    if (!bucket->encryption.empty()) {
+        auto set = co_await ctx.svc->buckets.set_encryption(ctx.audit, bucket->name, std::nullopt);
+        if (!set)
+            co_return std::move(set).error();
+    }
+    response res;
+    res.status = http::status::no_content;
+    co_return res;
+}
+
+} // namespace depot::server::s3op

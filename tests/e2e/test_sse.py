@@ -1,0 +1,349 @@
+"""Server-side encryption (issue 27): SSE-S3 (x-amz-server-side-encryption: AES256, bucket default
+encryption) and SSE-C (customer keys), through boto3 and the aws cli, on the store the suite runs on
+(DEPOT_E2E_STORAGE=localfs or rados).
+
+The suite's depotd has no SSE master key and serves plain HTTP: it shows the refusals. A sibling depotd on
+the same database and store, with a master key (--sse-master-key-file) and TLS (SSE-C is refused over plain
+HTTP), serves the rest. Every test reads the raw store to check what is at rest."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import secrets
+from pathlib import Path
+
+import botocore.exceptions
+import pytest
+import requests
+
+from depot_harness import CertAuthority, clean_env, expect_error, md5_etag, run, sanitizer_reports
+from rest import call, token_for
+
+SEG = 64 << 10  # plaintext bytes per sealed segment (storage/sealed/sealed_format.hpp)
+KEY = secrets.token_bytes(32)
+OTHER_KEY = secrets.token_bytes(32)
+
+
+def sse_c(key: bytes = KEY) -> dict:
+    return {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": key}
+
+
+@pytest.fixture(scope="module")
+def sse(depot, tmp_path_factory):
+    """A depotd with an SSE master key, serving HTTPS, on the suite's database, store and users."""
+    work = tmp_path_factory.mktemp("depot-sse")
+    ca = CertAuthority(work / "ca")
+    key_file = work / "sse.key"
+    key_file.write_text(secrets.token_hex(32) + "\n")
+    key_file.chmod(0o600)
+    server = depot.sibling(work / "depot")
+    cert, tls_key = ca.issue(1, work / "server.pem", work / "server.key")
+    server.use_tls(cert, tls_key, ca.cert)
+    server.extra_args = ["--sse-master-key-file", str(key_file)]
+    server.start()
+    try:
+        yield server
+        status = server.stop()
+        log = server.log_text()
+        assert not sanitizer_reports(log), log[-20000:]
+        assert status == 0, log[-8000:]
+    finally:
+        if server.proc is not None and server.proc.poll() is None:
+            server.stop()
+
+
+@pytest.fixture
+def s3e(sse):
+    return sse.client("alice")
+
+
+def blobs_of(depot, bucket: str, key: str) -> list[tuple[str, str, str, str]]:
+    """(store_id, sealed, shared, size) of the blobs of the key's current version, in order."""
+    return [tuple(r) for r in depot.db.query(
+        "SELECT b.store_id, coalesce(b.sealed, ''), b.shared::text, b.size::text FROM object_versions o "
+        "JOIN buckets k ON k.id = o.bucket_id JOIN object_segments s ON s.version_row = o.id "
+        f"JOIN blobs b ON b.id = s.blob_id WHERE k.name = '{bucket}' AND o.key = '{key}' "
+        "AND o.superseded_seq IS NULL ORDER BY s.ordinal")]
+
+
+def rados(*args: str, **kwargs):
+    return run(["rados", "-c", os.environ["DEPOT_TEST_CEPH_CONF"], "--keyring", os.environ["DEPOT_TEST_CEPH_KEYRING"],
+                "-p", os.environ.get("DEPOT_TEST_CEPH_POOL", "depot"), *args], env=clean_env({}), timeout=120,
+               **kwargs)
+
+
+def raw_blob(depot, store_id: str, tmp_path: Path) -> tuple[bytes, callable]:
+    """The stored bytes of a blob, and a function that replaces them (for tampering)."""
+    if depot.storage == "rados":
+        names = sorted(n for n in depot.rados_objects() if n == store_id or n.startswith(store_id + "."))
+        data, where = b"", None
+        out = tmp_path / "raw"
+        for name in names:  # the inline head, or the first stripe
+            rados("-N", depot.rados_namespace, "get", name, str(out))
+            if out.stat().st_size:
+                data, where = out.read_bytes(), name
+                break
+
+        def replace(new: bytes) -> None:
+            out.write_bytes(new)
+            rados("-N", depot.rados_namespace, "put", where, str(out))
+        return data, replace
+    [rel] = [p for p in depot.blob_files() if p.endswith(store_id)]
+    path = depot.blob_dir / rel
+
+    def replace(new: bytes) -> None:
+        path.chmod(0o600)
+        path.write_bytes(new)
+    return path.read_bytes(), replace
+
+
+def body(s3, bucket, key, **kwargs) -> bytes:
+    return s3.get_object(Bucket=bucket, Key=key, **kwargs)["Body"].read()
+
+
+# ---- SSE-S3
+
+
+def test_sse_s3_round_trip_ranges_and_nothing_plain_at_rest(sse, s3e, bucket, tmp_path):
+    data = os.urandom(3 * SEG + 777)
+    put = s3e.put_object(Bucket=bucket, Key="k", Body=data, ServerSideEncryption="AES256")
+    assert put["ServerSideEncryption"] == "AES256"
+    assert put["ETag"] == md5_etag(data)  # S3's SSE-S3 ETag: the MD5 of the plaintext
+    head = s3e.head_object(Bucket=bucket, Key="k")
+    assert head["ServerSideEncryption"] == "AES256" and head["ContentLength"] == len(data)
+    got = s3e.get_object(Bucket=bucket, Key="k")
+    assert got["ServerSideEncryption"] == "AES256" and got["Body"].read() == data
+    for first, last in [(0, 0), (SEG - 1, SEG), (SEG, 2 * SEG - 1), (SEG - 5, 2 * SEG + 5),
+                        (3 * SEG, 3 * SEG + 776), (len(data) - 1, len(data) - 1)]:
+        assert body(s3e, bucket, "k", Range=f"bytes={first}-{last}") == data[first:last + 1], (first, last)
+    assert body(s3e, bucket, "k", Range="bytes=-100") == data[-100:]
+    [(store_id, sealed, shared, size)] = blobs_of(sse, bucket, "k")
+    assert (sealed, shared, int(size)) == ("master", "false", len(data))
+    raw, _ = raw_blob(sse, store_id, tmp_path)
+    assert len(raw) > len(data) and data[:32] not in raw and data[SEG:SEG + 32] not in raw
+
+
+def test_aws_cli_sse_and_bucket_default_encryption(sse, s3e, bucket, tmp_path):
+    src = tmp_path / "f.bin"
+    src.write_bytes(os.urandom(100_000))
+    sse.aws("s3", "cp", str(src), f"s3://{bucket}/cli", "--sse", "AES256")
+    assert s3e.head_object(Bucket=bucket, Key="cli")["ServerSideEncryption"] == "AES256"
+    sse.aws("s3", "cp", f"s3://{bucket}/cli", str(tmp_path / "back"))
+    assert (tmp_path / "back").read_bytes() == src.read_bytes()
+
+    out = sse.aws("s3api", "get-bucket-encryption", "--bucket", bucket, check=False)
+    assert out.returncode != 0 and "ServerSideEncryptionConfigurationNotFoundError" in out.stderr
+    config = '{"Rules":[{"ApplyServerSideEncryptionByDefault":{"SSEAlgorithm":"AES256"}}]}'
+    sse.aws("s3api", "put-bucket-encryption", "--bucket", bucket, "--server-side-encryption-configuration", config)
+    got = sse.aws_json("s3api", "get-bucket-encryption", "--bucket", bucket)
+    rule = got["ServerSideEncryptionConfiguration"]["Rules"][0]
+    assert rule["ApplyServerSideEncryptionByDefault"]["SSEAlgorithm"] == "AES256"
+    # A write without the header is encrypted by the bucket's default.
+    put = s3e.put_object(Bucket=bucket, Key="default", Body=b"by default")
+    assert put["ServerSideEncryption"] == "AES256"
+    assert blobs_of(sse, bucket, "default")[0][1] == "master"
+    assert body(s3e, bucket, "default") == b"by default"
+
+    expect_error("NotImplemented", 501, s3e.put_bucket_encryption, Bucket=bucket,
+                 ServerSideEncryptionConfiguration={"Rules": [{"ApplyServerSideEncryptionByDefault": {
+                     "SSEAlgorithm": "aws:kms"}}]})
+    expect_error("NotImplemented", 501, s3e.put_object, Bucket=bucket, Key="kms", Body=b"x",
+                 ServerSideEncryption="aws:kms")
+    sse.aws("s3api", "delete-bucket-encryption", "--bucket", bucket)
+    expect_error("ServerSideEncryptionConfigurationNotFoundError", 404, s3e.get_bucket_encryption, Bucket=bucket)
+    assert "ServerSideEncryption" not in s3e.put_object(Bucket=bucket, Key="plain", Body=b"p")
+    assert blobs_of(sse, bucket, "plain")[0][1] == ""
+    # What was encrypted stays encrypted and readable.
+    assert body(s3e, bucket, "default") == b"by default"
+
+
+def test_multipart_sse_s3(sse, s3e, bucket):
+    parts = [os.urandom(5 << 20), os.urandom(SEG + 3)]
+    up = s3e.create_multipart_upload(Bucket=bucket, Key="mp", ServerSideEncryption="AES256")
+    assert up["ServerSideEncryption"] == "AES256"
+    etags = []
+    for n, p in enumerate(parts, 1):
+        r = s3e.upload_part(Bucket=bucket, Key="mp", UploadId=up["UploadId"], PartNumber=n, Body=p)
+        assert r["ServerSideEncryption"] == "AES256" and r["ETag"] == md5_etag(p)
+        etags.append(r["ETag"])
+    done = s3e.complete_multipart_upload(Bucket=bucket, Key="mp", UploadId=up["UploadId"], MultipartUpload={
+        "Parts": [{"PartNumber": n, "ETag": e} for n, e in enumerate(etags, 1)]})
+    assert done["ServerSideEncryption"] == "AES256"
+    whole = b"".join(parts)
+    assert body(s3e, bucket, "mp") == whole
+    edge = len(parts[0])
+    assert body(s3e, bucket, "mp", Range=f"bytes={edge - 10}-{edge + 10}") == whole[edge - 10:edge + 11]
+    assert body(s3e, bucket, "mp", PartNumber=2) == parts[1]
+    assert {b[1] for b in blobs_of(sse, bucket, "mp")} == {"master"}
+
+
+def test_copy_between_encrypted_and_plain(sse, s3e, bucket):
+    data = os.urandom(SEG * 2 + 1)
+    s3e.put_object(Bucket=bucket, Key="plain", Body=data)
+    # plain -> SSE-S3: re-encrypted, the copy's bytes are sealed.
+    r = s3e.copy_object(Bucket=bucket, Key="enc", CopySource={"Bucket": bucket, "Key": "plain"},
+                        ServerSideEncryption="AES256")
+    assert r["ServerSideEncryption"] == "AES256" and r["CopyObjectResult"]["ETag"] == md5_etag(data)
+    assert blobs_of(sse, bucket, "enc")[0][1] == "master" and body(s3e, bucket, "enc") == data
+    # SSE-S3 -> SSE-S3: references the same sealed blob.
+    s3e.copy_object(Bucket=bucket, Key="enc2", CopySource={"Bucket": bucket, "Key": "enc"},
+                    ServerSideEncryption="AES256")
+    assert blobs_of(sse, bucket, "enc2") == blobs_of(sse, bucket, "enc")
+    # SSE-S3 -> plain (no header, no bucket default): decrypted into a plain blob.
+    r = s3e.copy_object(Bucket=bucket, Key="back", CopySource={"Bucket": bucket, "Key": "enc"})
+    assert "ServerSideEncryption" not in r
+    assert blobs_of(sse, bucket, "back")[0][1] == "" and body(s3e, bucket, "back") == data
+    # Encrypting a key in place (copy onto itself with a new encryption) is allowed, as in S3.
+    s3e.copy_object(Bucket=bucket, Key="plain", CopySource={"Bucket": bucket, "Key": "plain"},
+                    ServerSideEncryption="AES256")
+    assert s3e.head_object(Bucket=bucket, Key="plain")["ServerSideEncryption"] == "AES256"
+
+
+def test_dedup_never_crosses_encryption(sse, s3e, bucket):
+    data = os.urandom(20_000)
+    s3e.put_object(Bucket=bucket, Key="enc1", Body=data, ServerSideEncryption="AES256")
+    s3e.put_object(Bucket=bucket, Key="plain1", Body=data)
+    s3e.put_object(Bucket=bucket, Key="enc2", Body=data, ServerSideEncryption="AES256")
+    s3e.put_object(Bucket=bucket, Key="plain2", Body=data)
+    [e1], [e2] = blobs_of(sse, bucket, "enc1"), blobs_of(sse, bucket, "enc2")
+    [p1], [p2] = blobs_of(sse, bucket, "plain1"), blobs_of(sse, bucket, "plain2")
+    assert e1[0] != e2[0] and e1[1:3] == e2[1:3] == ("master", "false")  # each encrypted write its own blob
+    assert p1 == p2 and p1[1:3] == ("", "true")  # plaintext deduplicates among plaintext only
+    assert p1[0] not in (e1[0], e2[0])
+
+
+def test_presigned_url_and_snapshot_read_encrypted_objects(depot, sse, s3e, bucket):
+    data = os.urandom(SEG + 10)
+    s3e.put_object(Bucket=bucket, Key="p/obj", Body=data, ServerSideEncryption="AES256")
+    url = s3e.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "p/obj"}, ExpiresIn=300)
+    r = requests.get(url, verify=sse.verify, timeout=60)
+    assert r.status_code == 200 and r.content == data
+    assert r.headers["x-amz-server-side-encryption"] == "AES256"
+    token = token_for(depot, "alice")["token"]
+    assert call(depot, "POST", f"/api/v1/buckets/{bucket}/snapshots", token=token,
+                body={"name": "s1"}).status_code == 201
+    assert body(s3e, bucket, ".snapshots/s1/p/obj") == data
+
+
+def test_another_owners_key_is_still_denied(sse, s3e, bucket, bucket_factory):
+    s3e.put_object(Bucket=bucket, Key="secret", Body=b"s", ServerSideEncryption="AES256")
+    bob = sse.client("bob")
+    own = bucket_factory("bob")
+    expect_error("AccessDenied", 403, bob.get_object, Bucket=bucket, Key="secret")
+    expect_error("AccessDenied", 403, bob.copy_object, Bucket=own, Key="stolen",
+                 CopySource={"Bucket": bucket, "Key": "secret"})
+    expect_error("AccessDenied", 403, bob.copy_object, Bucket=own, Key="stolen",
+                 CopySource={"Bucket": bucket, "Key": "secret"}, ServerSideEncryption="AES256")
+
+
+def test_tampered_ciphertext_is_an_error_not_garbage(sse, s3e, bucket, tmp_path):
+    data = os.urandom(2 * SEG + 5)
+    s3e.put_object(Bucket=bucket, Key="t", Body=data, ServerSideEncryption="AES256")
+    [(store_id, *_)] = blobs_of(sse, bucket, "t")
+    raw, replace = raw_blob(sse, store_id, tmp_path)
+    flipped = bytearray(raw)
+    flipped[len(raw) - 10] ^= 0x01  # in the last segment (5 bytes and its tag)
+    replace(bytes(flipped))
+    assert body(s3e, bucket, "t", Range="bytes=0-99") == data[:100]  # untouched segments still read
+    expect_error("InternalError", 500, s3e.get_object, Bucket=bucket, Key="t", Range=f"bytes={2 * SEG}-{2 * SEG + 4}")
+    # A whole read fails too (here before the headers: depotd reads the first 256 KiB before answering).
+    try:
+        s3e.get_object(Bucket=bucket, Key="t")["Body"].read()
+    except Exception as e:  # noqa: BLE001 - a 500, or a body cut short
+        failed = e
+    else:
+        failed = None
+    assert failed is not None, "a tampered object was served"
+    s3e.delete_object(Bucket=bucket, Key="t")
+
+
+# ---- refusals without a master key, and SSE-C over plain HTTP
+
+
+def test_without_master_key_sse_s3_is_not_implemented_and_stores_nothing(depot, s3, bucket):
+    before = depot.snapshot(bucket)
+    expect_error("NotImplemented", 501, s3.put_object, Bucket=bucket, Key="k", Body=b"x",
+                 ServerSideEncryption="AES256")
+    expect_error("NotImplemented", 501, s3.create_multipart_upload, Bucket=bucket, Key="k",
+                 ServerSideEncryption="AES256")
+    expect_error("NotImplemented", 501, s3.put_bucket_encryption, Bucket=bucket,
+                 ServerSideEncryptionConfiguration={"Rules": [{"ApplyServerSideEncryptionByDefault": {
+                     "SSEAlgorithm": "AES256"}}]})
+    # SSE-C sends keys in headers: refused over plain HTTP, as on AWS.
+    expect_error("InvalidRequest", 400, s3.put_object, Bucket=bucket, Key="k", Body=b"x", **sse_c())
+    depot.assert_unchanged(before, bucket)
+
+
+# ---- SSE-C
+
+
+def test_sse_c_round_trip_and_key_checks(sse, s3e, bucket, tmp_path):
+    data = os.urandom(SEG + 4096)
+    key_md5 = base64.b64encode(hashlib.md5(KEY).digest()).decode()
+    put = s3e.put_object(Bucket=bucket, Key="c", Body=data, **sse_c())
+    assert put["SSECustomerAlgorithm"] == "AES256" and put["SSECustomerKeyMD5"] == key_md5
+    assert put["ETag"] != md5_etag(data)  # as on AWS, an SSE-C ETag is not the plaintext's MD5
+    got = s3e.get_object(Bucket=bucket, Key="c", **sse_c())
+    assert got["Body"].read() == data and got["SSECustomerKeyMD5"] == key_md5
+    assert body(s3e, bucket, "c", Range=f"bytes={SEG - 2}-{SEG + 2}", **sse_c()) == data[SEG - 2:SEG + 3]
+    assert s3e.head_object(Bucket=bucket, Key="c", **sse_c())["ContentLength"] == len(data)
+    # Without the key: 400; another key: 403 (GET and HEAD), as on AWS.
+    expect_error("InvalidRequest", 400, s3e.get_object, Bucket=bucket, Key="c")
+    expect_error("AccessDenied", 403, s3e.get_object, Bucket=bucket, Key="c", **sse_c(OTHER_KEY))
+    expect_error("400", 400, s3e.head_object, Bucket=bucket, Key="c")
+    expect_error("403", 403, s3e.head_object, Bucket=bucket, Key="c", **sse_c(OTHER_KEY))
+    # SSE-C headers on an object that is not SSE-C.
+    s3e.put_object(Bucket=bucket, Key="plain", Body=b"p")
+    expect_error("InvalidRequest", 400, s3e.get_object, Bucket=bucket, Key="plain", **sse_c())
+    # The key is never stored: only a salted HMAC of it.
+    [(store_id, sealed, shared, _)] = blobs_of(sse, bucket, "c")
+    assert (sealed, shared) == ("customer", "false")
+    check = sse.db.scalar(f"SELECT encode(o.sse_key_check, 'hex') FROM object_versions o JOIN buckets k ON "
+                          f"k.id = o.bucket_id WHERE k.name = '{bucket}' AND o.key = 'c'")
+    assert KEY.hex() not in check and len(check) == 96
+    raw, _ = raw_blob(sse, store_id, tmp_path)
+    assert data[:32] not in raw and KEY not in raw
+
+
+def test_sse_c_copy_and_multipart(sse, s3e, bucket):
+    data = os.urandom(5 << 20)
+    s3e.put_object(Bucket=bucket, Key="c", Body=data, **sse_c())
+    # The source's key in x-amz-copy-source-server-side-encryption-customer-*, the copy under SSE-S3.
+    expect_error("InvalidRequest", 400, s3e.copy_object, Bucket=bucket, Key="copy",
+                 CopySource={"Bucket": bucket, "Key": "c"}, ServerSideEncryption="AES256")
+    s3e.copy_object(Bucket=bucket, Key="copy", CopySource={"Bucket": bucket, "Key": "c"},
+                    CopySourceSSECustomerAlgorithm="AES256", CopySourceSSECustomerKey=KEY,
+                    ServerSideEncryption="AES256")
+    assert body(s3e, bucket, "copy") == data
+    # ... and under another customer key.
+    s3e.copy_object(Bucket=bucket, Key="copy2", CopySource={"Bucket": bucket, "Key": "c"},
+                    CopySourceSSECustomerAlgorithm="AES256", CopySourceSSECustomerKey=KEY, **sse_c(OTHER_KEY))
+    assert body(s3e, bucket, "copy2", **sse_c(OTHER_KEY)) == data
+    expect_error("AccessDenied", 403, s3e.get_object, Bucket=bucket, Key="copy2", **sse_c())
+
+    up = s3e.create_multipart_upload(Bucket=bucket, Key="mp", **sse_c())["UploadId"]
+    expect_error("InvalidRequest", 400, s3e.upload_part, Bucket=bucket, Key="mp", UploadId=up, PartNumber=1,
+                 Body=b"no key")
+    expect_error("AccessDenied", 403, s3e.upload_part, Bucket=bucket, Key="mp", UploadId=up, PartNumber=1,
+                 Body=b"other key", **sse_c(OTHER_KEY))
+    e1 = s3e.upload_part(Bucket=bucket, Key="mp", UploadId=up, PartNumber=1, Body=data, **sse_c())["ETag"]
+    e2 = s3e.upload_part(Bucket=bucket, Key="mp", UploadId=up, PartNumber=2, Body=b"tail", **sse_c())["ETag"]
+    s3e.complete_multipart_upload(Bucket=bucket, Key="mp", UploadId=up, MultipartUpload={
+        "Parts": [{"PartNumber": 1, "ETag": e1}, {"PartNumber": 2, "ETag": e2}]})
+    assert body(s3e, bucket, "mp", **sse_c()) == data + b"tail"
+    expect_error("InvalidRequest", 400, s3e.get_object, Bucket=bucket, Key="mp")
+
+
+def test_aws_cli_sse_c(sse, bucket, tmp_path):
+    key_file = tmp_path / "key.bin"
+    key_file.write_bytes(KEY)
+    src = tmp_path / "f.bin"
+    src.write_bytes(os.urandom(70_000))
+    sse.aws("s3", "cp", str(src), f"s3://{bucket}/cli", "--sse-c", "AES256", "--sse-c-key", f"fileb://{key_file}")
+    sse.aws("s3", "cp", f"s3://{bucket}/cli", str(tmp_path / "back"), "--sse-c", "AES256",
+            "--sse-c-key", f"fileb://{key_file}")
+    assert (tmp_path / "back").read_bytes() == src.read_bytes()
+    out = sse.aws("s3", "cp", f"s3://{bucket}/cli", str(tmp_path / "nokey"), check=False)
+    assert out.returncode != 0
