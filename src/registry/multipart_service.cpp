@@ -105,7 +105,7 @@ asio::awaitable<result<multipart_upload>>
 multipart_service::create(const audit_context& who, const bucket& target, std::string key,
                           std::string owner_id, object_headers headers,
                           std::optional<checksum_algorithm> algorithm, std::optional<checksum_type> type,
-                          std::vector<s3::tag> tags, s3::requested_lock lock, sse_spec sse)
+                          std::vector<s3::tag> tags, const s3::requested_lock& lock, const sse_spec& sse)
 {
     if (type && !algorithm)
         co_return make_error(

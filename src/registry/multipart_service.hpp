@@ -104,6 +104,10 @@ struct write_preconditions
 /// The most bytes one UploadPartCopy may copy (S3's limit on a copy source).
 inline constexpr std::uint64_t max_copy_source_size = 5ull << 30;
 
+/// The defaults of multipart_service::create: no lock, no encryption.
+inline const s3::requested_lock no_lock{};
+inline const sse_spec no_sse{};
+
 struct multipart_limits
 {
     /// Every part but the last must have at least this many bytes (S3: 5 MiB).
@@ -121,11 +125,14 @@ public:
     /// `algorithm`/`type`: the flexible checksum the parts carry; invalid_request for a combination S3 does
     /// not support (e.g. FULL_OBJECT with SHA-256). `tags`: the completed object's tag set (validated by the
     /// caller).
+    /// `lock` and `sse` are references to objects that outlive the call (the defaults are static): GCC 12
+    /// copied a by-value sse_spec into the coroutine frame bitwise (ASan: its string freed from another
+    /// frame when this one died).
     asio::awaitable<result<multipart_upload>>
     create(const audit_context& who, const bucket& target, std::string key, std::string owner_id,
            object_headers headers, std::optional<checksum_algorithm> algorithm = std::nullopt,
            std::optional<checksum_type> type = std::nullopt, std::vector<s3::tag> tags = {},
-           s3::requested_lock lock = {}, sse_spec sse = {});
+           const s3::requested_lock& lock = no_lock, const sse_spec& sse = no_sse);
 
     /// The SSE master key SSE-S3 parts are sealed under (see object_service::set_sse_master_key).
     void set_sse_master_key(std::string key) { sse_master_key_ = std::move(key); }
