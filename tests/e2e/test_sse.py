@@ -311,7 +311,7 @@ def test_sse_c_copy_and_multipart(sse, s3e, bucket):
     data = os.urandom(5 << 20)
     s3e.put_object(Bucket=bucket, Key="c", Body=data, **sse_c())
     # The source's key in x-amz-copy-source-server-side-encryption-customer-algorithm, -customer-key and
-    # -customer-key-md5 (botocore computes the MD5 header), the copy under SSE-S3.
+    # x-amz-copy-source-server-side-encryption-customer-key-md5 (botocore computes it), the copy under SSE-S3.
     expect_error("InvalidRequest", 400, s3e.copy_object, Bucket=bucket, Key="copy",
                  CopySource={"Bucket": bucket, "Key": "c"}, ServerSideEncryption="AES256")
     s3e.copy_object(Bucket=bucket, Key="copy", CopySource={"Bucket": bucket, "Key": "c"},
