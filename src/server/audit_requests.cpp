@@ -1,8 +1,8 @@
 #include "server/audit_requests.hpp"
 
 #include "common/log.hpp"
-#include "registry/request_audit.hpp"
-#include "registry/snapshot_service.hpp"
+#include "registry/repo/request_audit.hpp"
+#include "registry/service/snapshot_service.hpp"
 #include "server/services.hpp"
 
 namespace depot::server {

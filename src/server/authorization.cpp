@@ -1,8 +1,8 @@
 #include "server/authorization.hpp"
 
-#include "registry/bucket_repository.hpp"
-#include "registry/identity_repository.hpp"
-#include "registry/object_acls.hpp"
+#include "registry/repo/bucket_repository.hpp"
+#include "registry/repo/identity_repository.hpp"
+#include "registry/repo/object_acls.hpp"
 #include "s3/acl.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"

@@ -2,7 +2,7 @@
 
 #include "common/log.hpp"
 #include "common/metrics.hpp"
-#include "registry/webhook_repository.hpp"
+#include "registry/repo/webhook_repository.hpp"
 #include "server/services.hpp"
 
 #include <chrono>

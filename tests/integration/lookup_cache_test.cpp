@@ -2,12 +2,12 @@
 // another process (here: repositories without the cache, or plain SQL) changes keys and buckets, and it
 // stops serving while its LISTEN connection is gone.
 #include "integration/test_db.hpp"
-#include "registry/audit.hpp"
-#include "registry/bucket_repository.hpp"
-#include "registry/identity_repository.hpp"
-#include "registry/lookup_cache.hpp"
 #include "registry/pg/listener.hpp"
-#include "registry/sql_util.hpp"
+#include "registry/repo/audit.hpp"
+#include "registry/repo/bucket_repository.hpp"
+#include "registry/repo/identity_repository.hpp"
+#include "registry/repo/sql_util.hpp"
+#include "registry/service/lookup_cache.hpp"
 
 #include <atomic>
 #include <boost/asio/steady_timer.hpp>

@@ -2,14 +2,14 @@
 // permanent deletion with its blob references, 'null' versions, ListObjectVersions pages, concurrent
 // writers of one key, and the versions snapshots keep.
 #include "integration/test_db.hpp"
-#include "registry/audit.hpp"
-#include "registry/bucket_repository.hpp"
-#include "registry/identity_repository.hpp"
-#include "registry/multipart_service.hpp"
-#include "registry/object_service.hpp"
-#include "registry/snapshot_service.hpp"
-#include "registry/sql_util.hpp"
-#include "registry/versions.hpp"
+#include "registry/repo/audit.hpp"
+#include "registry/repo/bucket_repository.hpp"
+#include "registry/repo/identity_repository.hpp"
+#include "registry/repo/sql_util.hpp"
+#include "registry/repo/versions.hpp"
+#include "registry/service/multipart_service.hpp"
+#include "registry/service/object_service.hpp"
+#include "registry/service/snapshot_service.hpp"
 #include "storage/memory/memory_blob_store.hpp"
 
 #include <boost/asio/co_spawn.hpp>

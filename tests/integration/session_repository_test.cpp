@@ -2,11 +2,11 @@
 // key or an API token authenticates with its whole cookie only, ends when it expires, is revoked or its
 // credential is, and the cleanup's purge deletes exactly the sessions that have ended.
 #include "integration/test_db.hpp"
-#include "registry/audit.hpp"
-#include "registry/identity_repository.hpp"
-#include "registry/session_repository.hpp"
-#include "registry/sql_util.hpp"
-#include "registry/token_repository.hpp"
+#include "registry/repo/audit.hpp"
+#include "registry/repo/identity_repository.hpp"
+#include "registry/repo/session_repository.hpp"
+#include "registry/repo/sql_util.hpp"
+#include "registry/repo/token_repository.hpp"
 
 #include <boost/asio/this_coro.hpp>
 #include <doctest/doctest.h>

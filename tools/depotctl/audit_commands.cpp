@@ -1,7 +1,7 @@
 #include "audit_commands.hpp"
 
-#include "registry/audit.hpp"
-#include "registry/audit_archive.hpp"
+#include "registry/repo/audit.hpp"
+#include "registry/service/audit_archive.hpp"
 
 #include <fstream>
 #include <iostream>

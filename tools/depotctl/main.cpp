@@ -9,13 +9,13 @@
 #include "common/secret_box.hpp"
 #include "config/blob_store_factory.hpp"
 #include "config/options.hpp"
-#include "registry/audit.hpp"
-#include "registry/blob_collector.hpp"
-#include "registry/credential_scope.hpp"
-#include "registry/identity_repository.hpp"
 #include "registry/pg/migrations.hpp"
 #include "registry/pg/pg.hpp"
-#include "registry/token_repository.hpp"
+#include "registry/repo/audit.hpp"
+#include "registry/repo/credential_scope.hpp"
+#include "registry/repo/identity_repository.hpp"
+#include "registry/repo/token_repository.hpp"
+#include "registry/service/blob_collector.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>

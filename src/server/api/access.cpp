@@ -1,6 +1,6 @@
 // REST handlers for credentials (API tokens and S3 access keys, optionally scoped) and the audit log.
-#include "registry/audit.hpp"
-#include "registry/credential_scope.hpp"
+#include "registry/repo/audit.hpp"
+#include "registry/repo/credential_scope.hpp"
 #include "server/api/http_api.hpp"
 #include "server/api/paging.hpp"
 #include "server/authorization.hpp"

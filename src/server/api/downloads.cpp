@@ -4,8 +4,8 @@
 // signed by the team's event-link key (webhooks/manifest.hpp), which reads that team's models only, and the
 // link is audited under the caller (model.download_link) before the download itself is (model.download).
 #include "common/hash.hpp"
-#include "registry/audit.hpp"
-#include "registry/model_registry.hpp"
+#include "registry/repo/audit.hpp"
+#include "registry/service/model_registry.hpp"
 #include "server/api/http_api.hpp"
 #include "server/api/model_access.hpp"
 #include "server/audit_requests.hpp"

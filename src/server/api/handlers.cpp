@@ -1,6 +1,6 @@
 // REST handlers for content (upload avoidance), buckets (settings, usage) and the caller.
 #include "common/hash.hpp"
-#include "registry/digest_copy.hpp"
+#include "registry/service/digest_copy.hpp"
 #include "s3/header_values.hpp"
 #include "s3/names.hpp"
 #include "server/api/http_api.hpp"

@@ -4,7 +4,7 @@
 /// permission in the team (server/authorization.hpp authorize_team). not_found for a missing model or
 /// version.
 
-#include "registry/model_registry.hpp"
+#include "registry/service/model_registry.hpp"
 #include "server/api/http_api.hpp"
 #include "server/authorization.hpp"
 

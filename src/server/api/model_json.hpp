@@ -3,7 +3,7 @@
 /// The JSON the model registry's REST routes return (teams, members, models, versions, files, aliases,
 /// events), and the model's ETag.
 
-#include "registry/model_registry.hpp"
+#include "registry/service/model_registry.hpp"
 #include "server/api/http_api.hpp"
 
 #include <optional>

@@ -1,6 +1,6 @@
 // REST handlers for snapshots: /api/v1/buckets/{bucket}/snapshots[/{name}[/restore]]. Only the bucket's
 // owner (or an admin) sees a bucket's snapshots; anyone else gets 404 as for a missing bucket.
-#include "registry/snapshot_service.hpp"
+#include "registry/service/snapshot_service.hpp"
 #include "server/api/http_api.hpp"
 #include "server/api/paging.hpp"
 #include "server/authorization.hpp"

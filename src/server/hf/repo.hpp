@@ -7,7 +7,7 @@
 /// RepoNotFound, no_such_version = 404 RevisionNotFound, no_such_key = 404 EntryNotFound, access_denied =
 /// 403 (a scope refusal), invalid_argument = 400.
 
-#include "registry/model_registry.hpp"
+#include "registry/service/model_registry.hpp"
 #include "server/context.hpp"
 
 #include <boost/asio/awaitable.hpp>

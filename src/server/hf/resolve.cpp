@@ -7,8 +7,8 @@
 // another host would make the clients drop the Authorization header.
 #include "common/hash.hpp"
 #include "common/uri.hpp"
-#include "registry/audit.hpp"
-#include "registry/request_audit.hpp"
+#include "registry/repo/audit.hpp"
+#include "registry/repo/request_audit.hpp"
 #include "server/audit_requests.hpp"
 #include "server/hf/repo.hpp"
 #include "server/s3/operations.hpp"

@@ -1,7 +1,7 @@
 #include "server/s3/access.hpp"
 
-#include "registry/bucket_repository.hpp"
-#include "registry/object_acls.hpp"
+#include "registry/repo/bucket_repository.hpp"
+#include "registry/repo/object_acls.hpp"
 #include "server/authorization.hpp"
 #include "server/s3/common.hpp"
 #include "server/services.hpp"

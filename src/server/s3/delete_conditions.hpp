@@ -3,7 +3,7 @@
 /// Conditional deletes at the S3 layer: the request's conditions, validated where they enter.
 
 #include "common/result.hpp"
-#include "registry/conditional_delete.hpp"
+#include "registry/service/conditional_delete.hpp"
 
 #include <optional>
 #include <string_view>

@@ -2,7 +2,7 @@
 // GetObjectAcl — https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObjectAcl.html
 // The stored grants (s3/acl.hpp), or the owner's FULL_CONTROL alone when there are none. Under
 // BucketOwnerEnforced ACLs are disabled: the answer is the bucket owner's FULL_CONTROL, as on S3.
-#include "registry/object_acls.hpp"
+#include "registry/repo/object_acls.hpp"
 #include "s3/acl.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"

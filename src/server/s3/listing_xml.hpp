@@ -2,7 +2,7 @@
 /// \file
 /// Parts shared by ListObjects and ListObjectsV2: request parameters and the conversion of a page.
 
-#include "registry/object_service.hpp"
+#include "registry/service/object_service.hpp"
 #include "s3/responses.hpp"
 #include "server/context.hpp"
 

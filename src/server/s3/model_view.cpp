@@ -3,8 +3,8 @@
 // models through it. A caller sees the teams they belong to (every team for an installation admin); other
 // teams' keys do not exist for them. An alias is resolved once per request, so a download in flight keeps
 // reading the version it started with (its blobs are referenced by the version, not by the alias).
-#include "registry/model_registry.hpp"
-#include "registry/model_view_index.hpp"
+#include "registry/repo/model_view_index.hpp"
+#include "registry/service/model_registry.hpp"
 #include "s3/listing.hpp"
 #include "s3/names.hpp"
 #include "server/s3/common.hpp"

@@ -1,7 +1,7 @@
 // PutObjectAcl — https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObjectAcl.html
 // The grants of one object version (versionId, or the current one), in place: no new version. The
 // bucket's owner, or a WRITE_ACP grantee of the version, sets them; audited as object.acl.
-#include "registry/object_acls.hpp"
+#include "registry/repo/object_acls.hpp"
 #include "server/s3/access.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"

@@ -4,7 +4,7 @@
 // under .snapshots/; `prefix=.snapshots/ delimiter=/` lists the snapshot names as common prefixes. Writes
 // under .snapshots/ answer AccessDenied (the dispatcher and DeleteObjects refuse them), and regular
 // listings never show it since no key can be stored there. Access is the bucket's: its owner (or an admin).
-#include "registry/snapshot_service.hpp"
+#include "registry/service/snapshot_service.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
 #include "server/services.hpp"

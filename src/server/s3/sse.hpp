@@ -4,9 +4,9 @@
 /// encryption), whether a read presents what an object's encryption needs (SSE-C: the same key), and the
 /// response headers that report it. See docs/ARCHITECTURE.md, "Server-side encryption".
 
-#include "registry/multipart_service.hpp"
-#include "registry/object_service.hpp"
-#include "registry/sse.hpp"
+#include "registry/service/multipart_service.hpp"
+#include "registry/service/object_service.hpp"
+#include "registry/service/sse.hpp"
 #include "registry/types.hpp"
 #include "s3/sse.hpp"
 #include "server/context.hpp"

@@ -15,7 +15,7 @@
 ///   twice a second and at the end, where the last awaited instance completes the job and its event
 ///   (warmup.completed / warmup.failed) commits with that.
 
-#include "registry/warmup_repository.hpp"
+#include "registry/repo/warmup_repository.hpp"
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>

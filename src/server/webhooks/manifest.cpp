@@ -3,8 +3,8 @@
 #include "auth/sigv4.hpp"
 #include "common/hash.hpp"
 #include "common/uri.hpp"
-#include "registry/audit.hpp"
-#include "registry/webhook_repository.hpp"
+#include "registry/repo/audit.hpp"
+#include "registry/repo/webhook_repository.hpp"
 #include "server/api/http_api.hpp"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // The in-memory access key and bucket cache: what it serves, when it refuses to, and every way an entry
 // leaves it. (Its notices from PostgreSQL are tested against a real database in
 // tests/integration/lookup_cache_test.cpp.)
-#include "registry/lookup_cache.hpp"
+#include "registry/service/lookup_cache.hpp"
 
 #include <doctest/doctest.h>
 #include <thread>

@@ -1,4 +1,4 @@
-#include "registry/webhook_repository.hpp"
+#include "registry/repo/webhook_repository.hpp"
 #include "server/webhooks/target.hpp"
 
 #include <doctest/doctest.h>

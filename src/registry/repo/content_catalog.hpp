@@ -1,0 +1,70 @@
+#pragma once
+/// \file
+/// Questions about stored content that the REST API answers: which whole-object digests a caller already
+/// holds (upload avoidance), where such content can be referenced from, and how much space buckets use
+/// before (logical) and after (physical) deduplication.
+///
+/// Visibility is the caller's: only objects in buckets the caller can read count, so a digest never
+/// reveals or grants content another owner stored.
+
+#include "registry/pg/pg.hpp"
+#include "registry/repo/credential_scope.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace depot::registry {
+
+namespace asio = boost::asio;
+
+struct content_match
+{
+    std::string sha256; ///< raw
+    std::uint64_t size = 0;
+};
+
+/// An object version with a given content, to copy references from.
+struct content_source
+{
+    std::string bucket;
+    std::string key;
+    std::string version_id;
+    std::int64_t version_row = 0;
+};
+
+struct usage
+{
+    std::int64_t buckets = 0;
+    std::int64_t objects = 0;        ///< current versions that are not delete markers
+    std::int64_t versions = 0;       ///< every stored version, delete markers excluded
+    std::int64_t logical_bytes = 0;  ///< sum of the stored versions' sizes
+    std::int64_t physical_bytes = 0; ///< sum of the sizes of the distinct blobs they reference
+};
+
+class content_catalog
+{
+public:
+    explicit content_catalog(pg::pool& pool) : pool_(pool) {}
+
+    /// Which of `digests` (raw SHA-256) are the whole-object digest of some object version in a bucket that
+    /// `owner_id` owns, with the sizes found.
+    asio::awaitable<std::vector<content_match>> lookup(std::string_view owner_id,
+                                                       const std::vector<std::string>& digests);
+    /// An object version in a bucket `owner_id` owns with exactly this content, if any; with `within`, only
+    /// one inside that area (a scoped credential's: content outside it is as absent as content nobody
+    /// stores).
+    asio::awaitable<std::optional<content_source>> find_source(std::string_view owner_id,
+                                                               std::string_view sha256, std::uint64_t size,
+                                                               const scope_area* within = nullptr);
+    asio::awaitable<usage> bucket_usage(std::int64_t bucket_id);
+    /// Over every bucket `owner_id` owns; blobs shared between them count once.
+    asio::awaitable<usage> owner_usage(std::string_view owner_id);
+
+private:
+    pg::pool& pool_;
+};
+
+} // namespace depot::registry

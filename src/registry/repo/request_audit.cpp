@@ -1,0 +1,41 @@
+#include "registry/repo/request_audit.hpp"
+
+#include "registry/repo/sql_util.hpp"
+
+#include <string>
+
+namespace depot::registry {
+
+asio::awaitable<void> audit_denial(pg::pool& pool, const audit_context& who, std::string_view action,
+                                   std::string_view resource, std::string_view message)
+{
+    const std::string details = "{\"reason\":" + audit_quote(message) + "}";
+    auto conn = co_await pool.acquire();
+    co_await append_audit(*conn, who, action, resource, "", details, audit_denied);
+}
+
+asio::awaitable<void> audit_model_download(pg::pool& pool, const audit_context& who,
+                                           std::string_view resource, std::string_view team,
+                                           std::string details_json)
+{
+    auto conn = co_await pool.acquire();
+    co_await append_audit(*conn, who, "model.download", resource, team, std::move(details_json),
+                          audit_allowed);
+}
+
+asio::awaitable<void> audit_bucket_download(pg::pool& pool, const audit_context& who,
+                                            std::string_view resource, std::string_view bucket,
+                                            std::string_view key)
+{
+    auto conn = co_await pool.acquire();
+    co_await sql(
+        *conn,
+        "SELECT audit_append($1, $2, x.team, 'model.download', $3, 'allowed', $4, $5, "
+        "jsonb_build_object('via', 'bucket', 'model', x.team || '/' || x.model)) FROM (SELECT t.name AS "
+        "team, "
+        "m.name AS model FROM models m JOIN teams t ON t.id = m.team_id JOIN buckets b ON b.id = m.bucket_id "
+        "WHERE b.name = $6 AND starts_with($7, m.prefix) ORDER BY length(m.prefix) DESC LIMIT 1) x",
+        who.actor, who.credential, resource, who.request_id, who.client_addr, bucket, key);
+}
+
+} // namespace depot::registry

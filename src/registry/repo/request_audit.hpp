@@ -1,0 +1,33 @@
+#pragma once
+/// \file
+/// The audit rows a request writes itself, outside the transaction of any change (which services record
+/// with append_audit, registry/audit.hpp): denials of authenticated callers and model downloads, each in a
+/// transaction of its own. The HTTP layer decides when one is due; this is where the rows are written.
+
+#include "registry/pg/pg.hpp"
+#include "registry/repo/audit.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <string_view>
+
+namespace depot::registry {
+
+namespace asio = boost::asio;
+
+/// A "denied" row: `action` on `resource` refused to `who`, details {"reason": message}. Throws pg::error.
+asio::awaitable<void> audit_denial(pg::pool& pool, const audit_context& who, std::string_view action,
+                                   std::string_view resource, std::string_view message);
+
+/// A model.download row in team `team` (the model view, the Hugging Face API: the caller resolved the
+/// model). `details_json`: a JSON object. Throws pg::error.
+asio::awaitable<void> audit_model_download(pg::pool& pool, const audit_context& who,
+                                           std::string_view resource, std::string_view team,
+                                           std::string details_json);
+
+/// A model.download row {"via": "bucket", "model": "team/model"} when `key` of bucket `bucket` is under some
+/// model's prefix (the model with the longest one); nothing otherwise. One statement. Throws pg::error.
+asio::awaitable<void> audit_bucket_download(pg::pool& pool, const audit_context& who,
+                                            std::string_view resource, std::string_view bucket,
+                                            std::string_view key);
+
+} // namespace depot::registry

@@ -1,0 +1,37 @@
+#include "registry/service/digest_copy.hpp"
+
+namespace depot::registry {
+
+asio::awaitable<result<object_version>> copy_from_digest(const audit_context& who, content_catalog& catalog,
+                                                         bucket_repository& buckets, object_service& objects,
+                                                         const digest_copy_request& req)
+{
+    for (int attempt = 0; attempt < 5; ++attempt) {
+        auto source = co_await catalog.find_source(req.owner_id, req.sha256, req.size, req.within);
+        if (!source)
+            co_return make_error(errc::not_found,
+                                 "No object you can read has this SHA-256 and size; upload the bytes");
+        auto source_bucket = co_await buckets.get(source->bucket);
+        if (!source_bucket)
+            continue;
+        copy_object_request copy{.source_bucket = &*source_bucket,
+                                 .source_key = source->key,
+                                 .target = req.target,
+                                 .key = req.key,
+                                 .owner_id = req.owner_id,
+                                 .replace_headers = req.headers,
+                                 // Made from content, not from the object found: its tags describe that
+                                 // object (and may be another user's).
+                                 .replace_tags = std::vector<s3::tag>{},
+                                 .expected_source_row = source->version_row,
+                                 .source_version_pinned = true};
+        auto copied = co_await objects.copy_object(who, std::move(copy));
+        if (copied)
+            co_return std::move(*copied);
+        if (copied.error().code != errc::no_such_key && copied.error().code != errc::precondition_failed)
+            co_return std::move(copied).error();
+    }
+    co_return make_error(errc::conflict, "The matching content kept changing meanwhile; retry");
+}
+
+} // namespace depot::registry

@@ -1,0 +1,246 @@
+#include "registry/service/snapshot_service.hpp"
+
+#include "registry/repo/audit.hpp"
+#include "registry/repo/events.hpp"
+#include "registry/repo/sql_util.hpp"
+#include "registry/repo/versions.hpp"
+#include "registry/service/content.hpp"
+#include "registry/service/object_copy.hpp"
+#include "registry/transaction.hpp"
+#include "s3/names.hpp"
+
+namespace depot::registry {
+namespace {
+
+constexpr const char* snapshot_columns =
+    "id, bucket_id, name, prefix, seq, created_by, " DEPOT_MS("created_at");
+
+snapshot snapshot_from(const pg::row& r)
+{
+    snapshot s;
+    s.id = r.i64(0);
+    s.bucket_id = r.i64(1);
+    s.name = r.str(2);
+    s.prefix = r.str(3);
+    s.seq = r.i64(4);
+    s.created_by = r.str(5);
+    s.created_at = from_millis(r.i64(6));
+    return s;
+}
+
+/// The key a snapshot key is restored to.
+std::string restored_key(std::string_view key, std::string_view prefix,
+                         const std::optional<std::string>& target_prefix)
+{
+    if (!target_prefix)
+        return std::string(key);
+    return *target_prefix + std::string(key.substr(prefix.size()));
+}
+
+} // namespace
+
+bool is_snapshot_key(std::string_view key) noexcept
+{
+    return key.starts_with(snapshot_key_prefix) || key == snapshot_key_prefix.substr(0, 10);
+}
+
+bool valid_snapshot_name(std::string_view name) noexcept
+{
+    if (name.empty() || name.size() > 63)
+        return false;
+    auto alnum = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    };
+    if (!alnum(name.front()))
+        return false;
+    for (char c : name)
+        if (!alnum(c) && c != '.' && c != '_' && c != '-')
+            return false;
+    return true;
+}
+
+asio::awaitable<result<snapshot>> snapshot_service::create(const audit_context& who, std::int64_t bucket_id,
+                                                           std::string_view name, std::string_view prefix,
+                                                           std::string_view created_by)
+{
+    if (!valid_snapshot_name(name))
+        co_return make_error(errc::invalid_argument,
+                             "A snapshot name is 1 to 63 characters of A-Z, a-z, 0-9, '.', '_' and '-', "
+                             "starting with a letter or digit",
+                             "name");
+    if (prefix.size() > 1024 || is_snapshot_key(prefix))
+        co_return make_error(errc::invalid_argument,
+                             "A snapshot prefix is at most 1024 bytes and not inside .snapshots/", "prefix");
+    if (!prefix.empty())
+        if (auto valid = s3::validate_object_key(prefix); !valid)
+            co_return make_error(errc::invalid_argument, "The prefix is not a valid object key prefix",
+                                 "prefix");
+    co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<snapshot>> {
+        if (!co_await lock_bucket_writes(c, bucket_id))
+            co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
+        // The snapshot itself: one row, whatever the number of objects.
+        auto rs = co_await sql(c,
+                               std::string("INSERT INTO snapshots (bucket_id, name, prefix, seq, created_by) "
+                                           "VALUES ($1, $2, $3, nextval('commit_seq'), $4) "
+                                           "ON CONFLICT (bucket_id, name) DO NOTHING RETURNING ") +
+                                   snapshot_columns,
+                               bucket_id, name, prefix, created_by);
+        if (rs.empty())
+            co_return make_error(errc::already_exists,
+                                 "The bucket already has a snapshot named " + std::string(name), "name");
+        auto made = snapshot_from(rs[0]);
+        auto bucket = co_await sql(c, "SELECT name FROM buckets WHERE id = $1", bucket_id);
+        const std::string data = "{\"bucket\":" + events::quote(bucket[0].text(0)) +
+                                 ",\"snapshot\":{\"name\":" + events::quote(made.name) +
+                                 ",\"prefix\":" + events::quote(made.prefix) +
+                                 ",\"sequence\":" + std::to_string(made.seq) +
+                                 "},\"actor\":" + events::quote(created_by) + "}";
+        events::event_spec e{.type = "snapshot.created", .bucket_id = bucket_id, .data_json = data};
+        co_await events::emit(c, e);
+        co_await append_audit(c, who, "snapshot.create", bucket[0].str(0) + "/.snapshots/" + made.name, "",
+                              "{\"prefix\":" + audit_quote(made.prefix) +
+                                  ",\"sequence\":" + std::to_string(made.seq) + "}");
+        co_return made;
+    });
+}
+
+asio::awaitable<std::optional<snapshot>> snapshot_service::get(std::int64_t bucket_id, std::string_view name)
+{
+    auto conn = co_await pool_.acquire();
+    auto rs = co_await sql(*conn,
+                           std::string("SELECT ") + snapshot_columns +
+                               " FROM snapshots WHERE bucket_id = $1 AND name = $2",
+                           bucket_id, name);
+    if (rs.empty())
+        co_return std::nullopt;
+    co_return snapshot_from(rs[0]);
+}
+
+asio::awaitable<std::vector<snapshot>> snapshot_service::list(std::int64_t bucket_id, std::string_view after,
+                                                              std::size_t limit)
+{
+    auto conn = co_await pool_.acquire();
+    auto rs = co_await sql(*conn,
+                           std::string("SELECT ") + snapshot_columns +
+                               " FROM snapshots WHERE bucket_id = $1 AND name > $2 ORDER BY name LIMIT $3",
+                           bucket_id, after, static_cast<std::int64_t>(limit));
+    std::vector<snapshot> out;
+    for (auto r : rs)
+        out.push_back(snapshot_from(r));
+    co_return out;
+}
+
+asio::awaitable<result<void>> snapshot_service::remove(const audit_context& who, std::int64_t bucket_id,
+                                                       std::string_view name)
+{
+    std::vector<std::string> unreferenced;
+    auto removed = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
+        unreferenced.clear();
+        if (!co_await lock_bucket_writes(c, bucket_id))
+            co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
+        auto gone = co_await sql(c, "DELETE FROM snapshots WHERE bucket_id = $1 AND name = $2 RETURNING id",
+                                 bucket_id, name);
+        if (gone.empty())
+            co_return make_error(errc::not_found, "The bucket has no snapshot named " + std::string(name));
+        // Purged rows that no remaining snapshot sees go, with their references (the segments are read from
+        // the statement's snapshot, before the cascade).
+        auto segs =
+            co_await sql(c,
+                         "WITH gone AS (DELETE FROM object_versions o WHERE o.bucket_id = $1 AND "
+                         "o.purged AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.bucket_id = $1 "
+                         "AND s.seq >= o.created_seq AND s.seq < o.superseded_seq AND "
+                         "starts_with(o.key, s.prefix)) RETURNING o.id) "
+                         "SELECT s.blob_id FROM object_segments s JOIN gone g ON g.id = s.version_row",
+                         bucket_id);
+        co_await drop_references(c, first_column(segs), unreferenced);
+        auto bucket = co_await sql(c, "SELECT name FROM buckets WHERE id = $1", bucket_id);
+        co_await append_audit(c, who, "snapshot.delete",
+                              bucket[0].str(0) + "/.snapshots/" + std::string(name));
+        co_return ok();
+    });
+    co_await remove_blobs(store_, std::move(unreferenced));
+    co_return removed;
+}
+
+asio::awaitable<result<restore_outcome>> snapshot_service::restore(const audit_context& who,
+                                                                   restore_request req)
+{
+    auto snap = co_await get(req.bucket_id, req.snapshot);
+    if (!snap)
+        co_return make_error(errc::not_found, "The bucket has no snapshot named " + req.snapshot);
+    const std::string prefix = req.prefix.value_or(snap->prefix);
+    if (req.target_prefix && is_snapshot_key(*req.target_prefix))
+        co_return make_error(errc::invalid_argument, "Nothing can be restored into .snapshots/",
+                             "target_prefix");
+
+    // The snapshot's versions never change: list them (and check every target key) first, then copy them
+    // all in one transaction, so a restore is seen whole or not at all and a failure changes nothing.
+    struct planned
+    {
+        std::string key;
+        std::int64_t source_row = 0;
+    };
+    std::vector<planned> plan;
+    std::string after;
+    bool more = true;
+    while (more) {
+        list_request page_request;
+        page_request.bucket_id = snap->bucket_id;
+        page_request.prefix = prefix;
+        page_request.after = after;
+        page_request.as_of = snap->seq;
+        page_request.within = snap->prefix;
+        auto page = co_await objects_.list(std::move(page_request));
+        if (!page)
+            co_return std::move(page).error();
+        more = page->truncated;
+        after = page->last;
+        for (const auto& entry : page->contents) {
+            std::string key = restored_key(entry.key, prefix, req.target_prefix);
+            if (is_snapshot_key(key))
+                co_return make_error(errc::invalid_argument, "Nothing can be restored into .snapshots/",
+                                     "target_prefix");
+            if (auto valid = s3::validate_object_key(key); !valid)
+                co_return std::move(valid).error();
+            auto source = co_await objects_.open_as_of(snap->bucket_id, entry.key, snap->seq);
+            if (!source)
+                co_return std::move(source).error();
+            plan.push_back(planned{std::move(key), source->version.row_id});
+        }
+    }
+
+    std::vector<std::string> unreferenced;
+    auto restored =
+        co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<restore_outcome>> {
+            unreferenced.clear();
+            restore_outcome out;
+            auto mode = co_await lock_bucket_versioning(c, req.target->id);
+            if (!mode)
+                co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
+            for (const auto& p : plan) {
+                copy_object_request copy;
+                copy.target = req.target;
+                copy.key = p.key;
+                copy.owner_id = req.owner_id;
+                copy.expected_source_row = p.source_row;
+                copy.source_version_pinned = true;
+                auto made = co_await copy_version_in(c, *mode, copy, unreferenced);
+                if (!made)
+                    co_return std::move(made).error();
+                ++out.objects;
+                out.bytes += static_cast<std::int64_t>(made->size);
+            }
+            auto source = co_await sql(c, "SELECT name FROM buckets WHERE id = $1", req.bucket_id);
+            co_await append_audit(
+                c, who, "snapshot.restore", source[0].str(0) + "/.snapshots/" + req.snapshot, "",
+                "{\"target\":" + audit_quote(req.target->name + "/" + req.target_prefix.value_or("")) +
+                    ",\"objects\":" + std::to_string(out.objects) + "}");
+            co_return out;
+        });
+    if (!restored)
+        unreferenced.clear(); // rolled back: nothing was released
+    co_await remove_blobs(store_, std::move(unreferenced));
+    co_return restored;
+}
+
+} // namespace depot::registry
