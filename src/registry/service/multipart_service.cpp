@@ -2,54 +2,16 @@
 
 #include "common/hash.hpp"
 #include "registry/repo/audit.hpp"
+#include "registry/repo/bucket_names.hpp"
+#include "registry/repo/multipart_uploads.hpp"
 #include "registry/repo/sql_util.hpp"
 #include "registry/repo/versions.hpp"
 #include "registry/transaction.hpp"
 #include "s3/etag.hpp"
 #include "s3/names.hpp"
 
-#include <map>
-#include <nlohmann/json.hpp>
-
 namespace depot::registry {
 namespace {
-
-constexpr const char* upload_columns =
-    "m.id, m.upload_id, m.bucket_id, m.key, m.owner_id, u.display_name, " DEPOT_MS(
-        "m.initiated_at") ", m.content_type, m.content_encoding, m.content_disposition, m.content_language, "
-                          "m.cache_control, "
-                          "m.expires, m.user_metadata::text, coalesce(m.checksum_algorithm, ''), "
-                          "coalesce(m.checksum_type, ''), m.tags::text, coalesce(m.lock_mode, ''), "
-                          "coalesce(" DEPOT_MS(
-                              "m.lock_until") ", 0), m.legal_hold, coalesce(m.sse, ''), m.sse_key_check";
-
-multipart_upload upload_from(const pg::row& r)
-{
-    multipart_upload m;
-    m.row = r.i64(0);
-    m.upload_id = r.str(1);
-    m.bucket_id = r.i64(2);
-    m.key = r.str(3);
-    m.owner_id = r.str(4);
-    m.owner_display_name = r.str(5);
-    m.initiated = from_millis(r.i64(6));
-    m.headers.content_type = r.opt_str(7);
-    m.headers.content_encoding = r.opt_str(8);
-    m.headers.content_disposition = r.opt_str(9);
-    m.headers.content_language = r.opt_str(10);
-    m.headers.cache_control = r.opt_str(11);
-    m.headers.expires = r.opt_str(12);
-    m.headers.user_metadata = metadata_from_json(r.text(13));
-    m.algorithm = parse_checksum_algorithm(r.text(14));
-    m.type = parse_checksum_type(r.text(15)).value_or(checksum_type::full_object);
-    m.tags = tags_from_json(r.text(16));
-    if (auto mode = s3::parse_retention_mode(r.text(17)))
-        m.retention = s3::retention{.mode = *mode, .retain_until = from_millis(r.i64(18))};
-    m.legal_hold = r.opt_boolean(19);
-    m.sse = r.str(20);
-    m.sse_key_check = r.is_null(21) ? std::string() : r.bytea(21);
-    return m;
-}
 
 error no_such_upload()
 {
@@ -57,29 +19,6 @@ error no_such_upload()
         errc::no_such_upload,
         "The specified upload does not exist. The upload ID may be invalid, or the upload may have been "
         "aborted or completed.");
-}
-
-/// Locks an upload row (FOR SHARE for parts, FOR UPDATE for Complete/Abort); nullopt when it is gone.
-asio::awaitable<std::optional<std::int64_t>> lock_upload(pg::connection& c, std::int64_t row, bool exclusive)
-{
-    auto rs = co_await sql(c,
-                           std::string("SELECT id FROM multipart_uploads WHERE id = $1 ") +
-                               (exclusive ? "FOR UPDATE" : "FOR SHARE"),
-                           row);
-    if (rs.empty())
-        co_return std::nullopt;
-    co_return rs[0].i64(0);
-}
-
-/// Locks version `row` FOR SHARE if it can still be copied, by CopyObject's rule (copy_version_in): not a
-/// delete marker, and current unless `pinned`. False when it cannot.
-asio::awaitable<bool> lock_copy_source(pg::connection& c, std::int64_t row, bool pinned)
-{
-    auto rs = co_await sql(c,
-                           "SELECT 1 FROM object_versions WHERE id = $1 AND ($2 OR superseded_seq IS NULL) "
-                           "AND NOT is_delete_marker FOR SHARE",
-                           row, pinned);
-    co_return !rs.empty();
 }
 
 error copy_source_gone()
@@ -91,12 +30,8 @@ error copy_source_gone()
 asio::awaitable<void> release_part(pg::connection& c, std::int64_t upload_row, int part_number,
                                    std::vector<std::string>& unreferenced)
 {
-    auto segs =
-        co_await sql(c,
-                     "WITH p AS (DELETE FROM multipart_parts WHERE upload_row = $1 AND part_number = $2) "
-                     "SELECT blob_id FROM multipart_part_segments WHERE upload_row = $1 AND part_number = $2",
-                     upload_row, part_number);
-    co_await drop_references(c, first_column(segs), unreferenced);
+    auto blobs = co_await delete_part(c, upload_row, part_number);
+    co_await drop_references(c, blobs, unreferenced);
 }
 
 } // namespace
@@ -121,36 +56,30 @@ multipart_service::create(const audit_context& who, const bucket& target, std::s
         algorithm_name = std::string(to_string(*algorithm));
         type_name = std::string(to_string(t));
     }
-    const std::string upload_id = to_hex(random_bytes(24));
-    const std::string metadata = metadata_json(headers);
-    const std::string lock_mode = lock.retention ? std::string(s3::to_string(lock.retention->mode)) : "";
-    const std::int64_t lock_until = lock.retention ? to_millis(lock.retention->retain_until) : 0;
-    const auto& h = headers;
-    const std::string insert =
-        std::string(
-            "WITH m AS (INSERT INTO multipart_uploads (upload_id, bucket_id, key, owner_id, "
-            "content_type, content_encoding, content_disposition, content_language, "
-            "cache_control, expires, user_metadata, checksum_algorithm, checksum_type, tags, lock_mode, "
-            "lock_until, legal_hold, sse, sse_key_check) "
-            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, nullif($12, ''), "
-            "nullif($13, ''), $14::jsonb, nullif($15, ''), CASE WHEN $15 = '' THEN NULL ELSE "
-            "to_timestamp($16::double precision / 1000) END, $17::boolean, nullif($18, ''), $19) RETURNING "
-            "*) SELECT ") +
-        upload_columns + " FROM m JOIN users u ON u.id = m.owner_id";
-    const std::string details = "{\"upload_id\":\"" + upload_id + "\"}";
-    const std::string sse_column(sse_name(sse.mode));
-    const auto key_check = sse.mode == sealing::customer
-                               ? pg::param(pg::bytes(make_key_check(sse.customer_key)))
-                               : pg::param(std::nullopt);
+    const upload_insert row{
+        .upload_id = to_hex(random_bytes(24)),
+        .bucket_id = target.id,
+        .key = key,
+        .owner_id = owner_id,
+        .headers = headers,
+        .metadata_json = metadata_json(headers),
+        .checksum_algorithm = algorithm_name,
+        .checksum_type = type_name,
+        .tags_json = tags_json(tags),
+        .lock_mode = lock.retention ? std::string(s3::to_string(lock.retention->mode)) : "",
+        .lock_until_ms = lock.retention ? to_millis(lock.retention->retain_until) : 0,
+        .legal_hold = lock.legal_hold,
+        .sse = std::string(sse_name(sse.mode)),
+        .sse_key_check = sse.mode == sealing::customer
+                             ? std::optional<std::string>(make_key_check(sse.customer_key))
+                             : std::nullopt,
+    };
+    const std::string details = "{\"upload_id\":\"" + row.upload_id + "\"}";
     auto created =
         co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<multipart_upload>> {
-            auto rs =
-                co_await sql(c, insert, upload_id, target.id, key, owner_id, h.content_type,
-                             h.content_encoding, h.content_disposition, h.content_language, h.cache_control,
-                             h.expires, metadata, algorithm_name, type_name, tags_json(tags), lock_mode,
-                             lock_until, lock.legal_hold, sse_column, key_check);
+            auto upload = co_await insert_upload(c, row);
             co_await append_object_audit(c, who, "multipart.create", target.id, key, details);
-            co_return upload_from(rs[0]);
+            co_return upload;
         });
     co_return created;
 }
@@ -159,14 +88,10 @@ asio::awaitable<result<multipart_upload>>
 multipart_service::find(std::int64_t bucket_id, std::string_view key, std::string_view upload_id)
 {
     auto conn = co_await pool_.acquire();
-    auto rs = co_await sql(*conn,
-                           std::string("SELECT ") + upload_columns +
-                               " FROM multipart_uploads m JOIN users u ON u.id = m.owner_id "
-                               "WHERE m.upload_id = $1 AND m.bucket_id = $2 AND m.key = $3",
-                           upload_id, bucket_id, key);
-    if (rs.empty())
+    auto upload = co_await find_upload(*conn, bucket_id, key, upload_id);
+    if (!upload)
         co_return no_such_upload();
-    co_return upload_from(rs[0]);
+    co_return std::move(*upload);
 }
 
 asio::awaitable<result<part_info>>
@@ -197,25 +122,13 @@ multipart_service::publish_part(const audit_context& who, const multipart_upload
         }
         // Re-uploading a part number replaces the part; the replaced part's bytes lose this reference.
         co_await release_part(c, upload.row, part_number, unreferenced);
-        const pg::bytes crc(digest.crc64nvme);
-        auto rs = co_await sql(
-            c,
-            "INSERT INTO multipart_parts (upload_row, part_number, size, etag, checksum, crc64nvme) "
-            "VALUES ($1, $2, $3, $4, nullif($5, ''), $6) RETURNING " DEPOT_MS("uploaded_at"),
-            upload.row, part_number, digest.size, digest.etag, digest.checksum, crc);
-        std::vector<std::int64_t> blobs, offsets, lengths;
-        for (const auto& s : segs) {
-            blobs.push_back(s.blob_row);
-            offsets.push_back(static_cast<std::int64_t>(s.offset));
-            lengths.push_back(static_cast<std::int64_t>(s.length));
-        }
-        const std::string b = bigint_array(blobs), o = bigint_array(offsets), l = bigint_array(lengths);
-        co_await sql(
-            c,
-            "INSERT INTO multipart_part_segments (upload_row, part_number, ordinal, blob_id, blob_offset, "
-            "length) SELECT $1, $2, s.ord - 1, s.blob, s.off, s.len "
-            "FROM unnest($3::bigint[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS s(blob, off, len, ord)",
-            upload.row, part_number, b, o, l);
+        const part_row part{.upload_row = upload.row,
+                            .part_number = part_number,
+                            .size = digest.size,
+                            .etag = digest.etag,
+                            .checksum = digest.checksum,
+                            .crc64nvme = digest.crc64nvme};
+        const time_point uploaded = co_await insert_part(c, part, segs);
         const std::string details = "{\"upload_id\":" + audit_quote(upload.upload_id) +
                                     ",\"part_number\":" + std::to_string(part_number) +
                                     ",\"size\":" + std::to_string(digest.size) +
@@ -224,7 +137,7 @@ multipart_service::publish_part(const audit_context& who, const multipart_upload
         co_return part_info{.part_number = part_number,
                             .size = digest.size,
                             .etag = digest.etag,
-                            .last_modified = from_millis(rs[0].i64(0)),
+                            .last_modified = uploaded,
                             .checksum = digest.checksum};
     });
     // Rolled back: only the new blobs are garbage (the replaced part is still referenced).
@@ -332,8 +245,7 @@ asio::awaitable<result<part_info>> multipart_service::copy_part(const audit_cont
     std::string audit_extra;
     {
         auto conn = co_await pool_.acquire();
-        auto rs = co_await sql(*conn, "SELECT name FROM buckets WHERE id = $1", source.version.bucket_id);
-        const std::string bucket_name = rs.empty() ? std::string() : rs[0].str(0);
+        const std::string bucket_name = co_await bucket_name_of(*conn, source.version.bucket_id);
         audit_extra = ",\"copy_source\":" + audit_quote(bucket_name + "/" + source.version.key);
         if (!source.version.version_id.empty())
             audit_extra += ",\"copy_source_version_id\":" + audit_quote(source.version.version_id);
@@ -354,23 +266,13 @@ asio::awaitable<result<parts_page>> multipart_service::list_parts(const multipar
     parts_page page;
     page.upload = upload;
     auto conn = co_await pool_.acquire();
-    auto rs =
-        co_await sql(*conn,
-                     "SELECT part_number, size, etag, " DEPOT_MS(
-                         "uploaded_at") ", coalesce(checksum, '') "
-                                        "FROM multipart_parts WHERE upload_row = $1 AND part_number > $2 "
-                                        "ORDER BY part_number LIMIT $3",
-                     upload.row, marker, max_parts + 1);
-    for (auto r : rs) {
+    auto parts = co_await parts_after(*conn, upload.row, marker, max_parts + 1);
+    for (auto& part : parts) {
         if (static_cast<int>(page.parts.size()) == max_parts) {
             page.truncated = true;
             break;
         }
-        page.parts.push_back(part_info{.part_number = static_cast<int>(r.i64(0)),
-                                       .size = static_cast<std::uint64_t>(r.i64(1)),
-                                       .etag = r.str(2),
-                                       .last_modified = from_millis(r.i64(3)),
-                                       .checksum = r.str(4)});
+        page.parts.push_back(std::move(part));
     }
     if (!page.parts.empty())
         page.next_marker = page.parts.back().part_number;
@@ -408,25 +310,10 @@ asio::awaitable<std::optional<object_version>> completed_before(const audit_cont
     if (!etag)
         co_return std::nullopt;
     auto found = co_await transact(pool, [&](pg::connection& c) -> asio::awaitable<result<object_version>> {
-        auto rs =
-            co_await sql(c,
-                         "SELECT id, version_id, etag, size, coalesce(checksum_algorithm, ''), "
-                         "coalesce(checksum_type, ''), coalesce(checksum_value, '') FROM object_versions "
-                         "WHERE bucket_id = $1 AND key = $2 AND upload_id = $3 AND NOT purged "
-                         "AND NOT is_delete_marker",
-                         bucket_id, key, upload_id);
-        if (rs.empty() || rs[0].str(2) != *etag)
+        auto found = co_await version_of_upload(c, bucket_id, key, upload_id);
+        if (!found || found->etag != *etag)
             co_return no_such_upload();
-        object_version v;
-        v.bucket_id = bucket_id;
-        v.key = std::string(key);
-        v.row_id = rs[0].i64(0);
-        v.version_id = rs[0].str(1);
-        v.etag = rs[0].str(2);
-        v.size = static_cast<std::uint64_t>(rs[0].i64(3));
-        v.checksum_algorithm = rs[0].str(4);
-        v.checksum_type = rs[0].str(5);
-        v.checksum_value = rs[0].str(6);
+        object_version v = std::move(*found);
         // Audited like a delete that found nothing: the request succeeded, nothing changed.
         co_await append_object_audit(
             c, who, "object.put", bucket_id, v.key,
@@ -485,36 +372,7 @@ multipart_service::complete_in(pg::connection& c, const multipart_upload& upload
     auto mode = co_await lock_bucket_versioning(c, bucket_id);
     if (!mode)
         co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-    struct stored_part
-    {
-        std::uint64_t size = 0;
-        std::string etag;
-        std::string checksum;  ///< base64, upload's algorithm
-        std::string crc64nvme; ///< raw
-        std::vector<segment> segments;
-    };
-    std::map<int, stored_part> stored;
-    auto parts = co_await sql(c,
-                              "SELECT part_number, size, etag, coalesce(checksum, ''), crc64nvme "
-                              "FROM multipart_parts WHERE upload_row = $1",
-                              upload.row);
-    for (auto r : parts)
-        stored[static_cast<int>(r.i64(0))] =
-            stored_part{static_cast<std::uint64_t>(r.i64(1)), r.str(2), r.str(3), r.bytea(4), {}};
-    auto segs =
-        co_await sql(c,
-                     "SELECT s.part_number, s.blob_id, b.store_id, s.blob_offset, s.length, "
-                     "coalesce(b.sealed, '') FROM multipart_part_segments s JOIN blobs b ON b.id = s.blob_id "
-                     "WHERE s.upload_row = $1 ORDER BY s.part_number, s.ordinal",
-                     upload.row);
-    for (auto r : segs)
-        stored[static_cast<int>(r.i64(0))].segments.push_back(
-            segment{.blob_row = r.i64(1),
-                    .store_id = r.str(2),
-                    .offset = static_cast<std::uint64_t>(r.i64(3)),
-                    .length = static_cast<std::uint64_t>(r.i64(4)),
-                    .part_number = static_cast<int>(r.i64(0)),
-                    .sealed = sealing_from_column(r.str(5))});
+    auto stored = co_await stored_parts(c, upload.row);
 
     object_version v;
     v.bucket_id = bucket_id;
@@ -532,8 +390,7 @@ multipart_service::complete_in(pg::connection& c, const multipart_upload& upload
     std::vector<std::string> etags;
     std::vector<std::string> raw_checksums;
     std::vector<part_checksum> crcs;
-    std::vector<std::int64_t> part_numbers, part_offsets, part_sizes;
-    std::vector<std::string> part_checksums;
+    object_part_rows part_rows;
     for (const auto& w : wanted) {
         auto it = stored.find(w.part_number);
         if (it == stored.end() || it->second.etag != s3::unquote_etag(w.etag))
@@ -557,10 +414,10 @@ multipart_service::complete_in(pg::connection& c, const multipart_upload& upload
         if (i + 1 < wanted.size() && part.size < limits_.min_part_size)
             co_return make_error(errc::entity_too_small,
                                  "Your proposed upload is smaller than the minimum allowed size");
-        part_numbers.push_back(it->first);
-        part_offsets.push_back(static_cast<std::int64_t>(v.size));
-        part_sizes.push_back(static_cast<std::int64_t>(part.size));
-        part_checksums.push_back(part.checksum);
+        part_rows.numbers.push_back(it->first);
+        part_rows.offsets.push_back(static_cast<std::int64_t>(v.size));
+        part_rows.sizes.push_back(static_cast<std::int64_t>(part.size));
+        part_rows.checksums.push_back(part.checksum);
         v.size += part.size;
         etags.push_back(part.etag);
         if (upload.algorithm) {
@@ -616,25 +473,15 @@ multipart_service::complete_in(pg::connection& c, const multipart_upload& upload
         for (const auto& s : part.segments)
             dropped.push_back(s.blob_row);
     co_await add_references(c, moved);
-    co_await sql(c, "DELETE FROM multipart_uploads WHERE id = $1", upload.row);
+    co_await delete_upload(c, upload.row);
     co_await drop_references(c, dropped, unreferenced);
 
     auto slot = co_await retire_current(c, *mode, bucket_id, key, current, unreferenced);
     v.version_id = slot.version_id;
     auto [row, modified] = co_await insert_version(c, v, slot.seq);
     co_await insert_segments(c, row, manifest);
-    co_await sql(c, "UPDATE object_versions SET upload_id = $2 WHERE id = $1", row, upload.upload_id);
-    const std::string numbers = bigint_array(part_numbers), offsets = bigint_array(part_offsets),
-                      sizes = bigint_array(part_sizes);
-    nlohmann::json sums = part_checksums;
-    const std::string sums_json = sums.dump();
-    co_await sql(
-        c,
-        "INSERT INTO object_parts (version_row, part_number, offset_in_object, size, checksum) "
-        "SELECT $1, p.n, p.o, p.s, nullif(c.value #>> '{}', '') FROM unnest($2::bigint[], $3::bigint[], "
-        "$4::bigint[]) WITH ORDINALITY AS p(n, o, s, ord) "
-        "JOIN jsonb_array_elements($5::jsonb) WITH ORDINALITY AS c(value, ord) ON c.ord = p.ord",
-        row, numbers, offsets, sizes, sums_json);
+    co_await set_version_upload(c, row, upload.upload_id);
+    co_await insert_object_parts(c, row, part_rows);
     v.row_id = row;
     v.last_modified = from_millis(modified);
     co_return v;
@@ -650,16 +497,11 @@ asio::awaitable<bool> multipart_service::abort_row(const audit_context& who, pg:
 {
     if (!co_await lock_upload(c, row, true))
         co_return false;
-    auto upload =
-        co_await sql(c, "SELECT bucket_id, key, upload_id FROM multipart_uploads WHERE id = $1", row);
-    auto segs = co_await sql(c,
-                             "WITH m AS (DELETE FROM multipart_uploads WHERE id = $1) "
-                             "SELECT blob_id FROM multipart_part_segments WHERE upload_row = $1",
-                             row);
-    co_await drop_references(c, first_column(segs), unreferenced);
+    auto removed = co_await delete_upload_returning(c, row);
+    co_await drop_references(c, removed.blob_rows, unreferenced);
     // By a client (AbortMultipartUpload) or by the age-based cleanup (actor "system").
-    const std::string details = "{\"upload_id\":\"" + upload[0].str(2) + "\"}";
-    co_await append_object_audit(c, who, "multipart.abort", upload[0].i64(0), upload[0].str(1), details);
+    const std::string details = "{\"upload_id\":\"" + removed.upload_id + "\"}";
+    co_await append_object_audit(c, who, "multipart.abort", removed.bucket_id, removed.key, details);
     co_return true;
 }
 
@@ -693,19 +535,16 @@ asio::awaitable<result<uploads_page>> multipart_service::list_uploads(uploads_re
     std::size_t count = 0;
     for (;;) {
         const std::size_t batch = std::min<std::size_t>(req.max_uploads - count + 1, 1000);
-        auto rs =
-            co_await sql(*conn,
-                         std::string("SELECT ") + upload_columns +
-                             " FROM multipart_uploads m JOIN users u ON u.id = m.owner_id "
-                             "WHERE m.bucket_id = $1 AND (m.key > $2 OR (m.key = $2 AND NOT $5 AND "
-                             "m.id > coalesce((SELECT id FROM multipart_uploads WHERE upload_id = $3), 0))) "
-                             "AND m.key >= $4 ORDER BY m.key, m.id LIMIT $6",
-                         req.bucket_id, key_bound, id_bound, req.prefix, skip_marker_key,
-                         static_cast<std::int64_t>(batch));
+        const uploads_seek seek{.bucket_id = req.bucket_id,
+                                .key_bound = key_bound,
+                                .id_bound = id_bound,
+                                .prefix = req.prefix,
+                                .skip_key_bound = skip_marker_key,
+                                .limit = static_cast<std::int64_t>(batch)};
+        auto rs = co_await uploads_after(*conn, seek);
         skip_marker_key = false;
         bool reseek = false;
-        for (auto r : rs) {
-            auto upload = upload_from(r);
+        for (auto& upload : rs) {
             if (upload.key.compare(0, req.prefix.size(), req.prefix) != 0)
                 co_return page;
             if (count == req.max_uploads) {
@@ -762,9 +601,7 @@ asio::awaitable<std::size_t> multipart_service::abort_all(const audit_context& w
     std::vector<std::int64_t> rows;
     {
         auto conn = co_await pool_.acquire();
-        auto rs = co_await sql(*conn, "SELECT id FROM multipart_uploads WHERE bucket_id = $1", bucket_id);
-        for (auto r : rs)
-            rows.push_back(r.i64(0));
+        rows = co_await upload_rows_of(*conn, bucket_id);
     }
     co_return co_await abort_rows(who, std::move(rows));
 }
@@ -776,13 +613,7 @@ asio::awaitable<std::size_t> multipart_service::abort_initiated_before(const aud
     std::vector<std::int64_t> rows;
     {
         auto conn = co_await pool_.acquire();
-        auto rs = co_await sql(
-            *conn,
-            "SELECT id FROM multipart_uploads WHERE initiated_at < to_timestamp($1::double precision "
-            "/ 1000) ORDER BY initiated_at LIMIT 10000",
-            static_cast<std::int64_t>(ms));
-        for (auto r : rs)
-            rows.push_back(r.i64(0));
+        rows = co_await upload_rows_initiated_before(*conn, static_cast<std::int64_t>(ms));
     }
     co_return co_await abort_rows(who, std::move(rows));
 }

@@ -9,6 +9,7 @@
 #include "common/checksum.hpp"
 #include "common/result.hpp"
 #include "registry/pg/pg.hpp"
+#include "registry/repo/multipart_uploads.hpp"
 #include "registry/service/content.hpp"
 #include "registry/service/object_service.hpp"
 #include "registry/service/sse.hpp"
@@ -19,39 +20,6 @@
 #include <chrono>
 
 namespace depot::registry {
-
-struct multipart_upload
-{
-    std::int64_t row = 0;
-    std::string upload_id;
-    std::int64_t bucket_id = 0;
-    std::string key;
-    std::string owner_id;
-    std::string owner_display_name;
-    time_point initiated;
-    object_headers headers;
-    /// The flexible checksum declared at creation (x-amz-checksum-algorithm / -type), if any.
-    std::optional<checksum_algorithm> algorithm;
-    checksum_type type = checksum_type::full_object;
-    /// x-amz-tagging of the creation: the completed object's tag set.
-    std::vector<s3::tag> tags;
-    /// The lock headers of the creation: the completed object's retention and legal hold.
-    std::optional<s3::retention> retention;
-    std::optional<bool> legal_hold;
-    /// Server-side encryption of the upload (its parts and the completed object): "AES256", "SSE-C" or
-    /// empty; for SSE-C the key check every part's key must match (registry/sse.hpp).
-    std::string sse;
-    std::string sse_key_check;
-};
-
-struct part_info
-{
-    int part_number = 0;
-    std::uint64_t size = 0;
-    std::string etag; ///< bare hex MD5 of the part's bytes
-    time_point last_modified;
-    std::string checksum; ///< base64, in the upload's algorithm (empty when the upload has none)
-};
 
 struct parts_page
 {
