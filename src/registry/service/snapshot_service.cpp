@@ -1,8 +1,9 @@
 #include "registry/service/snapshot_service.hpp"
 
 #include "registry/repo/audit.hpp"
+#include "registry/repo/bucket_names.hpp"
 #include "registry/repo/events.hpp"
-#include "registry/repo/sql_util.hpp"
+#include "registry/repo/snapshots.hpp"
 #include "registry/repo/versions.hpp"
 #include "registry/service/content.hpp"
 #include "registry/service/object_copy.hpp"
@@ -11,22 +12,6 @@
 
 namespace depot::registry {
 namespace {
-
-constexpr const char* snapshot_columns =
-    "id, bucket_id, name, prefix, seq, created_by, " DEPOT_MS("created_at");
-
-snapshot snapshot_from(const pg::row& r)
-{
-    snapshot s;
-    s.id = r.i64(0);
-    s.bucket_id = r.i64(1);
-    s.name = r.str(2);
-    s.prefix = r.str(3);
-    s.seq = r.i64(4);
-    s.created_by = r.str(5);
-    s.created_at = from_millis(r.i64(6));
-    return s;
-}
 
 /// The key a snapshot key is restored to.
 std::string restored_key(std::string_view key, std::string_view prefix,
@@ -79,25 +64,19 @@ asio::awaitable<result<snapshot>> snapshot_service::create(const audit_context& 
         if (!co_await lock_bucket_writes(c, bucket_id))
             co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
         // The snapshot itself: one row, whatever the number of objects.
-        auto rs = co_await sql(c,
-                               std::string("INSERT INTO snapshots (bucket_id, name, prefix, seq, created_by) "
-                                           "VALUES ($1, $2, $3, nextval('commit_seq'), $4) "
-                                           "ON CONFLICT (bucket_id, name) DO NOTHING RETURNING ") +
-                                   snapshot_columns,
-                               bucket_id, name, prefix, created_by);
-        if (rs.empty())
+        auto inserted = co_await insert_snapshot(c, bucket_id, name, prefix, created_by);
+        if (!inserted)
             co_return make_error(errc::already_exists,
                                  "The bucket already has a snapshot named " + std::string(name), "name");
-        auto made = snapshot_from(rs[0]);
-        auto bucket = co_await sql(c, "SELECT name FROM buckets WHERE id = $1", bucket_id);
-        const std::string data = "{\"bucket\":" + events::quote(bucket[0].text(0)) +
-                                 ",\"snapshot\":{\"name\":" + events::quote(made.name) +
-                                 ",\"prefix\":" + events::quote(made.prefix) +
-                                 ",\"sequence\":" + std::to_string(made.seq) +
-                                 "},\"actor\":" + events::quote(created_by) + "}";
+        auto made = std::move(*inserted);
+        const std::string bucket = co_await bucket_name_of(c, bucket_id);
+        const std::string data =
+            "{\"bucket\":" + events::quote(bucket) + ",\"snapshot\":{\"name\":" + events::quote(made.name) +
+            ",\"prefix\":" + events::quote(made.prefix) + ",\"sequence\":" + std::to_string(made.seq) +
+            "},\"actor\":" + events::quote(created_by) + "}";
         events::event_spec e{.type = "snapshot.created", .bucket_id = bucket_id, .data_json = data};
         co_await events::emit(c, e);
-        co_await append_audit(c, who, "snapshot.create", bucket[0].str(0) + "/.snapshots/" + made.name, "",
+        co_await append_audit(c, who, "snapshot.create", bucket + "/.snapshots/" + made.name, "",
                               "{\"prefix\":" + audit_quote(made.prefix) +
                                   ",\"sequence\":" + std::to_string(made.seq) + "}");
         co_return made;
@@ -107,27 +86,14 @@ asio::awaitable<result<snapshot>> snapshot_service::create(const audit_context& 
 asio::awaitable<std::optional<snapshot>> snapshot_service::get(std::int64_t bucket_id, std::string_view name)
 {
     auto conn = co_await pool_.acquire();
-    auto rs = co_await sql(*conn,
-                           std::string("SELECT ") + snapshot_columns +
-                               " FROM snapshots WHERE bucket_id = $1 AND name = $2",
-                           bucket_id, name);
-    if (rs.empty())
-        co_return std::nullopt;
-    co_return snapshot_from(rs[0]);
+    co_return co_await find_snapshot(*conn, bucket_id, name);
 }
 
 asio::awaitable<std::vector<snapshot>> snapshot_service::list(std::int64_t bucket_id, std::string_view after,
                                                               std::size_t limit)
 {
     auto conn = co_await pool_.acquire();
-    auto rs = co_await sql(*conn,
-                           std::string("SELECT ") + snapshot_columns +
-                               " FROM snapshots WHERE bucket_id = $1 AND name > $2 ORDER BY name LIMIT $3",
-                           bucket_id, after, static_cast<std::int64_t>(limit));
-    std::vector<snapshot> out;
-    for (auto r : rs)
-        out.push_back(snapshot_from(r));
-    co_return out;
+    co_return co_await snapshots_after(*conn, bucket_id, after, static_cast<std::int64_t>(limit));
 }
 
 asio::awaitable<result<void>> snapshot_service::remove(const audit_context& who, std::int64_t bucket_id,
@@ -138,24 +104,14 @@ asio::awaitable<result<void>> snapshot_service::remove(const audit_context& who,
         unreferenced.clear();
         if (!co_await lock_bucket_writes(c, bucket_id))
             co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-        auto gone = co_await sql(c, "DELETE FROM snapshots WHERE bucket_id = $1 AND name = $2 RETURNING id",
-                                 bucket_id, name);
-        if (gone.empty())
+        if (!co_await delete_snapshot(c, bucket_id, name))
             co_return make_error(errc::not_found, "The bucket has no snapshot named " + std::string(name));
         // Purged rows that no remaining snapshot sees go, with their references (the segments are read from
         // the statement's snapshot, before the cascade).
-        auto segs =
-            co_await sql(c,
-                         "WITH gone AS (DELETE FROM object_versions o WHERE o.bucket_id = $1 AND "
-                         "o.purged AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.bucket_id = $1 "
-                         "AND s.seq >= o.created_seq AND s.seq < o.superseded_seq AND "
-                         "starts_with(o.key, s.prefix)) RETURNING o.id) "
-                         "SELECT s.blob_id FROM object_segments s JOIN gone g ON g.id = s.version_row",
-                         bucket_id);
-        co_await drop_references(c, first_column(segs), unreferenced);
-        auto bucket = co_await sql(c, "SELECT name FROM buckets WHERE id = $1", bucket_id);
-        co_await append_audit(c, who, "snapshot.delete",
-                              bucket[0].str(0) + "/.snapshots/" + std::string(name));
+        auto blobs = co_await delete_unseen_purged_versions(c, bucket_id);
+        co_await drop_references(c, blobs, unreferenced);
+        const std::string bucket = co_await bucket_name_of(c, bucket_id);
+        co_await append_audit(c, who, "snapshot.delete", bucket + "/.snapshots/" + std::string(name));
         co_return ok();
     });
     co_await remove_blobs(store_, std::move(unreferenced));
@@ -230,9 +186,9 @@ asio::awaitable<result<restore_outcome>> snapshot_service::restore(const audit_c
                 ++out.objects;
                 out.bytes += static_cast<std::int64_t>(made->size);
             }
-            auto source = co_await sql(c, "SELECT name FROM buckets WHERE id = $1", req.bucket_id);
+            const std::string source = co_await bucket_name_of(c, req.bucket_id);
             co_await append_audit(
-                c, who, "snapshot.restore", source[0].str(0) + "/.snapshots/" + req.snapshot, "",
+                c, who, "snapshot.restore", source + "/.snapshots/" + req.snapshot, "",
                 "{\"target\":" + audit_quote(req.target->name + "/" + req.target_prefix.value_or("")) +
                     ",\"objects\":" + std::to_string(out.objects) + "}");
             co_return out;

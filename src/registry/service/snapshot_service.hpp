@@ -14,6 +14,7 @@
 
 #include "common/result.hpp"
 #include "registry/pg/pg.hpp"
+#include "registry/repo/snapshots.hpp"
 #include "registry/service/object_service.hpp"
 #include "registry/types.hpp"
 #include "storage/blob_store.hpp"
@@ -38,17 +39,6 @@ bool is_snapshot_key(std::string_view key) noexcept;
 /// 1 to 63 characters of A-Z, a-z, 0-9, '.', '_', '-', starting with a letter or digit (no '/': a name
 /// is one key segment of the S3 view).
 bool valid_snapshot_name(std::string_view name) noexcept;
-
-struct snapshot
-{
-    std::int64_t id = 0;
-    std::int64_t bucket_id = 0;
-    std::string name;
-    std::string prefix; ///< "" = the whole bucket
-    std::int64_t seq = 0;
-    std::string created_by;
-    time_point created_at;
-};
 
 struct restore_request
 {
