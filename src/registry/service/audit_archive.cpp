@@ -2,6 +2,7 @@
 
 #include "common/byte_source.hpp"
 #include "registry/repo/audit.hpp"
+#include "registry/repo/audit_retention.hpp"
 #include "registry/repo/bucket_repository.hpp"
 #include "registry/repo/sql_util.hpp"
 #include "registry/service/object_service.hpp"
@@ -78,8 +79,7 @@ asio::awaitable<result<audit_archive_outcome>> archive_audit_rows(const audit_co
     // rolls back a connection given back mid-transaction (any exception below), or with the session.
     auto lock = co_await pool.acquire();
     co_await lock->execute("BEGIN");
-    auto held = co_await sql(*lock, "SELECT pg_try_advisory_xact_lock($1)", archive_lock_key);
-    if (!held[0].boolean(0)) {
+    if (!co_await try_transaction_lock(*lock, archive_lock_key)) {
         co_await lock->execute("ROLLBACK");
         out.busy = true;
         co_return out;
@@ -124,8 +124,7 @@ asio::awaitable<result<audit_archive_outcome>> archive_audit_rows(const audit_co
         co_return make_error(stored.error().code, "cannot write s3://" + out.bucket + "/" + out.key + ": " +
                                                       stored.error().message);
     // The rows leave the database only once their copy is stored, and with the row that says where it is.
-    auto removed = co_await sql(*lock, "SELECT audit_archive($1)", out.last_row);
-    out.archived = removed[0].i64(0);
+    out.archived = co_await delete_archived_audit_rows(*lock, out.last_row);
     const std::string details =
         "{\"before\":" + audit_quote(req.before) + ",\"first_row\":" + std::to_string(out.first_row) +
         ",\"last_row\":" + std::to_string(out.last_row) + ",\"rows\":" + std::to_string(out.archived) + "}";
