@@ -80,15 +80,15 @@ enum class permission : std::uint8_t
     write_object_metadata, ///< Put/DeleteObjectTagging: a write of the key, never in the read-only views
                            /// PutObjectRetention, PutObjectLegalHold: a write of the key (never in the
                            /// read-only views nor with an alias scope); what a lock then forbids is the
-                           /// registry's (registry/object_lock.hpp)
+                           /// registry's (registry/repo/object_lock.hpp)
     write_object_lock,
     /// x-amz-bypass-governance-retention on DeleteObject, DeleteObjects and PutObjectRetention (asked by
     /// those handlers when the header is true): the bucket's owner or an installation admin (as every S3
     /// write) with a credential that reaches the whole bucket: not read-only, not narrowed to a prefix, a
     /// model or an alias. COMPLIANCE retention and legal holds are never bypassed.
     bypass_governance,
-    read_acl,              ///< GetBucketAcl, GetObjectAcl: the owner, or a READ_ACP grant
-    write_acl,             ///< PutBucketAcl, PutObjectAcl: the owner, or a WRITE_ACP grant
+    read_acl,  ///< GetBucketAcl, GetObjectAcl: the owner, or a READ_ACP grant
+    write_acl, ///< PutBucketAcl, PutObjectAcl: the owner, or a WRITE_ACP grant
 
     /// OPTIONS: a browser's CORS preflight, answered before authentication from the bucket's CORS
     /// configuration (server/s3/cors_preflight.cpp); authorize() refuses it, nothing should ask.

@@ -72,15 +72,16 @@ struct options
     std::chrono::seconds io_timeout{120};
     std::chrono::seconds shutdown_grace{30};
     std::chrono::seconds max_clock_skew{15 * 60};
-    /// Longest an access key or bucket is served from memory (registry/lookup_cache.hpp); 0 = no cache.
-    /// Changes reach the cache through NOTIFY long before; this bounds the damage of a lost notice.
+    /// Longest an access key or bucket is served from memory (registry/service/lookup_cache.hpp); 0 = no
+    /// cache. Changes reach the cache through NOTIFY long before; this bounds the damage of a lost notice.
     std::chrono::seconds lookup_cache_ttl{60};
     /// Multipart uploads older than this are aborted by the cleanup task (S3 lifecycle's usual default).
     std::chrono::seconds multipart_max_age{7 * 24 * 3600};
     /// How often the cleanup task runs (abandoned uploads, incomplete blob writes).
     std::chrono::seconds cleanup_interval{3600};
-    /// How long a "day" of bucket lifecycle rules lasts (registry/lifecycle.hpp): 86400 counts days as S3
-    /// does (due at midnight UTC); a few seconds make rules testable, like radosgw's rgw_lc_debug_interval.
+    /// How long a "day" of bucket lifecycle rules lasts (registry/service/lifecycle.hpp): 86400 counts days
+    /// as S3 does (due at midnight UTC); a few seconds make rules testable, like radosgw's
+    /// rgw_lc_debug_interval.
     std::chrono::seconds lifecycle_day{86400};
     /// Grace age of the blob collector: incomplete writes untouched this long, and committed blobs that no
     /// metadata names this long after their commit, are reclaimed. Must exceed the longest pause of a
@@ -88,9 +89,9 @@ struct options
     std::chrono::seconds blob_grace{3600};
     /// How often the audit sealer links newly committed audit rows into the hash chain.
     std::chrono::milliseconds audit_seal_interval{100};
-    /// Audit retention (registry/audit_archive.hpp): with both set, each cleanup pass moves the audit rows
-    /// older than audit_retention into audit_archive_bucket as JSON Lines and removes them from the table,
-    /// one depotd of the installation at a time. 0 / empty (the default) keep every row.
+    /// Audit retention (registry/service/audit_archive.hpp): with both set, each cleanup pass moves the audit
+    /// rows older than audit_retention into audit_archive_bucket as JSON Lines and removes them from the
+    /// table, one depotd of the installation at a time. 0 / empty (the default) keep every row.
     std::chrono::seconds audit_retention{0};
     std::string audit_archive_bucket;
     /// Requests per second per credential (0 = unlimited) and the burst above it (0 = one second's worth).

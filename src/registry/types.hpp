@@ -14,8 +14,8 @@
 
 namespace depot::registry {
 
-/// Who performs an operation, as its audit row records it (registry/audit.hpp): made once per request when
-/// it is authenticated and passed explicitly to every service operation that changes state.
+/// Who performs an operation, as its audit row records it (registry/repo/audit.hpp): made once per request
+/// when it is authenticated and passed explicitly to every service operation that changes state.
 struct audit_context
 {
     std::string actor;      ///< user id
@@ -147,7 +147,7 @@ struct object_version
     std::optional<s3::retention> retention;
     std::optional<bool> legal_hold;
     /// Server-side encryption as S3 reports it: "AES256" (SSE-S3), "SSE-C", or empty. For SSE-C,
-    /// `sse_key_check` is the salted HMAC of the customer's key (sse_key_check in registry/sse.hpp).
+    /// `sse_key_check` is the salted HMAC of the customer's key (sse_key_check in registry/service/sse.hpp).
     std::string sse;
     std::string sse_key_check;
 };

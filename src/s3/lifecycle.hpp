@@ -2,7 +2,7 @@
 /// \file
 /// Bucket lifecycle configurations (PutBucketLifecycleConfiguration, GetBucketLifecycleConfiguration) with
 /// S3's validation, and the arithmetic of when a rule's actions fall due. What the cleanup task does with
-/// them is registry/lifecycle.hpp.
+/// them is registry/service/lifecycle.hpp.
 /// https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutBucketLifecycleConfiguration.html
 ///
 /// Depot has one storage class: Transition and NoncurrentVersionTransition answer 501 NotImplemented.
@@ -39,7 +39,7 @@ struct lifecycle_filter
     bool has_prefix = false; ///< a Prefix element was given (possibly empty)
 
     /// Whether an object version with this key, size and tag set is selected. The cleanup selects in SQL
-    /// (registry/lifecycle_repository.cpp); this states the same rule.
+    /// (registry/repo/lifecycle_repository.cpp); this states the same rule.
     bool matches(std::string_view key, std::uint64_t size, const std::vector<tag>& object_tags) const;
 };
 

@@ -3,7 +3,7 @@
 /// S3 Object Lock on the wire: the bucket's ObjectLockConfiguration (PutObjectLockConfiguration), a
 /// version's Retention and LegalHold documents, and the x-amz-object-lock-* headers of the writes
 /// (PutObject, CopyObject, CreateMultipartUpload). Only syntax and S3's rules for each document here; what
-/// a lock forbids is enforced by the registry (registry/object_lock.hpp).
+/// a lock forbids is enforced by the registry (registry/repo/object_lock.hpp).
 
 #include "common/http_date.hpp"
 #include "common/result.hpp"

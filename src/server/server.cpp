@@ -284,9 +284,9 @@ struct audit_retention_metrics
 constexpr std::int64_t audit_rows_per_pass = 100000;
 
 /// Moves the audit rows older than --audit-retention into --audit-archive-bucket
-/// (registry/audit_archive.hpp). A missing bucket is not a startup error (an installation creates its buckets
-/// through S3 once depotd runs): like every other failure (the chain does not verify, the store refuses the
-/// write) it is logged, leaves every row in place, and the next pass tries again.
+/// (registry/service/audit_archive.hpp). A missing bucket is not a startup error (an installation creates its
+/// buckets through S3 once depotd runs): like every other failure (the chain does not verify, the store
+/// refuses the write) it is logged, leaves every row in place, and the next pass tries again.
 asio::awaitable<void> archive_old_audit_rows(services& svc, audit_retention_metrics& m)
 {
     try {
@@ -389,7 +389,7 @@ asio::awaitable<void> cleanup_loop(services& svc, asio::steady_timer& timer,
     }
 }
 
-/// Renews the lease of this process's intents (registry/content.hpp) every intent_renewal, until the
+/// Renews the lease of this process's intents (registry/service/content.hpp) every intent_renewal, until the
 /// timer is cancelled: after the last connection closed, since uploads still draining need their intents.
 asio::awaitable<void> intent_loop(services& svc, asio::steady_timer& timer)
 {
@@ -433,8 +433,8 @@ asio::awaitable<void> seal_loop(services& svc, asio::steady_timer& timer, const 
     }
 }
 
-/// The LISTEN half of the lookup cache (registry/lookup_cache.hpp): a thread of its own that feeds the
-/// cache the notices of schema 0012's triggers and tells it whether it is listening. Off without a TTL.
+/// The LISTEN half of the lookup cache (registry/service/lookup_cache.hpp): a thread of its own that feeds
+/// the cache the notices of schema 0012's triggers and tells it whether it is listening. Off without a TTL.
 class lookup_cache_listener
 {
 public:

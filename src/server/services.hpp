@@ -49,13 +49,14 @@ struct services
     const config::options& opts;
     std::shared_ptr<pg::pool> db;
     std::shared_ptr<storage::blob_store> blobs;
-    /// Access keys and buckets in memory (registry/lookup_cache.hpp); used once `run` has its LISTEN up.
+    /// Access keys and buckets in memory (registry/service/lookup_cache.hpp); used once `run` has its LISTEN
+    /// up.
     registry::lookup_cache lookups;
     registry::identity_repository identities;
     registry::bucket_repository buckets;
     registry::object_service objects;
     registry::multipart_service multipart;
-    /// Bucket lifecycle configurations, and their execution by the cleanup (registry/lifecycle.hpp).
+    /// Bucket lifecycle configurations, and their execution by the cleanup (registry/service/lifecycle.hpp).
     registry::lifecycle_service lifecycle;
     registry::model_registry models;
     registry::snapshot_service snapshots;
@@ -67,7 +68,8 @@ struct services
     auth_failure_limiter auth_failures;
     /// Open connections per client address, kept by the accept loop.
     address_counter connections_per_address;
-    /// Webhook subscriptions and deliveries (registry/webhook_repository.hpp); set by `run` before serving.
+    /// Webhook subscriptions and deliveries (registry/repo/webhook_repository.hpp); set by `run` before
+    /// serving.
     std::shared_ptr<registry::webhook_repository> webhooks;
     /// The read cache (null when off) and the warm-up jobs; set by `run` before serving.
     std::shared_ptr<storage::cached_blob_store> cache;

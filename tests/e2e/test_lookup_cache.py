@@ -1,4 +1,4 @@
-"""The in-memory cache of access keys and buckets (registry/lookup_cache.hpp): S3 requests are answered from it,
+"""The in-memory cache of access keys and buckets (registry/service/lookup_cache.hpp): S3 requests are answered from it,
 and no change is missed — whether made through this depotd (seen by the very next request), through a second
 depotd on the same database, or with psql behind every depotd's back — and a lost LISTEN connection empties
 it.

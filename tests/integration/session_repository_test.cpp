@@ -1,6 +1,6 @@
-// Console sessions (registry/session_repository.hpp) on a real PostgreSQL: a session opened with an access
-// key or an API token authenticates with its whole cookie only, ends when it expires, is revoked or its
-// credential is, and the cleanup's purge deletes exactly the sessions that have ended.
+// Console sessions (registry/repo/session_repository.hpp) on a real PostgreSQL: a session opened with an
+// access key or an API token authenticates with its whole cookie only, ends when it expires, is revoked or
+// its credential is, and the cleanup's purge deletes exactly the sessions that have ended.
 #include "integration/test_db.hpp"
 #include "registry/repo/audit.hpp"
 #include "registry/repo/identity_repository.hpp"

@@ -1,6 +1,6 @@
 // depot-hash-bench: the CPU cost of each digest an upload computes, in seconds of CPU per GB, for every
-// implementation this CPU runs. The ingest path (src/registry/content.cpp) computes MD5 (the ETag) and
-// CRC64NVME always, SHA-256 of the whole body for an object's identity, SHA-256 of each 8 MiB dedup piece
+// implementation this CPU runs. The ingest path (src/registry/service/content.cpp) computes MD5 (the ETag)
+// and CRC64NVME always, SHA-256 of the whole body for an object's identity, SHA-256 of each 8 MiB dedup piece
 // when a body is more than one piece, and the client's flexible checksum; this prints what each costs and
 // what a PutObject and an UploadPart of a given size cost in digests with dedup on.
 //

@@ -1,8 +1,8 @@
 #pragma once
 /// \file
-/// The SQL of bucket lifecycle (registry/lifecycle.hpp decides what to do with it): the configurations in
-/// the bucket rows (schema 0022), the installation-wide lock of a pass, and the rows each kind of rule
-/// selects, page by page in (key, row id) order.
+/// The SQL of bucket lifecycle (registry/service/lifecycle.hpp decides what to do with it): the
+/// configurations in the bucket rows (schema 0022), the installation-wide lock of a pass, and the rows each
+/// kind of rule selects, page by page in (key, row id) order.
 
 #include "common/result.hpp"
 #include "registry/pg/pg.hpp"

@@ -1,4 +1,4 @@
-// What every model transaction records (registry/model_detail.hpp).
+// What every model transaction records (registry/repo/model_detail.hpp).
 #include "registry/repo/model_detail.hpp"
 
 #include "registry/repo/audit.hpp"

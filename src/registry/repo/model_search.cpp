@@ -1,4 +1,4 @@
-// Filtered model and version lists (registry/model_search.hpp).
+// Filtered model and version lists (registry/repo/model_search.hpp).
 #include "registry/repo/model_search.hpp"
 
 #include "registry/repo/model_detail.hpp"

@@ -1,8 +1,8 @@
 #pragma once
 /// \file
 /// The audit rows a request writes itself, outside the transaction of any change (which services record
-/// with append_audit, registry/audit.hpp): denials of authenticated callers and model downloads, each in a
-/// transaction of its own. The HTTP layer decides when one is due; this is where the rows are written.
+/// with append_audit, registry/repo/audit.hpp): denials of authenticated callers and model downloads, each in
+/// a transaction of its own. The HTTP layer decides when one is due; this is where the rows are written.
 
 #include "registry/pg/pg.hpp"
 #include "registry/repo/audit.hpp"

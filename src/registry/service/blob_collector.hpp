@@ -9,7 +9,7 @@
 ///
 /// Both only touch what is older than a grace age, so a write in flight (its blob committed a moment
 /// before its transaction commits) is never collected. A committed piece of a body still arriving (see
-/// registry/content.hpp) is named by an intent row, and is never collected while the intent is there,
+/// registry/service/content.hpp) is named by an intent row, and is never collected while the intent is there,
 /// whatever its age. Intents whose lease ran out (their depotd crashed, or lost the database for that long)
 /// are deleted first, in a transaction of their own: their pieces become ordinary unreferenced blobs, and
 /// the publish of their body, which needs every intent, fails instead. Safe with several depotd processes:

@@ -84,8 +84,8 @@ struct ingest_limits
     /// something needs it — a signed payload (`expected_sha256`), a SHA-256 checksum, or the digests of
     /// the pieces dedup cuts (a body in one piece is its own piece). See docs/ARCHITECTURE.md, "hashing".
     bool body_sha256 = true;
-    /// The body is written through a sealed view of the store (registry/sse.hpp) with this sealing: its
-    /// blobs are recorded as sealed and never shared, whatever `dedup` says.
+    /// The body is written through a sealed view of the store (registry/service/sse.hpp) with this sealing:
+    /// its blobs are recorded as sealed and never shared, whatever `dedup` says.
     sealing sealed = sealing::none;
 };
 

@@ -14,7 +14,7 @@
 ///   - AbortIncompleteMultipartUpload: uploads initiated DaysAfterInitiation ago are aborted.
 /// Blob references of model versions and snapshots are their own: expiring an object never reaches a
 /// frozen version's bytes. Every removal leaves the audit row its delete path writes, with actor "system"
-/// and credential "lifecycle". The SQL is registry/lifecycle_repository.hpp; the decisions are here.
+/// and credential "lifecycle". The SQL is registry/repo/lifecycle_repository.hpp; the decisions are here.
 
 #include "common/result.hpp"
 #include "registry/pg/pg.hpp"

@@ -74,7 +74,7 @@ private:
             if (offset_ < start + s.length) {
                 auto within = offset_ - start;
                 auto len = std::min<std::uint64_t>(s.length - within, remaining_);
-                // A sealed blob is read through a view that decrypts it (registry/sse.hpp).
+                // A sealed blob is read through a view that decrypts it (registry/service/sse.hpp).
                 auto view = sealed_view(store_, s.sealed, keys_);
                 if (!view)
                     co_return std::move(view).error();

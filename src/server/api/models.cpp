@@ -28,7 +28,8 @@ asio::awaitable<result<response>> list_models(request_context& ctx, const path_p
     auto t = co_await team_for(ctx, params);
     if (!t)
         co_return std::move(t).error();
-    // Filtered in SQL (registry/model_search.hpp), so a page is a page of matches and the cursor stays exact.
+    // Filtered in SQL (registry/repo/model_search.hpp), so a page is a page of matches and the cursor stays
+    // exact.
     std::vector<registry::model> rows;
     if (name->empty() && !*label) {
         rows = co_await ctx.svc->models.models(t->team.id, p->cursor, p->limit + 1);

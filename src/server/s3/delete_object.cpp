@@ -25,7 +25,8 @@ asio::awaitable<result<response>> delete_object(request_context& ctx)
                                      .version_id = *version_id,
                                      .owner_id = ctx.who.user_id,
                                      .bypass_governance = *bypass};
-    // Conditional deletes: checked with the delete, under the row lock (registry/conditional_delete.hpp).
+    // Conditional deletes: checked with the delete, under the row lock
+    // (registry/service/conditional_delete.hpp).
     if (ctx.get("if-none-match"))
         co_return make_error(errc::not_implemented,
                              "A header you provided implies functionality that is not implemented",

@@ -5,9 +5,9 @@
 /// bytes).
 ///
 /// - Keyed by blob id and chunk index. Blobs are immutable and content is deduplicated onto shared blobs
-///   (registry/content.hpp: identical (SHA-256, size) content is one blob), so a blob id names content: files
-///   that share content share cache entries, and nothing is ever invalidated, only evicted. `remove()` drops
-///   the blob's chunks.
+///   (registry/service/content.hpp: identical (SHA-256, size) content is one blob), so a blob id names
+///   content: files that share content share cache entries, and nothing is ever invalidated, only evicted.
+///   `remove()` drops the blob's chunks.
 /// - Single flight: concurrent readers of a missing chunk wait (without polling) for the one fetch that fills
 ///   it, and all see its outcome.
 /// - Disk tier: every chunk fetched from the inner store is also written to the directory (write-through), so
