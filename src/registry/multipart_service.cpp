@@ -1,6 +1,7 @@
 #include "registry/multipart_service.hpp"
 
 #include "common/hash.hpp"
+#include "common/json.hpp"
 #include "registry/audit.hpp"
 #include "registry/sql_util.hpp"
 #include "registry/transaction.hpp"
@@ -9,7 +10,6 @@
 #include "s3/names.hpp"
 
 #include <map>
-#include <nlohmann/json.hpp>
 
 namespace depot::registry {
 namespace {
@@ -626,8 +626,11 @@ multipart_service::complete_in(pg::connection& c, const multipart_upload& upload
     co_await sql(c, "UPDATE object_versions SET upload_id = $2 WHERE id = $1", row, upload.upload_id);
     const std::string numbers = bigint_array(part_numbers), offsets = bigint_array(part_offsets),
                       sizes = bigint_array(part_sizes);
-    nlohmann::json sums = part_checksums;
-    const std::string sums_json = sums.dump();
+    boost::json::array sums;
+    sums.reserve(part_checksums.size());
+    for (const auto& sum : part_checksums)
+        sums.push_back(json_string(sum));
+    const std::string sums_json = boost::json::serialize(sums);
     co_await sql(
         c,
         "INSERT INTO object_parts (version_row, part_number, offset_in_object, size, checksum) "
