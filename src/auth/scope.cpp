@@ -1,6 +1,6 @@
 #include "auth/scope.hpp"
 
-#include <nlohmann/json.hpp>
+#include "common/json.hpp"
 
 namespace depot::auth {
 
@@ -9,15 +9,16 @@ result<access_scope> parse_scope(std::string_view text)
     access_scope s;
     if (text.empty() || text == "null")
         return s;
-    auto doc = nlohmann::json::parse(text, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object())
+    auto doc = json_parse(text);
+    if (!doc || !doc->is_object())
         return make_error(errc::invalid_argument, "The scope must be a JSON object", "scope");
-    for (auto it = doc.begin(); it != doc.end(); ++it) {
-        const std::string& name = it.key();
+    for (const auto& member : doc->get_object()) {
+        const std::string name(member.key());
+        const auto& v = member.value();
         if (name == "read_only") {
-            if (!it->is_boolean())
+            if (!v.is_bool())
                 return make_error(errc::invalid_argument, "scope.read_only must be true or false", "scope");
-            s.read_only = it->get<bool>();
+            s.read_only = v.get_bool();
             continue;
         }
         if (name != "bucket" && name != "prefix" && name != "model" && name != "alias")
@@ -25,10 +26,10 @@ result<access_scope> parse_scope(std::string_view text)
                               "Unknown scope member '" + name +
                                   "' (known: read_only, bucket, prefix, model, alias)",
                               "scope");
-        if (!it->is_string() || it->get<std::string>().empty())
+        if (!v.is_string() || v.get_string().empty())
             return make_error(errc::invalid_argument, "scope." + name + " must be a non-empty string",
                               "scope");
-        auto value = it->get<std::string>();
+        std::string value(v.get_string());
         if (name == "bucket")
             s.bucket = value;
         else if (name == "prefix")
@@ -59,18 +60,19 @@ std::string scope_json(const access_scope& s)
 {
     if (s.unrestricted())
         return {};
-    nlohmann::json j = nlohmann::json::object();
+    // Members in name order: the stored text stays what earlier releases wrote.
+    boost::json::object j;
+    if (!s.alias.empty())
+        j["alias"] = json_string(s.alias);
+    if (!s.bucket.empty())
+        j["bucket"] = json_string(s.bucket);
+    if (!s.model.empty())
+        j["model"] = json_string(s.team + "/" + s.model);
+    if (!s.prefix.empty())
+        j["prefix"] = json_string(s.prefix);
     if (s.read_only)
         j["read_only"] = true;
-    if (!s.bucket.empty())
-        j["bucket"] = s.bucket;
-    if (!s.prefix.empty())
-        j["prefix"] = s.prefix;
-    if (!s.model.empty())
-        j["model"] = s.team + "/" + s.model;
-    if (!s.alias.empty())
-        j["alias"] = s.alias;
-    return j.dump();
+    return boost::json::serialize(j);
 }
 
 std::optional<scope_area> area_of(const access_scope& s, const model_location* model)

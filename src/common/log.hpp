@@ -4,8 +4,6 @@
 /// Never pass secrets, signatures or full Authorization headers as fields. Thread-safe; the level can be
 /// changed at run time.
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -13,17 +11,34 @@
 
 namespace depot::log {
 
-enum class level { debug = 0, info = 1, warn = 2, error = 3 };
+enum class level
+{
+    debug = 0,
+    info = 1,
+    warn = 2,
+    error = 3
+};
 
 /// Parses "debug", "info", "warn"/"warning", "error"; returns false on anything else.
 bool parse_level(std::string_view text, level& out);
 void set_level(level l);
 level get_level();
-inline bool enabled(level l) { return l >= get_level(); }
+inline bool enabled(level l)
+{
+    return l >= get_level();
+}
 
 /// A field value: string, integer or boolean (numbers are written as JSON numbers).
-struct value {
-    enum kind_t { string_kind, int_kind, uint_kind, double_kind, bool_kind } kind;
+struct value
+{
+    enum kind_t
+    {
+        string_kind,
+        int_kind,
+        uint_kind,
+        double_kind,
+        bool_kind
+    } kind;
     std::string s;
     long long i = 0;
     unsigned long long u = 0;
@@ -46,9 +61,21 @@ using field = std::pair<std::string_view, value>;
 /// Writes {"ts":..., "level":..., "msg":..., fields...} if `l` is enabled.
 void write(level l, std::string_view msg, std::initializer_list<field> fields = {});
 
-inline void debug(std::string_view msg, std::initializer_list<field> f = {}) { write(level::debug, msg, f); }
-inline void info(std::string_view msg, std::initializer_list<field> f = {}) { write(level::info, msg, f); }
-inline void warn(std::string_view msg, std::initializer_list<field> f = {}) { write(level::warn, msg, f); }
-inline void error(std::string_view msg, std::initializer_list<field> f = {}) { write(level::error, msg, f); }
+inline void debug(std::string_view msg, std::initializer_list<field> f = {})
+{
+    write(level::debug, msg, f);
+}
+inline void info(std::string_view msg, std::initializer_list<field> f = {})
+{
+    write(level::info, msg, f);
+}
+inline void warn(std::string_view msg, std::initializer_list<field> f = {})
+{
+    write(level::warn, msg, f);
+}
+inline void error(std::string_view msg, std::initializer_list<field> f = {})
+{
+    write(level::error, msg, f);
+}
 
 } // namespace depot::log

@@ -1,16 +1,16 @@
 #include "s3/post_policy.hpp"
 
 #include "common/http_date.hpp"
+#include "common/json.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <nlohmann/json.hpp>
 
 namespace depot::s3 {
 namespace {
 
-using json = nlohmann::json;
+namespace json = boost::json;
 
 error invalid(std::string_view why)
 {
@@ -32,7 +32,7 @@ std::string lower(std::string_view s)
 
 std::string json_quoted(std::string_view s)
 {
-    return json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
+    return json_quote(s);
 }
 
 std::string condition_text(std::string_view op, std::string_view field, std::string_view value)
@@ -40,18 +40,18 @@ std::string condition_text(std::string_view op, std::string_view field, std::str
     return "[\"" + std::string(op) + "\", \"$" + std::string(field) + "\", " + json_quoted(value) + "]";
 }
 
-std::optional<std::uint64_t> size_of(const json& j)
+std::optional<std::uint64_t> size_of(const json::value& j)
 {
-    if (j.is_number_unsigned())
-        return j.get<std::uint64_t>();
-    if (j.is_number_integer()) {
-        auto v = j.get<std::int64_t>();
+    if (j.is_uint64())
+        return j.get_uint64();
+    if (j.is_int64()) {
+        auto v = j.get_int64();
         if (v < 0)
             return std::nullopt;
         return static_cast<std::uint64_t>(v);
     }
     if (j.is_string()) {
-        const auto& s = j.get_ref<const std::string&>();
+        const auto& s = j.get_string();
         std::uint64_t v = 0;
         auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
         if (s.empty() || ec != std::errc{} || end != s.data() + s.size())
@@ -62,37 +62,39 @@ std::optional<std::uint64_t> size_of(const json& j)
 }
 
 /// "$name" → "name" (lower-case); nullopt without the '$'.
-std::optional<std::string> field_of(const json& j)
+std::optional<std::string> field_of(const json::value& j)
 {
     if (!j.is_string())
         return std::nullopt;
-    const auto& s = j.get_ref<const std::string&>();
+    const std::string_view s(j.get_string());
     if (s.size() < 2 || s.front() != '$')
         return std::nullopt;
-    return lower(std::string_view(s).substr(1));
+    return lower(s.substr(1));
 }
 
-result<void> parse_condition(const json& c, std::vector<policy_condition>& out)
+result<void> parse_condition(const json::value& value, std::vector<policy_condition>& out)
 {
-    if (c.is_object()) {
-        if (c.empty())
+    if (value.is_object()) {
+        const auto& o = value.get_object();
+        if (o.empty())
             return invalid("Invalid Simple-Condition: Simple-Conditions must have exactly one property "
                            "specified.");
-        for (auto it = c.begin(); it != c.end(); ++it) {
-            if (!it.value().is_string())
+        for (const auto& member : o) {
+            if (!member.value().is_string())
                 return invalid("Invalid Simple-Condition: value must be a string.");
             policy_condition pc;
             pc.what = policy_condition::kind::eq;
-            pc.field = lower(it.key());
-            pc.value = it.value().get<std::string>();
+            pc.field = lower(member.key());
+            pc.value = std::string(member.value().get_string());
             pc.text = condition_text("eq", pc.field, pc.value);
             out.push_back(std::move(pc));
         }
         return ok();
     }
-    if (!c.is_array() || c.empty() || !c[0].is_string())
+    if (!value.is_array() || value.get_array().empty() || !value.get_array()[0].is_string())
         return invalid("Invalid Condition: conditions must be objects or arrays.");
-    const auto op = lower(c[0].get<std::string>());
+    const auto& c = value.get_array();
+    const auto op = lower(c[0].get_string());
     policy_condition pc;
     if (op == "content-length-range") {
         if (c.size() != 3)
@@ -119,7 +121,7 @@ result<void> parse_condition(const json& c, std::vector<policy_condition>& out)
         return invalid("Invalid Condition: " + op + " takes a \"$field\" and a string value.");
     pc.what = op == "eq" ? policy_condition::kind::eq : policy_condition::kind::starts_with;
     pc.field = std::move(*field);
-    pc.value = c[2].get<std::string>();
+    pc.value = std::string(c[2].get_string());
     pc.text = condition_text(op, pc.field, pc.value);
     out.push_back(std::move(pc));
     return ok();
@@ -163,25 +165,27 @@ bool is_policy_exempt(std::string_view field) noexcept
 
 result<post_policy> parse_post_policy(std::string_view text)
 {
-    auto doc = json::parse(text, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object())
+    auto parsed_doc = json_parse(text);
+    if (!parsed_doc || !parsed_doc->is_object())
         return invalid("Invalid JSON.");
-    auto exp = doc.find("expiration");
-    if (exp == doc.end())
+    const auto& doc = parsed_doc->get_object();
+    const auto* exp = doc.if_contains("expiration");
+    if (exp == nullptr)
         return invalid("Policy missing expiration.");
     if (!exp->is_string())
         return invalid("Invalid 'expiration' value: it must be an ISO 8601 date.");
-    auto when = parse_iso8601(exp->get_ref<const std::string&>());
+    const std::string_view exp_text(exp->get_string());
+    auto when = parse_iso8601(exp_text);
     if (!when)
-        return invalid("Invalid 'expiration' value: '" + exp->get<std::string>() + "'");
-    auto conditions = doc.find("conditions");
-    if (conditions == doc.end())
+        return invalid("Invalid 'expiration' value: '" + utf8_lossy(exp_text) + "'");
+    const auto* conditions = doc.if_contains("conditions");
+    if (conditions == nullptr)
         return invalid("Policy missing conditions.");
     if (!conditions->is_array())
         return invalid("Invalid 'conditions' value: it must be a list.");
     post_policy out;
     out.expiration = *when;
-    for (const auto& c : *conditions)
+    for (const auto& c : conditions->get_array())
         if (auto parsed = parse_condition(c, out.conditions); !parsed)
             return std::move(parsed).error();
     return out;

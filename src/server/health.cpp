@@ -1,5 +1,6 @@
 #include "server/health.hpp"
 
+#include "common/json.hpp"
 #include "common/log.hpp"
 #include "common/metrics.hpp"
 #include "registry/pg/migrations.hpp"
@@ -14,7 +15,6 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
 
@@ -177,12 +177,13 @@ asio::awaitable<response> readiness_response(services& svc)
     try {
         const checks st = co_await current_checks(svc);
         const bool ready = st.database == "ok" && st.migrations == "ok" && st.blob_store == "ok";
-        nlohmann::json body = {
-            {"status", ready ? "ready" : "unready"},
-            {"checks",
-             {{"database", st.database}, {"migrations", st.migrations}, {"blob_store", st.blob_store}}}};
+        boost::json::object body;
+        body["status"] = ready ? "ready" : "unready";
+        body["checks"] = boost::json::object{{"database", json_string(st.database)},
+                                             {"migrations", json_string(st.migrations)},
+                                             {"blob_store", json_string(st.blob_store)}};
         res.status = ready ? http::status::ok : http::status::service_unavailable;
-        res.body = body.dump() + "\n";
+        res.body = boost::json::serialize(body) + "\n";
         if (last_state.exchange(ready ? 1 : 0) != (ready ? 1 : 0)) {
             if (ready)
                 log::info("ready");

@@ -1,4 +1,5 @@
 #include "common/http_date.hpp"
+#include "common/json.hpp"
 #include "integration/test_db.hpp"
 #include "registry/repo/audit.hpp"
 #include "registry/repo/bucket_repository.hpp"
@@ -12,7 +13,6 @@
 #include <boost/asio/this_coro.hpp>
 #include <chrono>
 #include <doctest/doctest.h>
-#include <nlohmann/json.hpp>
 
 using namespace depot;
 namespace asio = boost::asio;
@@ -127,16 +127,16 @@ TEST_CASE("archiving stores the rows as one object, then removes them with a row
         CHECK(co_await f.scalar("SELECT count(*) FROM audit_log WHERE id <= " + std::to_string(last)) == 0);
         // The object holds every archived row, chained.
         const std::string document = co_await f.read(done->key);
-        std::vector<nlohmann::json> lines;
+        std::vector<boost::json::value> lines;
         for (std::size_t at = 0; at < document.size();) {
             const auto end = document.find('\n', at);
-            lines.push_back(nlohmann::json::parse(document.substr(at, end - at)));
+            lines.push_back(boost::json::parse(document.substr(at, end - at)));
             at = end + 1;
         }
         REQUIRE(lines.size() == static_cast<std::size_t>(last));
         for (std::size_t i = 1; i < lines.size(); ++i)
-            CHECK(lines[i]["prev_hash"] == lines[i - 1]["hash"]);
-        CHECK(lines.back()["resource"] == "r4");
+            CHECK(lines[i].at("prev_hash") == lines[i - 1].at("hash"));
+        CHECK(lines.back().at("resource").as_string() == "r4");
         // The run's own row (actor "system": no request) follows the object's put.
         auto c = co_await f.pool->acquire();
         auto rs = co_await registry::sql(

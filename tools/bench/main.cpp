@@ -28,7 +28,7 @@ int main(int argc, char** argv)
         std::fputs(to_table(report).c_str(), stdout);
         if (!opts.json_file.empty()) {
             std::ofstream out(opts.json_file);
-            out << to_json(report).dump(2) << '\n';
+            out << boost::json::serialize(to_json(report)) << '\n';
             if (!out)
                 throw std::runtime_error("cannot write " + opts.json_file);
         }

@@ -54,11 +54,12 @@ double round3(double v)
     return std::round(v * 1000.0) / 1000.0;
 }
 
-nlohmann::json distribution_ms(latency_recorder& r)
+boost::json::object distribution_ms(latency_recorder& r)
 {
-    return {{"mean", round3(r.mean() / 1000)},           {"p50", round3(r.percentile(50) / 1000)},
-            {"p90", round3(r.percentile(90) / 1000)},    {"p99", round3(r.percentile(99) / 1000)},
-            {"p999", round3(r.percentile(99.9) / 1000)}, {"max", round3(r.max() / 1000)}};
+    return boost::json::object{
+        {"mean", round3(r.mean() / 1000)},           {"p50", round3(r.percentile(50) / 1000)},
+        {"p90", round3(r.percentile(90) / 1000)},    {"p99", round3(r.percentile(99) / 1000)},
+        {"p999", round3(r.percentile(99.9) / 1000)}, {"max", round3(r.max() / 1000)}};
 }
 
 double per_second(double amount, double seconds)
@@ -75,24 +76,33 @@ std::string fmt(const char* format, double v)
 
 } // namespace
 
-nlohmann::json to_json(run_report& r)
+boost::json::object to_json(run_report& r)
 {
-    nlohmann::json ops = nlohmann::json::object();
+    boost::json::object ops;
     for (auto& [name, s] : r.ops) {
-        ops[name] = {{"count", s.count},
-                     {"errors", s.errors},
-                     {"bytes", s.bytes},
-                     {"ops_per_s", round3(per_second(static_cast<double>(s.count), r.elapsed_s))},
-                     {"mb_per_s", round3(per_second(static_cast<double>(s.bytes) / 1e6, r.elapsed_s))},
-                     {"latency_ms", distribution_ms(s.latency)},
-                     {"ttfb_ms", distribution_ms(s.ttfb)}};
+        ops[name] = boost::json::object{
+            {"count", s.count},
+            {"errors", s.errors},
+            {"bytes", s.bytes},
+            {"ops_per_s", round3(per_second(static_cast<double>(s.count), r.elapsed_s))},
+            {"mb_per_s", round3(per_second(static_cast<double>(s.bytes) / 1e6, r.elapsed_s))},
+            {"latency_ms", distribution_ms(s.latency)},
+            {"ttfb_ms", distribution_ms(s.ttfb)}};
     }
-    nlohmann::json j = {{"workload", r.workload},           {"label", r.label},
-                        {"endpoint", r.endpoint},           {"object_size", r.object_size},
-                        {"concurrency", r.concurrency},     {"content", r.content},
-                        {"elapsed_s", round3(r.elapsed_s)}, {"prepared", r.prepared},
-                        {"prepare_s", round3(r.prepare_s)}, {"ops", ops},
-                        {"error_samples", r.error_samples}};
+    boost::json::array error_samples;
+    for (const auto& e : r.error_samples)
+        error_samples.push_back(json_string(e));
+    boost::json::object j = {{"workload", r.workload},
+                             {"label", r.label},
+                             {"endpoint", r.endpoint},
+                             {"object_size", r.object_size},
+                             {"concurrency", r.concurrency},
+                             {"content", r.content},
+                             {"elapsed_s", round3(r.elapsed_s)},
+                             {"prepared", r.prepared},
+                             {"prepare_s", round3(r.prepare_s)},
+                             {"ops", ops},
+                             {"error_samples", std::move(error_samples)}};
     if (r.workload == "list") {
         j["keys_listed"] = r.keys_listed;
         j["keys_per_s"] = round3(per_second(static_cast<double>(r.keys_listed), r.elapsed_s));

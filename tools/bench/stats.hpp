@@ -4,10 +4,11 @@
 /// time-to-first-byte sample (exact percentiles; a 15 s run of small objects keeps well under a million
 /// samples), and the report built from them (human table and JSON).
 
+#include "common/json.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -64,7 +65,7 @@ struct run_report
 
 /// The report as JSON: per op count, errors, ops_per_s, mb_per_s, bytes, latency_ms and ttfb_ms with mean,
 /// p50, p90, p99, p99.9 (key "p999") and max; plus keys_per_s for list.
-nlohmann::json to_json(run_report& r);
+boost::json::object to_json(run_report& r);
 
 /// The report as an aligned text table.
 std::string to_table(run_report& r);

@@ -19,12 +19,12 @@ int alias_command(const cli& c, const endpoint& ep)
         else
             for (const auto& a : items)
                 std::cout << str(a, "name") << "\t" << str(a, "version") << "\t"
-                          << (a.value("protected", false) ? "protected" : "") << "\n";
+                          << (flag(a, "protected") ? "protected" : "") << "\n";
         return 0;
     }
     if (p.size() >= 5 && p[1] == "set") {
         auto ref = parse_model_ref(p[2], false);
-        json body{{"version", p[4]}};
+        boost::json::object body{{"version", p[4]}};
         if (std::all_of(p[4].begin(), p[4].end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
             body["version"] = std::stoi(p[4]);
         auto a = api.call("PUT", ref.base() + "/aliases/" + seg(p[3]), body, if_match_header(c));

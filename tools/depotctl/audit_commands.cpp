@@ -1,11 +1,11 @@
 #include "audit_commands.hpp"
 
+#include "common/json.hpp"
 #include "registry/repo/audit.hpp"
 #include "registry/service/audit_archive.hpp"
 
 #include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
 namespace depot::ctl {
 namespace {
@@ -39,7 +39,7 @@ asio::awaitable<void> each_row(pg::pool& pool, registry::audit_query q, std::int
         if (!rows)
             throw failure(rows.error().message, 2);
         for (const auto& r : *rows) {
-            auto id = nlohmann::json::parse(r).at("id").get<std::int64_t>();
+            auto id = boost::json::parse(r).at("id").to_number<std::int64_t>();
             if (id > through_id)
                 co_return;
             line(r);
@@ -53,13 +53,13 @@ asio::awaitable<void> each_row(pg::pool& pool, registry::audit_query q, std::int
 void report(const registry::audit_verification& v, bool json)
 {
     if (json) {
-        nlohmann::json out{
+        boost::json::object out{
             {"rows", v.rows}, {"unsealed", v.unsealed}, {"anchor_id", v.anchor_id}, {"ok", !v.bad_row}};
         if (v.bad_row) {
             out["bad_row"] = *v.bad_row;
             out["problem"] = v.problem;
         }
-        std::cout << out.dump() << "\n";
+        std::cout << boost::json::serialize(out) << "\n";
     } else if (!v.bad_row) {
         std::cout << "audit log verified: " << v.rows << " rows"
                   << (v.anchor_id ? ", chained to archived row " + std::to_string(v.anchor_id)
@@ -124,12 +124,11 @@ asio::awaitable<void> run_audit(const cli& c, std::shared_ptr<pg::pool> pool,
         if (done->busy)
             throw failure("another audit archive is running (depotd's retention or depotctl); try again", 1);
         if (json)
-            std::cout << nlohmann::json{{"archived", done->archived},
-                                        {"first_row", done->first_row},
-                                        {"last_row", done->last_row},
-                                        {"bucket", done->bucket},
-                                        {"key", done->key}}
-                             .dump()
+            std::cout << boost::json::serialize(boost::json::object{{"archived", done->archived},
+                                                                    {"first_row", done->first_row},
+                                                                    {"last_row", done->last_row},
+                                                                    {"bucket", done->bucket},
+                                                                    {"key", done->key}})
                       << "\n";
         else if (done->archived == 0)
             std::cout << "nothing to archive\n";

@@ -27,7 +27,7 @@ int bucket_command(const cli& c, const endpoint& ep)
     const std::string one = "/api/v1/buckets/" + seg(p[2]);
     json b;
     if (p[1] == "set") {
-        json body = json::object();
+        boost::json::object body;
         if (c.has("--dedup"))
             body["dedup"] = on_off(c, "--dedup");
         if (c.has("--object-events"))
@@ -43,8 +43,8 @@ int bucket_command(const cli& c, const endpoint& ep)
         return 0;
     }
     std::cout << str(b, "name") << "  owner " << str(b, "owner") << "  dedup "
-              << (b.value("dedup", false) ? "on" : "off") << "  object events "
-              << (b.value("object_events", false) ? "on" : "off") << "\n";
+              << (flag(b, "dedup") ? "on" : "off") << "  object events "
+              << (flag(b, "object_events") ? "on" : "off") << "\n";
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include "cli.hpp"
 #include "command_line.hpp"
 #include "common/http_date.hpp"
+#include "common/json.hpp"
 #include "common/secret_box.hpp"
 #include "config/blob_store_factory.hpp"
 #include "config/options.hpp"
@@ -28,7 +29,6 @@
 #include <functional>
 #include <iostream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -43,7 +43,7 @@ namespace {
 /// The scope the SCOPE flags ask for, as canonical JSON ("" = none).
 std::string scope_of(const cli& c)
 {
-    nlohmann::json j = nlohmann::json::object();
+    boost::json::object j;
     if (c.has("--read-only"))
         j["read_only"] = true;
     for (const char* f : {"--bucket", "--prefix", "--model", "--alias"})
@@ -51,7 +51,7 @@ std::string scope_of(const cli& c)
             j[std::string(f + 2)] = c.get(f);
     if (j.empty())
         return {};
-    auto parsed = registry::parse_scope(j.dump());
+    auto parsed = registry::parse_scope(boost::json::serialize(j));
     if (!parsed)
         throw failure(parsed.error().message, 2);
     return registry::scope_json(*parsed);
@@ -171,7 +171,7 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
         auto conn = co_await pool->acquire();
         auto status = co_await pg::migrate(*conn);
         if (json)
-            std::cout << nlohmann::json{{"version", status.current}}.dump() << "\n";
+            std::cout << boost::json::serialize(boost::json::object{{"version", status.current}}) << "\n";
         else
             std::cout << "schema at version " << status.current << "\n";
         co_return;
@@ -188,10 +188,8 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
             if (!u)
                 throw failure(u.error().message);
             if (json)
-                std::cout << nlohmann::json{{"id", u->id},
-                                            {"display_name", u->display_name},
-                                            {"admin", u->is_admin}}
-                                 .dump()
+                std::cout << boost::json::serialize(boost::json::object{
+                                 {"id", u->id}, {"display_name", u->display_name}, {"admin", u->is_admin}})
                           << "\n";
             else
                 std::cout << "created user " << u->id << "\n";
@@ -199,7 +197,7 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
         }
         if (p[1] == "list") {
             auto users = co_await ids.list_users();
-            auto arr = nlohmann::json::array();
+            auto arr = boost::json::array();
             for (const auto& u : users) {
                 if (json)
                     arr.push_back({{"id", u.id},
@@ -212,7 +210,7 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
                               << "\n";
             }
             if (json)
-                std::cout << arr.dump() << "\n";
+                std::cout << boost::json::serialize(arr) << "\n";
             co_return;
         }
     }
@@ -231,12 +229,11 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
             if (c.has("--credentials-file"))
                 write_credentials(c.get("--credentials-file"), c.get("--profile", "default"), *k);
             if (json)
-                std::cout << nlohmann::json{{"access_key_id", k->access_key_id},
-                                            {"secret_access_key", k->secret},
-                                            {"user_id", k->user_id},
-                                            {"scope",
-                                             scope.empty() ? nlohmann::json() : nlohmann::json::parse(scope)}}
-                                 .dump()
+                std::cout << boost::json::serialize(boost::json::object{
+                                 {"access_key_id", k->access_key_id},
+                                 {"secret_access_key", k->secret},
+                                 {"user_id", k->user_id},
+                                 {"scope", scope.empty() ? boost::json::value() : boost::json::parse(scope)}})
                           << "\n";
             else
                 std::cout << "access_key_id: " << k->access_key_id << "\nsecret_access_key: " << k->secret
@@ -246,7 +243,7 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
         if (p[1] == "list") {
             need(3);
             auto keys = co_await ids.list_keys(p[2]);
-            auto arr = nlohmann::json::array();
+            auto arr = boost::json::array();
             for (const auto& k : keys) {
                 std::string state = k.revoked_at ? "revoked" : "active";
                 if (json)
@@ -254,13 +251,13 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
                         {{"access_key_id", k.access_key_id},
                          {"created_at", format_time(k.created_at)},
                          {"state", state},
-                         {"scope", k.scope.empty() ? nlohmann::json() : nlohmann::json::parse(k.scope)}});
+                         {"scope", k.scope.empty() ? boost::json::value() : boost::json::parse(k.scope)}});
                 else
                     std::cout << k.access_key_id << "\t" << format_time(k.created_at) << "\t" << state
                               << "\n";
             }
             if (json)
-                std::cout << arr.dump() << "\n";
+                std::cout << boost::json::serialize(arr) << "\n";
             co_return;
         }
         if (p[1] == "revoke") {
@@ -269,7 +266,9 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
             if (!r)
                 throw failure(r.error().message);
             if (json)
-                std::cout << nlohmann::json{{"revoked", "key"}, {"access_key_id", p[2]}}.dump() << "\n";
+                std::cout << boost::json::serialize(
+                                 boost::json::object{{"revoked", "key"}, {"access_key_id", p[2]}})
+                          << "\n";
             else
                 std::cout << "revoked " << p[2] << "\n";
             co_return;
@@ -285,12 +284,12 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
             const bool dry = c.has("--dry-run");
             auto r = co_await registry::collect_unreachable_blobs(*pool, *store, cutoff, dry);
             if (json)
-                std::cout << nlohmann::json{{"dry_run", dry},
-                                            {"blobs_scanned", r.scanned},
-                                            {"unreferenced_blobs", r.orphans},
-                                            {"unreferenced_bytes", r.orphan_bytes},
-                                            {"incomplete_writes", r.incomplete}}
-                                 .dump()
+                std::cout << boost::json::serialize(
+                                 boost::json::object{{"dry_run", dry},
+                                                     {"blobs_scanned", r.scanned},
+                                                     {"unreferenced_blobs", r.orphans},
+                                                     {"unreferenced_bytes", r.orphan_bytes},
+                                                     {"incomplete_writes", r.incomplete}})
                           << "\n";
             else
                 std::cout << (dry ? "would remove " : "removed ") << r.orphans << " unreferenced blobs ("
@@ -306,21 +305,21 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
             r = co_await registry::check_consistency(*pool, *store);
         }
         if (json) {
-            auto orphans = nlohmann::json::array();
+            auto orphans = boost::json::array();
             for (const auto& [id, size] : r.orphans)
                 orphans.push_back({{"blob", id}, {"size", size}});
-            auto refcounts = nlohmann::json::array();
+            auto refcounts = boost::json::array();
             for (const auto& [row, recorded, actual] : r.refcount_mismatches)
                 refcounts.push_back({{"row", row}, {"recorded", recorded}, {"actual", actual}});
-            std::cout << nlohmann::json{{"store_blobs", r.store_blobs},
-                                        {"registry_blobs", r.registry_blobs},
-                                        {"missing", r.missing},
-                                        {"orphans", orphans},
-                                        {"size_mismatches", r.size_mismatches},
-                                        {"refcount_mismatches", refcounts},
-                                        {"refcounts_repaired", repaired},
-                                        {"clean", r.clean()}}
-                             .dump()
+            std::cout << boost::json::serialize(boost::json::object{
+                             {"store_blobs", r.store_blobs},
+                             {"registry_blobs", r.registry_blobs},
+                             {"missing", boost::json::value_from(r.missing)},
+                             {"orphans", orphans},
+                             {"size_mismatches", boost::json::value_from(r.size_mismatches)},
+                             {"refcount_mismatches", refcounts},
+                             {"refcounts_repaired", repaired},
+                             {"clean", r.clean()}})
                       << "\n";
         } else {
             std::cout << r.store_blobs << " blobs in the store, " << r.registry_blobs << " in the registry\n";
@@ -352,9 +351,9 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
             if (!t)
                 throw failure(t.error().message);
             if (json)
-                std::cout
-                    << nlohmann::json{{"id", t->id}, {"token", t->token}, {"user_id", t->user_id}}.dump()
-                    << "\n";
+                std::cout << boost::json::serialize(boost::json::object{
+                                 {"id", t->id}, {"token", t->token}, {"user_id", t->user_id}})
+                          << "\n";
             else
                 std::cout << "id: " << t->id << "\ntoken: " << t->token
                           << "\n(the token is shown only now; store it safely)\n";
@@ -363,7 +362,7 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
         if (p[1] == "list") {
             need(3);
             auto list = co_await tokens.list(p[2]);
-            auto arr = nlohmann::json::array();
+            auto arr = boost::json::array();
             for (const auto& t : list) {
                 std::string state = t.revoked_at ? "revoked"
                                     : t.expires_at && *t.expires_at <= std::chrono::system_clock::now()
@@ -380,7 +379,7 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
                               << "\n";
             }
             if (json)
-                std::cout << arr.dump() << "\n";
+                std::cout << boost::json::serialize(arr) << "\n";
             co_return;
         }
         if (p[1] == "revoke") {
@@ -389,7 +388,8 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
             if (!r)
                 throw failure(r.error().message);
             if (json)
-                std::cout << nlohmann::json{{"revoked", "token"}, {"id", p[2]}}.dump() << "\n";
+                std::cout << boost::json::serialize(boost::json::object{{"revoked", "token"}, {"id", p[2]}})
+                          << "\n";
             else
                 std::cout << "revoked " << p[2] << "\n";
             co_return;

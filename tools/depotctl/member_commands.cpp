@@ -25,7 +25,7 @@ int member_command(const cli& c, const endpoint& ep)
     if (p[1] == "set") {
         if (p.size() < 5)
             throw failure("usage: depotctl member set TEAM USER ROLE (reader, writer or admin)", 2);
-        auto m = api.call("PUT", base + "/" + seg(p[3]), json{{"role", p[4]}});
+        auto m = api.call("PUT", base + "/" + seg(p[3]), boost::json::object{{"role", p[4]}});
         if (as_json)
             print_json(m);
         else

@@ -26,9 +26,9 @@ int model_command(const cli& c, const endpoint& ep)
         auto ref = parse_model_ref(p[2], false);
         if (!c.has("--bucket"))
             throw failure("model create needs --bucket (and --prefix, default MODEL/)", 2);
-        json body{{"name", ref.model},
-                  {"bucket", c.get("--bucket")},
-                  {"prefix", c.get("--prefix", ref.model + "/")}};
+        boost::json::object body{{"name", ref.model},
+                                 {"bucket", c.get("--bucket")},
+                                 {"prefix", c.get("--prefix", ref.model + "/")}};
         if (c.has("--description"))
             body["description"] = c.get("--description");
         auto m = api.call("POST", "/api/v1/teams/" + seg(ref.team) + "/models", body);
@@ -44,18 +44,18 @@ int model_command(const cli& c, const endpoint& ep)
         auto m = api.call("GET", ref.base());
         auto aliases = api.all(ref.base() + "/aliases");
         if (as_json) {
-            m["aliases"] = aliases;
+            m.as_object()["aliases"] = aliases;
             print_json(m);
             return 0;
         }
         std::cout << ref.team << "/" << ref.model << "  s3://" << str(m, "bucket") << "/" << str(m, "prefix")
                   << "\n  " << str(m, "version_count") << " versions, created by " << str(m, "created_by")
-                  << " at " << str(m, "created_at") << "\n  policy: " << m["policy"].dump() << "\n";
+                  << " at " << str(m, "created_at") << "\n  policy: " << str(m, "policy") << "\n";
         if (!str(m, "description").empty())
             std::cout << "  " << str(m, "description") << "\n";
         for (const auto& a : aliases)
             std::cout << "  alias " << str(a, "name") << " -> " << str(a, "version")
-                      << (a.value("protected", false) ? " (protected)" : "") << "\n";
+                      << (flag(a, "protected") ? " (protected)" : "") << "\n";
         return 0;
     }
     throw failure("usage: depotctl model create|list|show ...", 2);

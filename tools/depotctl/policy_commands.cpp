@@ -6,9 +6,9 @@
 
 namespace depot::ctl {
 
-json policy_body(const cli& c)
+boost::json::object policy_body(const cli& c)
 {
-    json p = json::object();
+    boost::json::object p;
     if (c.has("--required-approvals")) {
         try {
             p["required_approvals"] = std::stoi(c.get("--required-approvals"));
@@ -35,19 +35,21 @@ int policy_command(const cli& c, const endpoint& ep)
         auto policy = policy_body(c);
         if (policy.empty())
             throw failure("policy set needs --required-approvals, --approver-role or --protected-aliases", 2);
-        m = api.call("PATCH", ref.base(), json{{"policy", policy}});
+        m = api.call("PATCH", ref.base(), boost::json::object{{"policy", policy}});
     } else {
         m = api.call("GET", ref.base());
     }
-    const json& policy = m["policy"];
+    static const json none;
+    const auto* found = member(m, "policy");
+    const json& policy = found != nullptr ? *found : none;
     if (c.has("--json")) {
         print_json(policy);
         return 0;
     }
     std::cout << ref.team << "/" << ref.model << ": " << str(policy, "required_approvals")
               << " approval(s) by a " << str(policy, "approver_role") << " or higher; protected aliases:";
-    for (const auto& a : policy["protected_aliases"])
-        std::cout << " " << a.get<std::string>();
+    for (const auto& a : items(policy, "protected_aliases"))
+        std::cout << " " << std::string(a.as_string());
     std::cout << "\n";
     return 0;
 }

@@ -66,7 +66,7 @@ int pull_command(const cli& c, const endpoint& ep)
     };
     std::vector<item> all;
     for (const auto& f : files) {
-        item it{str(f, "path"), {}, f.value("size", std::uint64_t{0}), str(f, "sha256")};
+        item it{str(f, "path"), {}, static_cast<std::uint64_t>(ctl::number(f, "size")), str(f, "sha256")};
         it.dest = local_path(dir, it.path);
         all.push_back(std::move(it));
     }
@@ -150,13 +150,14 @@ int pull_command(const cli& c, const endpoint& ep)
     for (const auto& it : todo)
         bytes += it.size;
     if (as_json) {
-        print_json(json{{"team", ref.team},
-                        {"model", ref.model},
-                        {"version", v["number"]},
-                        {"files", files.size()},
-                        {"downloaded", todo.size()},
-                        {"downloaded_bytes", bytes},
-                        {"unchanged", unchanged}});
+        print_json(
+            boost::json::object{{"team", ref.team},
+                                {"model", ref.model},
+                                {"version", member(v, "number") != nullptr ? *member(v, "number") : json()},
+                                {"files", files.size()},
+                                {"downloaded", todo.size()},
+                                {"downloaded_bytes", bytes},
+                                {"unchanged", unchanged}});
         return 0;
     }
     std::cout << "version " << number << ": " << files.size() << " files verified in " << dir.string() << " ("

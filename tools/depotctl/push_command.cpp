@@ -194,11 +194,11 @@ int push_command(const cli& c, const endpoint& ep)
         std::sort(digests.begin(), digests.end());
         digests.erase(std::unique(digests.begin(), digests.end()), digests.end());
         for (std::size_t i = 0; i < digests.size(); i += lookup_batch) {
-            json batch = json::array();
+            boost::json::array batch;
             for (std::size_t j = i; j < std::min(digests.size(), i + lookup_batch); ++j)
-                batch.push_back(digests[j]);
-            auto found = api.call("POST", "/api/v1/content/lookup", json{{"sha256", batch}});
-            for (const auto& f : found["found"])
+                batch.emplace_back(digests[j]);
+            auto found = api.call("POST", "/api/v1/content/lookup", boost::json::object{{"sha256", batch}});
+            for (const auto& f : items(found, "found"))
                 known.insert(str(f, "sha256"));
         }
     }
@@ -231,7 +231,8 @@ int push_command(const cli& c, const endpoint& ep)
         http_request req;
         req.method = "POST";
         req.target = "/api/v1/buckets/" + seg(bucket) + "/objects";
-        req.body = json{{"key", prefix + f.path}, {"sha256", f.sha256}, {"size", f.size}}.dump();
+        req.body =
+            dump(boost::json::object{{"key", prefix + f.path}, {"sha256", f.sha256}, {"size", f.size}});
         req.headers.emplace_back("content-type", "application/json");
         auto resp = send_with_retry(conn, req);
         if (resp.status / 100 != 2)
@@ -269,7 +270,7 @@ int push_command(const cli& c, const endpoint& ep)
     std::uint64_t sent_bytes = 0;
     for (const auto* f : uploads)
         sent_bytes += f->size;
-    json summary{
+    boost::json::object summary{
         {"team", ref.team},           {"model", ref.model},           {"files", files.size()},
         {"uploaded", uploads.size()}, {"uploaded_bytes", sent_bytes}, {"deduplicated", by_digest.size()},
         {"removed", removed}};
@@ -284,8 +285,8 @@ int push_command(const cli& c, const endpoint& ep)
     std::cout << files.size() << " files: " << uploads.size() << " uploaded ("
               << human_bytes(double(sent_bytes)) << "), " << by_digest.size() << " already stored, "
               << removed << " removed from s3://" << bucket << "/" << prefix << "\n";
-    if (summary.contains("version"))
-        print_version(summary["version"]);
+    if (const auto* v = summary.if_contains("version"))
+        print_version(*v);
     return 0;
 }
 

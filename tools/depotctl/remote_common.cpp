@@ -136,12 +136,12 @@ model_ref parse_model_ref(const std::string& text, bool ref_allowed)
 [[noreturn]] void api_failure(const std::string& what, const http_response& resp)
 {
     std::string message = what + ": HTTP " + std::to_string(resp.status);
-    auto body = json::parse(resp.body, nullptr, false);
-    if (body.is_object()) {
-        if (body.contains("title") && body["title"].is_string())
-            message += " " + body["title"].get<std::string>();
-        if (body.contains("detail") && body["detail"].is_string())
-            message += ": " + body["detail"].get<std::string>();
+    auto body = json_parse(resp.body);
+    if (body && body->is_object()) {
+        if (const auto* title = member(*body, "title"); title && title->is_string())
+            message += " " + std::string(title->get_string());
+        if (const auto* detail = member(*body, "detail"); detail && detail->is_string())
+            message += ": " + std::string(detail->get_string());
     } else if (!resp.body.empty()) {
         // S3 errors are XML: the Code and Message elements.
         pugi::xml_document doc;
@@ -153,17 +153,51 @@ model_ref parse_model_ref(const std::string& text, bool ref_allowed)
     throw failure(message);
 }
 
+const json* member(const json& o, std::string_view field) noexcept
+{
+    const auto* obj = o.if_object();
+    return obj == nullptr ? nullptr : obj->if_contains(field);
+}
+
+const boost::json::array& items(const json& o, std::string_view field) noexcept
+{
+    static const boost::json::array none;
+    const auto* m = member(o, field);
+    return m != nullptr && m->is_array() ? m->get_array() : none;
+}
+
+bool flag(const json& o, std::string_view field) noexcept
+{
+    const auto* m = member(o, field);
+    return m != nullptr && m->is_bool() && m->get_bool();
+}
+
+double number(const json& o, std::string_view field) noexcept
+{
+    const auto* m = member(o, field);
+    if (m == nullptr || !m->is_number())
+        return 0;
+    boost::system::error_code ec;
+    const auto d = m->to_number<double>(ec);
+    return ec ? 0 : d;
+}
+
+std::string dump(const json& j)
+{
+    return boost::json::serialize(j);
+}
+
 std::string str(const json& o, const char* field)
 {
-    auto it = o.find(field);
-    if (it == o.end() || it->is_null())
+    const auto* m = member(o, field);
+    if (m == nullptr || m->is_null())
         return {};
-    return it->is_string() ? it->get<std::string>() : it->dump();
+    return m->is_string() ? std::string(m->get_string()) : dump(*m);
 }
 
 void print_json(const json& j)
 {
-    std::cout << j.dump() << "\n";
+    std::cout << dump(j) << "\n";
 }
 
 void print_version(const json& v)
@@ -172,12 +206,12 @@ void print_version(const json& v)
     if (!str(v, "label").empty())
         std::cout << " (" << str(v, "label") << ")";
     std::cout << "  " << str(v, "state") << "  " << str(v, "file_count") << " files, "
-              << human_bytes(v.value("total_bytes", 0.0)) << "  by " << str(v, "created_by") << " at "
+              << human_bytes(number(v, "total_bytes")) << "  by " << str(v, "created_by") << " at "
               << str(v, "created_at");
-    if (v.contains("aliases") && !v["aliases"].empty()) {
+    if (const auto& aliases = items(v, "aliases"); !aliases.empty()) {
         std::cout << "  aliases:";
-        for (const auto& a : v["aliases"])
-            std::cout << " " << (a.is_string() ? a.get<std::string>() : str(a, "name"));
+        for (const auto& a : aliases)
+            std::cout << " " << (a.is_string() ? std::string(a.get_string()) : str(a, "name"));
     }
     std::cout << "\n";
 }
@@ -185,12 +219,12 @@ void print_version(const json& v)
 /// The version fields of `version create` and `push`.
 json version_body(const cli& c)
 {
-    json body = json::object();
-    for (auto [flag, field] : {std::pair{"--label", "label"}, std::pair{"--description", "description"},
-                               std::pair{"--framework", "framework"}, std::pair{"--format", "format"},
-                               std::pair{"--run-url", "run_url"}, std::pair{"--snapshot", "snapshot"}})
-        if (c.has(flag))
-            body[field] = c.get(flag);
+    boost::json::object body;
+    for (auto [option, field] : {std::pair{"--label", "label"}, std::pair{"--description", "description"},
+                                 std::pair{"--framework", "framework"}, std::pair{"--format", "format"},
+                                 std::pair{"--run-url", "run_url"}, std::pair{"--snapshot", "snapshot"}})
+        if (c.has(option))
+            body[field] = c.get(option);
     if (c.has("--parent")) {
         try {
             body["parent"] = std::stoi(c.get("--parent"));
@@ -198,13 +232,13 @@ json version_body(const cli& c)
             throw failure("--parent needs a version number", 2);
         }
     }
-    for (auto [flag, field] : {std::pair{"--labels", "labels"}, std::pair{"--metrics", "metrics"}}) {
-        if (!c.has(flag))
+    for (auto [option, field] : {std::pair{"--labels", "labels"}, std::pair{"--metrics", "metrics"}}) {
+        if (!c.has(option))
             continue;
-        auto parsed = json::parse(c.get(flag), nullptr, false);
-        if (!parsed.is_object())
-            throw failure(std::string(flag) + " needs a JSON object", 2);
-        body[field] = parsed;
+        auto parsed = json_parse(c.get(option));
+        if (!parsed || !parsed->is_object())
+            throw failure(std::string(option) + " needs a JSON object", 2);
+        body[field] = std::move(*parsed);
     }
     return body;
 }
@@ -260,13 +294,13 @@ std::vector<std::pair<std::string, std::string>> if_match_header(const cli& c)
 
 json comma_list(const std::string& text)
 {
-    json out = json::array();
+    boost::json::array out;
     std::size_t start = 0;
     while (start <= text.size()) {
         auto comma = text.find(',', start);
         auto item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
         if (!item.empty())
-            out.push_back(item);
+            out.emplace_back(item);
         if (comma == std::string::npos)
             break;
         start = comma + 1;
@@ -276,13 +310,13 @@ json comma_list(const std::string& text)
 
 json scope_body(const cli& c)
 {
-    json j = json::object();
+    boost::json::object j;
     if (c.has("--read-only"))
         j["read_only"] = true;
     for (const char* f : {"--bucket", "--prefix", "--model", "--alias"})
         if (c.has(f))
             j[std::string(f + 2)] = c.get(f);
-    return j.empty() ? json() : j;
+    return j.empty() ? json() : json(std::move(j));
 }
 
 json expires_in_body(const cli& c)

@@ -5,18 +5,30 @@
 /// references, output helpers.
 
 #include "cli.hpp"
+#include "common/json.hpp"
 #include "http_client.hpp"
 #include "transfer.hpp"
 
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace depot::ctl {
 
-using nlohmann::json;
+/// A JSON value (Boost.JSON, Depot's one JSON library: common/json.hpp).
+using json = boost::json::value;
+
+/// The member `field` of `o` (nullptr when `o` is not an object or has no such member).
+const json* member(const json& o, std::string_view field) noexcept;
+/// The elements of the array member `field` (none when absent or not an array).
+const boost::json::array& items(const json& o, std::string_view field) noexcept;
+/// Whether the member `field` is the boolean true.
+bool flag(const json& o, std::string_view field) noexcept;
+/// The numeric member `field` as a double (0 when absent or not a number).
+double number(const json& o, std::string_view field) noexcept;
+/// `j` as compact JSON text.
+std::string dump(const json& j);
 
 /// Where depotd is and who we are: flags, then DEPOT_* / AWS_* variables, then the AWS config and
 /// credentials files. Throws failure (exit 2) when there are no credentials.
@@ -54,34 +66,35 @@ public:
         req.target = path;
         req.headers = std::move(headers);
         if (!body.is_null()) {
-            req.body = body.dump();
+            req.body = dump(body);
             req.headers.emplace_back("content-type", "application/json");
         }
         auto resp = send_with_retry(conn_, req);
         if (resp.status / 100 != 2)
             api_failure(method + " " + path, resp);
         if (resp.body.empty())
-            return json::object();
-        auto parsed = json::parse(resp.body, nullptr, false);
-        if (parsed.is_discarded())
+            return boost::json::object();
+        auto parsed = json_parse(resp.body);
+        if (!parsed)
             throw failure(method + " " + path + ": the answer is not JSON");
-        return parsed;
+        return std::move(*parsed);
     }
 
     /// Every item of a paginated list.
-    json all(const std::string& path)
+    boost::json::array all(const std::string& path)
     {
-        json items = json::array();
+        boost::json::array all_items;
         std::string cursor;
         const char sep = path.find('?') == std::string::npos ? '?' : '&';
         for (;;) {
             auto target = path + sep + "limit=1000" + (cursor.empty() ? "" : "&cursor=" + seg(cursor));
             auto page = call("GET", target);
-            for (auto& item : page["items"])
-                items.push_back(std::move(item));
-            if (!page.contains("next_cursor") || page["next_cursor"].is_null())
-                return items;
-            cursor = page["next_cursor"].get<std::string>();
+            for (const auto& item : items(page, "items"))
+                all_items.push_back(item);
+            const auto* next = member(page, "next_cursor");
+            if (next == nullptr || !next->is_string())
+                return all_items;
+            cursor = std::string(next->get_string());
         }
     }
 
@@ -127,7 +140,7 @@ int token_command(const cli& c, const endpoint& ep);
 /// "a,b,c" -> ["a", "b", "c"].
 json comma_list(const std::string& text);
 /// The approval policy fields --required-approvals, --approver-role, --protected-aliases ask for.
-json policy_body(const cli& c);
+boost::json::object policy_body(const cli& c);
 /// The scope SCOPE flags ask for, as a JSON object (null for none).
 json scope_body(const cli& c);
 /// --expires-in as seconds (absent: null). Throws failure (exit 2) unless positive.

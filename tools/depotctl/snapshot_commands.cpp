@@ -34,7 +34,7 @@ int snapshot_command(const cli& c, const endpoint& ep)
     const auto one = base + "/" + seg(p[3]);
     json result;
     if (verb == "create") {
-        json body{{"name", p[3]}};
+        boost::json::object body{{"name", p[3]}};
         if (c.has("--prefix"))
             body["prefix"] = c.get("--prefix");
         result = api.call("POST", base, body);
@@ -48,7 +48,7 @@ int snapshot_command(const cli& c, const endpoint& ep)
             std::cout << "deleted snapshot " << p[3] << " of " << p[2] << "\n";
         return 0;
     } else if (verb == "restore") {
-        json body = json::object();
+        boost::json::object body;
         for (auto [flag, field] :
              {std::pair{"--target-bucket", "target_bucket"}, std::pair{"--target-prefix", "target_prefix"},
               std::pair{"--prefix", "prefix"}})
@@ -57,7 +57,7 @@ int snapshot_command(const cli& c, const endpoint& ep)
         result = api.call("POST", one + "/restore", body);
         if (!as_json) {
             std::cout << "restored " << str(result, "objects") << " objects ("
-                      << human_bytes(result.value("logical_bytes", 0.0)) << ", no bytes copied) into s3://"
+                      << human_bytes(number(result, "logical_bytes")) << ", no bytes copied) into s3://"
                       << str(result, "target_bucket") << "/" << c.get("--target-prefix") << "\n";
             return 0;
         }

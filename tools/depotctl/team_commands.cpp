@@ -23,7 +23,7 @@ int team_command(const cli& c, const endpoint& ep)
     if (p.size() < 3)
         throw failure("usage: depotctl team " + p[1] + " TEAM", 2);
     if (p[1] == "create") {
-        json body{{"name", p[2]}};
+        boost::json::object body{{"name", p[2]}};
         auto policy = policy_body(c);
         if (!policy.empty())
             body["default_policy"] = policy;
@@ -37,15 +37,15 @@ int team_command(const cli& c, const endpoint& ep)
     // show
     const std::string base = "/api/v1/teams/" + seg(p[2]);
     auto t = api.call("GET", base);
-    t["members"] = api.all(base + "/members");
+    t.as_object()["members"] = api.all(base + "/members");
     if (as_json) {
         print_json(t);
         return 0;
     }
     std::cout << str(t, "name") << "  created " << str(t, "created_at")
               << "  your role: " << (str(t, "role").empty() ? "-" : str(t, "role"))
-              << "\n  default policy: " << t["default_policy"].dump() << "\n";
-    for (const auto& m : t["members"])
+              << "\n  default policy: " << str(t, "default_policy") << "\n";
+    for (const auto& m : items(t, "members"))
         std::cout << "  member " << str(m, "user") << "\t" << str(m, "role") << "\n";
     return 0;
 }

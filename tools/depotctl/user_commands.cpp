@@ -8,9 +8,9 @@ namespace depot::ctl {
 namespace {
 
 /// POST body of a key or token for `user` with the SCOPE and --expires-in flags.
-json credential_body(const cli& c, const std::string& user)
+boost::json::object credential_body(const cli& c, const std::string& user)
 {
-    json body{{"user", user}};
+    boost::json::object body{{"user", user}};
     if (auto scope = scope_body(c); !scope.is_null())
         body["scope"] = scope;
     if (auto expires = expires_in_body(c); !expires.is_null())
@@ -43,11 +43,11 @@ int user_command(const cli& c, const endpoint& ep)
         else
             for (const auto& u : items)
                 std::cout << str(u, "id") << "\t" << str(u, "display_name") << "\t"
-                          << (u.value("admin", false) ? "admin" : "") << "\n";
+                          << (flag(u, "admin") ? "admin" : "") << "\n";
         return 0;
     }
     need(c, 3, "user create ID [--display-name N] [--email E] [--admin]");
-    json body{{"id", p[2]}, {"admin", c.has("--admin")}};
+    boost::json::object body{{"id", p[2]}, {"admin", c.has("--admin")}};
     if (c.has("--display-name"))
         body["display_name"] = c.get("--display-name");
     if (c.has("--email"))

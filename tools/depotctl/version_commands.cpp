@@ -43,7 +43,7 @@ int version_command(const cli& c, const endpoint& ep)
     if (verb == "show") {
         auto v = api.call("GET", vpath);
         if (c.has("--files"))
-            v["files"] = api.all(vpath + "/files");
+            v.as_object()["files"] = api.all(vpath + "/files");
         if (as_json) {
             print_json(v);
             return 0;
@@ -51,12 +51,12 @@ int version_command(const cli& c, const endpoint& ep)
         print_version(v);
         if (!str(v, "description").empty())
             std::cout << "  " << str(v, "description") << "\n";
-        if (v.contains("metrics") && !v["metrics"].empty())
-            std::cout << "  metrics: " << v["metrics"].dump() << "\n";
-        if (v.contains("files"))
-            for (const auto& f : v["files"])
-                std::cout << "  " << str(f, "sha256").substr(0, 12) << "  " << str(f, "size") << "\t"
-                          << str(f, "path") << "\n";
+        if (const auto* metrics = member(v, "metrics");
+            metrics && metrics->is_object() && !metrics->get_object().empty())
+            std::cout << "  metrics: " << str(v, "metrics") << "\n";
+        for (const auto& f : items(v, "files"))
+            std::cout << "  " << str(f, "sha256").substr(0, 12) << "  " << str(f, "size") << "\t"
+                      << str(f, "path") << "\n";
         return 0;
     }
     if (verb == "diff") {
@@ -67,17 +67,17 @@ int version_command(const cli& c, const endpoint& ep)
             print_json(d);
             return 0;
         }
-        for (const auto& f : d["added"])
+        for (const auto& f : items(d, "added"))
             std::cout << "+ " << str(f, "path") << "\n";
-        for (const auto& f : d["removed"])
+        for (const auto& f : items(d, "removed"))
             std::cout << "- " << str(f, "path") << "\n";
-        for (const auto& f : d["changed"])
+        for (const auto& f : items(d, "changed"))
             std::cout << "~ " << str(f, "path") << "\n";
         return 0;
     }
     static const std::set<std::string> transitions = {"submit", "approve", "reject", "deprecate", "archive"};
     if (transitions.count(verb)) {
-        json body = json::object();
+        boost::json::object body;
         if (c.has("--comment"))
             body["comment"] = c.get("--comment");
         auto v = api.call("POST", vpath + "/" + verb, body);

@@ -21,10 +21,10 @@ void print_warmup(const json& w)
 void print_warmup_progress(const json& w)
 {
     print_warmup(w);
-    for (const auto& p : w["progress"])
+    for (const auto& p : items(w, "progress"))
         std::cout << "  " << str(p, "instance") << "\t" << str(p, "state") << "\t" << str(p, "files_done")
-                  << "/" << str(p, "files_total") << " files\t" << human_bytes(p.value("bytes_done", 0.0))
-                  << " of " << human_bytes(p.value("bytes_total", 0.0)) << "\t" << str(p, "percent") << " %\t"
+                  << "/" << str(p, "files_total") << " files\t" << human_bytes(number(p, "bytes_done"))
+                  << " of " << human_bytes(number(p, "bytes_total")) << "\t" << str(p, "percent") << " %\t"
                   << str(p, "errors") << " errors"
                   << (str(p, "last_error").empty() ? std::string() : "\t" + str(p, "last_error")) << "\n";
 }
@@ -44,7 +44,7 @@ int warmup_command(const cli& c, const endpoint& ep)
         auto m = parse_model_ref(p[2], true);
         if (c.has("--alias") && !m.ref.empty())
             throw failure("give either TEAM/MODEL:VERSION or --alias, not both", 2);
-        json body = json::object();
+        boost::json::object body;
         if (!m.ref.empty())
             body["version"] = m.ref;
         else

@@ -10,12 +10,12 @@ namespace {
 
 void print_webhook(const json& w)
 {
-    std::cout << str(w, "id") << "\t" << (w.value("enabled", false) ? "enabled" : "DISABLED") << "\t"
+    std::cout << str(w, "id") << "\t" << (flag(w, "enabled") ? "enabled" : "DISABLED") << "\t"
               << str(w, "url");
-    if (w.contains("event_types") && !w["event_types"].empty()) {
+    if (!items(w, "event_types").empty()) {
         std::cout << "\tevents:";
-        for (const auto& t : w["event_types"])
-            std::cout << " " << t.get<std::string>();
+        for (const auto& t : items(w, "event_types"))
+            std::cout << " " << std::string(t.as_string());
     } else {
         std::cout << "\tevents: all";
     }
@@ -56,7 +56,7 @@ int webhook_command(const cli& c, const endpoint& ep)
     }
     if (verb == "create") {
         need(4, "TEAM URL [--events T1,T2] [--model M] [--bucket B] [--description D]");
-        json body{{"url", p[3]}};
+        boost::json::object body{{"url", p[3]}};
         if (c.has("--events"))
             body["event_types"] = comma_list(c.get("--events"));
         for (auto [flag, field] : {std::pair{"--model", "model"}, std::pair{"--bucket", "bucket"},
@@ -78,7 +78,7 @@ int webhook_command(const cli& c, const endpoint& ep)
     if (verb == "show") {
         result = api.call("GET", one);
     } else if (verb == "update" || verb == "enable" || verb == "disable") {
-        json body = json::object();
+        boost::json::object body;
         if (verb != "update")
             body["enabled"] = verb == "enable";
         if (c.has("--url"))
@@ -96,7 +96,7 @@ int webhook_command(const cli& c, const endpoint& ep)
             std::cout << "deleted webhook " << p[3] << "\n";
         return 0;
     } else if (verb == "rotate") {
-        json body = json::object();
+        boost::json::object body;
         if (c.has("--overlap")) {
             try {
                 body["overlap_seconds"] = std::stol(c.get("--overlap"));
@@ -115,7 +115,7 @@ int webhook_command(const cli& c, const endpoint& ep)
             return 0;
         }
     } else if (verb == "ping") {
-        result = api.call("POST", one + "/ping", json::object());
+        result = api.call("POST", one + "/ping", boost::json::object());
         if (!as_json) {
             std::cout << "queued " << str(result, "event_type") << " " << str(result, "event_id") << "\n";
             return 0;
@@ -125,7 +125,7 @@ int webhook_command(const cli& c, const endpoint& ep)
         if (!as_json) {
             std::cout << str(result, "id") << "\t" << str(result, "event_type") << "\t"
                       << str(result, "event_id") << "\t" << str(result, "state") << "\n";
-            for (const auto& a : result["attempt_log"])
+            for (const auto& a : items(result, "attempt_log"))
                 std::cout << "  attempt " << str(a, "number") << "  " << str(a, "started_at") << "  "
                           << (str(a, "status").empty() ? std::string("-") : str(a, "status")) << "  "
                           << str(a, "latency_ms") << " ms  " << str(a, "instance") << "  " << str(a, "error")
@@ -146,7 +146,7 @@ int webhook_command(const cli& c, const endpoint& ep)
         return 0;
     } else if (verb == "redeliver") {
         need(5, "TEAM ID DELIVERY");
-        result = api.call("POST", one + "/deliveries/" + seg(p[4]) + "/redeliver", json::object());
+        result = api.call("POST", one + "/deliveries/" + seg(p[4]) + "/redeliver", boost::json::object());
         if (!as_json) {
             std::cout << "queued delivery " << str(result, "id") << " (" << str(result, "event_type")
                       << ")\n";

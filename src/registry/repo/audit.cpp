@@ -1,11 +1,11 @@
 #include "registry/repo/audit.hpp"
 
 #include "common/hash.hpp"
+#include "common/json.hpp"
 #include "registry/repo/sql_util.hpp"
 
 #include <array>
 #include <atomic>
-#include <nlohmann/json.hpp>
 #include <utility>
 #include <vector>
 
@@ -28,7 +28,7 @@ const audit_context& system_audit_context()
 
 std::string audit_quote(std::string_view s)
 {
-    return nlohmann::json(std::string(s)).dump();
+    return json_quote(s);
 }
 
 asio::awaitable<std::int64_t> append_audit(pg::connection& c, const audit_context& ctx,

@@ -1,9 +1,9 @@
 #include "registry/repo/events.hpp"
 
+#include "common/json.hpp"
 #include "registry/repo/sql_util.hpp"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 
 namespace depot::registry::events {
 
@@ -14,7 +14,7 @@ bool is_event_type(std::string_view type) noexcept
 
 std::string quote(std::string_view s)
 {
-    return nlohmann::json(std::string(s)).dump();
+    return json_quote(s);
 }
 
 asio::awaitable<std::int64_t> emit(pg::connection& c, const event_spec& e)
@@ -81,18 +81,19 @@ asio::awaitable<void> emit_object_event(pg::connection& c, std::string_view buck
                                         std::string_view version_id, std::uint64_t size,
                                         std::string_view etag, std::string_view actor)
 {
-    nlohmann::json data = {{"bucket", std::string(bucket_name)},
-                           {"key", std::string(key)},
-                           {"version_id", std::string(version_id)},
-                           {"actor", std::string(actor)}};
-    if (type == "object.created") {
+    boost::json::object data;
+    data["actor"] = json_string(actor);
+    data["bucket"] = json_string(bucket_name);
+    if (type == "object.created")
+        data["etag"] = json_string("\"" + std::string(etag) + "\"");
+    data["key"] = json_string(key);
+    if (type == "object.created")
         data["size"] = size;
-        data["etag"] = "\"" + std::string(etag) + "\"";
-    }
+    data["version_id"] = json_string(version_id);
     event_spec e{.type = type,
                  .bucket_id = bucket_id,
                  .ordering_key = "o" + std::to_string(bucket_id) + "/" + std::string(key),
-                 .data_json = data.dump()};
+                 .data_json = boost::json::serialize(data)};
     co_await emit(c, e);
 }
 

@@ -1,11 +1,10 @@
 // The SQL of multipart uploads (registry/repo/multipart_uploads.hpp).
 #include "registry/repo/multipart_uploads.hpp"
 
+#include "common/json.hpp"
 #include "registry/repo/sql_util.hpp"
 #include "registry/repo/versions.hpp"
 #include "registry/service/sse.hpp"
-
-#include <nlohmann/json.hpp>
 
 namespace depot::registry {
 namespace {
@@ -227,8 +226,11 @@ asio::awaitable<void> insert_object_parts(pg::connection& c, std::int64_t versio
 {
     const std::string numbers = bigint_array(parts.numbers), offsets = bigint_array(parts.offsets),
                       sizes = bigint_array(parts.sizes);
-    nlohmann::json sums = parts.checksums;
-    const std::string sums_json = sums.dump();
+    boost::json::array sums;
+    sums.reserve(parts.checksums.size());
+    for (const auto& sum : parts.checksums)
+        sums.push_back(json_string(sum));
+    const std::string sums_json = boost::json::serialize(sums);
     co_await sql(
         c,
         "INSERT INTO object_parts (version_row, part_number, offset_in_object, size, checksum) "

@@ -1,45 +1,67 @@
 #include "registry/repo/versions.hpp"
 
+#include "common/json.hpp"
 #include "registry/repo/events.hpp"
 #include "registry/repo/sql_util.hpp"
 #include "registry/service/content.hpp"
 #include "s3/conditions.hpp"
 
-#include <nlohmann/json.hpp>
 #include <random>
 
 namespace depot::registry {
 
+namespace {
+
+/// [[name, value], ...]: the column format of user metadata and tags (order kept).
+template <class Range, class Project>
+std::string pairs_json(const Range& items, Project project)
+{
+    boost::json::array j;
+    j.reserve(std::size(items));
+    for (const auto& item : items) {
+        const auto& [name, value] = project(item);
+        j.push_back(boost::json::array{json_string(name), json_string(value)});
+    }
+    return boost::json::serialize(j);
+}
+
+/// The pairs of a [[name, value], ...] column (throws on a malformed one: the column is Depot's own).
+std::vector<std::pair<std::string, std::string>> pairs_from_json(std::string_view text)
+{
+    std::vector<std::pair<std::string, std::string>> out;
+    const auto doc = boost::json::parse(text);
+    for (const auto& pair : doc.as_array()) {
+        const auto& p = pair.as_array();
+        out.emplace_back(std::string(p.at(0).as_string()), std::string(p.at(1).as_string()));
+    }
+    return out;
+}
+
+} // namespace
+
 std::string metadata_json(const object_headers& h)
 {
-    auto j = nlohmann::json::array();
-    for (const auto& [name, value] : h.user_metadata)
-        j.push_back({name, value});
-    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return pairs_json(
+        h.user_metadata, [](const auto& p) -> const auto& { return p; });
 }
 
 std::vector<std::pair<std::string, std::string>> metadata_from_json(std::string_view text)
 {
-    std::vector<std::pair<std::string, std::string>> out;
-    auto j = nlohmann::json::parse(text);
-    for (const auto& pair : j)
-        out.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
-    return out;
+    return pairs_from_json(text);
 }
 
 std::string tags_json(const std::vector<s3::tag>& tags)
 {
-    auto j = nlohmann::json::array();
-    for (const auto& t : tags)
-        j.push_back({t.key, t.value});
-    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return pairs_json(tags, [](const s3::tag& t) {
+        return std::pair<const std::string&, const std::string&>(t.key, t.value);
+    });
 }
 
 std::vector<s3::tag> tags_from_json(std::string_view text)
 {
     std::vector<s3::tag> out;
-    for (const auto& pair : nlohmann::json::parse(text))
-        out.push_back(s3::tag{.key = pair.at(0).get<std::string>(), .value = pair.at(1).get<std::string>()});
+    for (auto& [key, value] : pairs_from_json(text))
+        out.push_back(s3::tag{.key = std::move(key), .value = std::move(value)});
     return out;
 }
 

@@ -1,12 +1,11 @@
 #include "registry/repo/warmup_repository.hpp"
 
+#include "common/json.hpp"
 #include "registry/repo/audit.hpp"
 #include "registry/repo/events.hpp"
 #include "registry/repo/sql_util.hpp"
 #include "registry/transaction.hpp"
 #include "storage/sealed/sealed_format.hpp"
-
-#include <nlohmann/json.hpp>
 
 namespace depot::registry {
 namespace {
@@ -14,17 +13,21 @@ namespace {
 std::vector<std::string> json_strings(std::string_view text)
 {
     std::vector<std::string> out;
-    auto j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_array())
-        for (const auto& e : j)
+    auto j = json_parse(text);
+    if (j && j->is_array())
+        for (const auto& e : j->get_array())
             if (e.is_string())
-                out.push_back(e.get<std::string>());
+                out.emplace_back(e.get_string());
     return out;
 }
 
 std::string json_array(const std::vector<std::string>& v)
 {
-    return nlohmann::json(v).dump();
+    boost::json::array j;
+    j.reserve(v.size());
+    for (const auto& s : v)
+        j.push_back(json_string(s));
+    return boost::json::serialize(j);
 }
 
 #define DEPOT_JOB_COLUMNS                                                                                    \
@@ -105,41 +108,43 @@ asio::awaitable<bool> try_complete(pg::connection& c, std::int64_t job_id)
     auto progress = co_await progress_of(c, job_id);
     bool finished = false, failed = false;
     std::int64_t errors = 0;
-    nlohmann::json instances = nlohmann::json::array();
+    boost::json::array instances;
     for (const auto& p : progress) {
         if (p.state == "running")
             continue;
         finished = true;
         failed = failed || p.state == "failed" || p.errors > 0;
         errors += p.errors;
-        instances.push_back(
-            {{"instance", p.instance},
-             {"state", p.state},
-             {"files_done", p.files_done},
-             {"files_total", p.files_total},
-             {"bytes_done", p.bytes_done},
-             {"bytes_total", p.bytes_total},
-             {"errors", p.errors},
-             {"last_error", p.last_error ? nlohmann::json(*p.last_error) : nlohmann::json()}});
+        boost::json::object instance;
+        instance["instance"] = json_string(p.instance);
+        instance["state"] = json_string(p.state);
+        instance["files_done"] = p.files_done;
+        instance["files_total"] = p.files_total;
+        instance["bytes_done"] = p.bytes_done;
+        instance["bytes_total"] = p.bytes_total;
+        instance["errors"] = p.errors;
+        instance["last_error"] = p.last_error ? json_string(*p.last_error) : boost::json::value(nullptr);
+        instances.push_back(std::move(instance));
     }
     if (!finished)
         co_return false;
     const std::string state = failed ? "failed" : "completed";
     co_await sql(c, "UPDATE warmup_jobs SET state = $2, finished_at = now() WHERE id = $1", job_id, state);
     auto bucket = co_await sql(c, "SELECT bucket_id FROM models WHERE id = $1", job.model_id);
-    nlohmann::json data = {{"team", job.team},
-                           {"model", job.model},
-                           {"warmup_id", job.id},
-                           {"version", job.version},
-                           {"alias", job.alias ? nlohmann::json(*job.alias) : nlohmann::json()},
-                           {"trigger", job.trigger},
-                           {"files_total", job.files_total},
-                           {"bytes_total", job.bytes_total},
-                           {"errors", errors},
-                           {"instances", std::move(instances)}};
+    boost::json::object data;
+    data["team"] = json_string(job.team);
+    data["model"] = json_string(job.model);
+    data["warmup_id"] = job.id;
+    data["version"] = job.version;
+    data["alias"] = job.alias ? json_string(*job.alias) : boost::json::value(nullptr);
+    data["trigger"] = json_string(job.trigger);
+    data["files_total"] = job.files_total;
+    data["bytes_total"] = job.bytes_total;
+    data["errors"] = errors;
+    data["instances"] = std::move(instances);
     const std::string type = failed ? "warmup.failed" : "warmup.completed";
     co_await events::emit_model_event(c, type, job.team_id, job.model_id, bucket[0].i64(0), job.version_id,
-                                      data.dump());
+                                      boost::json::serialize(data));
     co_return true;
 }
 

@@ -1,6 +1,7 @@
 #include "registry/repo/webhook_repository.hpp"
 
 #include "common/hash.hpp"
+#include "common/json.hpp"
 #include "common/secret_box.hpp"
 #include "registry/repo/audit.hpp"
 #include "registry/repo/events.hpp"
@@ -9,7 +10,6 @@
 
 #include <array>
 #include <cmath>
-#include <nlohmann/json.hpp>
 #include <random>
 
 namespace depot::registry {
@@ -504,12 +504,14 @@ asio::awaitable<void> webhook_repository::finish(const claimed_delivery& d, cons
             "WHERE id = $1",
             d.subscription_id, reason);
         // The team's admins learn it through the team's other subscriptions (and the subscription's state).
-        nlohmann::json data = {{"team", d.team_name.value_or("")},
-                               {"webhook", d.subscription_id},
-                               {"url", failures[0].str(2)},
-                               {"reason", reason},
-                               {"consecutive_failures", failures[0].i64(0)}};
-        events::event_spec e{.type = "webhook.disabled", .team_id = d.team_id, .data_json = data.dump()};
+        boost::json::object data;
+        data["team"] = json_string(d.team_name.value_or(""));
+        data["webhook"] = d.subscription_id;
+        data["url"] = json_string(failures[0].str(2));
+        data["reason"] = json_string(reason);
+        data["consecutive_failures"] = failures[0].i64(0);
+        events::event_spec e{
+            .type = "webhook.disabled", .team_id = d.team_id, .data_json = boost::json::serialize(data)};
         co_await events::emit(c, e);
         co_return ok();
     };

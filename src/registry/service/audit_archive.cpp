@@ -1,6 +1,7 @@
 #include "registry/service/audit_archive.hpp"
 
 #include "common/byte_source.hpp"
+#include "common/json.hpp"
 #include "registry/repo/audit.hpp"
 #include "registry/repo/audit_retention.hpp"
 #include "registry/repo/bucket_repository.hpp"
@@ -9,7 +10,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 namespace depot::registry {
@@ -52,7 +52,7 @@ asio::awaitable<std::string> rows_document(pg::pool& pool, std::int64_t through_
         if (!rows)
             throw std::runtime_error(rows.error().message);
         for (const auto& r : *rows) {
-            const auto id = nlohmann::json::parse(r).at("id").get<std::int64_t>();
+            const auto id = boost::json::parse(r).at("id").to_number<std::int64_t>();
             if (id > through_id || (max_rows > 0 && taken == max_rows))
                 co_return document;
             if (!first)

@@ -1,6 +1,7 @@
 #include "registry/service/object_service.hpp"
 
 #include "common/hash.hpp"
+#include "common/json.hpp"
 #include "common/log.hpp"
 #include "registry/repo/audit.hpp"
 #include "registry/repo/sql_util.hpp"
@@ -11,7 +12,6 @@
 #include "registry/transaction.hpp"
 
 #include <exception>
-#include <nlohmann/json.hpp>
 
 namespace depot::registry {
 namespace {
@@ -67,13 +67,18 @@ object_handle handle_from(const pg::row& r)
     v.legal_hold = r.opt_boolean(26);
     v.sse = r.str(27);
     v.sse_key_check = r.is_null(28) ? std::string() : r.bytea(28);
-    for (const auto& s : nlohmann::json::parse(r.text(19)))
-        h.segments.push_back(segment{.blob_row = s.at(0).get<std::int64_t>(),
-                                     .store_id = s.at(1).get<std::string>(),
-                                     .offset = s.at(2).get<std::uint64_t>(),
-                                     .length = s.at(3).get<std::uint64_t>(),
-                                     .part_number = s.at(4).get<int>(),
-                                     .sealed = sealing_from_column(s.at(5).get<std::string>())});
+    // [[blob_row, store_id, offset, length, part_number, sealing], ...] (json_agg of the version's segments;
+    // read on every GET: Boost.JSON's parser is why this is cheap). Throws on a malformed column.
+    const auto segments = boost::json::parse(r.text(19));
+    for (const auto& value : segments.as_array()) {
+        const auto& s = value.as_array();
+        h.segments.push_back(segment{.blob_row = s.at(0).to_number<std::int64_t>(),
+                                     .store_id = std::string(s.at(1).as_string()),
+                                     .offset = s.at(2).to_number<std::uint64_t>(),
+                                     .length = s.at(3).to_number<std::uint64_t>(),
+                                     .part_number = s.at(4).to_number<int>(),
+                                     .sealed = sealing_from_column(s.at(5).as_string())});
+    }
     return h;
 }
 

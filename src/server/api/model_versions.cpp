@@ -2,6 +2,7 @@
 // or from a snapshot), read, files, manifest, diff, the approval workflow and history. Authorization: the
 // route's permission on the team of the path; approve and reject also the policy's approver role.
 #include "common/hash.hpp"
+#include "common/json.hpp"
 #include "s3/names.hpp"
 #include "server/api/http_api.hpp"
 #include "server/api/model_access.hpp"
@@ -246,17 +247,18 @@ asio::awaitable<result<response>> get_version_manifest(request_context& ctx, con
         co_return std::move(v).error();
     // The payload version events carry (webhooks/manifest.hpp), URLs signed by the team's event-link key.
     const std::int64_t team_id = v->model.model.team_id;
-    nlohmann::json data = {{"team", v->model.model.team},
-                           {"model", v->model.model.name},
-                           {"version", v->version.number},
-                           {"state", v->version.state}};
+    boost::json::object data;
+    data["team"] = json_string(v->model.model.team);
+    data["model"] = json_string(v->model.model.name);
+    data["version"] = v->version.number;
+    data["state"] = json_string(v->version.state);
     co_await webhooks::add_manifest(
         *ctx.svc, v->version.id,
         [&ctx, team_id](const std::string& team) { return webhooks::team_link_key(*ctx.svc, team_id, team); },
         data);
     response res;
     res.headers.set(http::field::content_type, "application/json");
-    res.body = data.dump();
+    res.body = boost::json::serialize(data);
     co_return res;
 }
 

@@ -2,6 +2,7 @@
 
 #include "auth/sigv4.hpp"
 #include "common/hash.hpp"
+#include "common/json.hpp"
 #include "common/log.hpp"
 #include "common/metrics.hpp"
 #include "common/uri.hpp"
@@ -21,7 +22,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 namespace depot::server::webhooks {
@@ -269,19 +269,20 @@ asio::awaitable<std::optional<link_key>> dispatcher::event_key_of(std::int64_t t
 
 asio::awaitable<std::string> dispatcher::body_of(const registry::claimed_delivery& d)
 {
-    nlohmann::json data = nlohmann::json::parse(d.data_json, nullptr, false);
-    if (data.is_discarded())
-        data = nlohmann::json::object();
+    boost::json::object data;
+    if (auto parsed = json_parse(d.data_json); parsed && parsed->is_object())
+        data = std::move(parsed->get_object());
     if (d.version_id)
         co_await add_manifest(
             svc_, *d.version_id,
             [this, team_id = d.team_id](const std::string& team) { return event_key_of(team_id, team); },
             data);
-    nlohmann::json body = {{"id", "evt_" + std::to_string(d.event_id)},
-                           {"type", d.event_type},
-                           {"timestamp", api::iso8601(d.event_created_at)},
-                           {"data", std::move(data)}};
-    co_return body.dump();
+    boost::json::object body;
+    body["id"] = "evt_" + std::to_string(d.event_id);
+    body["type"] = json_string(d.event_type);
+    body["timestamp"] = api::iso8601(d.event_created_at);
+    body["data"] = std::move(data);
+    co_return boost::json::serialize(body);
 }
 
 asio::awaitable<void> dispatcher::deliver(registry::claimed_delivery d)

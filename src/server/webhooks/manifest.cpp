@@ -72,7 +72,7 @@ asio::awaitable<std::optional<link_key>> team_link_key(services& svc, std::int64
 }
 
 asio::awaitable<void> add_manifest(services& svc, std::int64_t version_id, const key_source& key_for,
-                                   nlohmann::json& data)
+                                   boost::json::object& data)
 {
     auto& repo = *svc.webhooks;
     auto ref = co_await repo.version_of(version_id);
@@ -82,13 +82,16 @@ asio::awaitable<void> add_manifest(services& svc, std::int64_t version_id, const
         key = co_await key_for(ref->team);
     const auto now = std::chrono::system_clock::now();
     const auto expiry = std::min(svc.opts.event_url_expiry, auth::max_presigned_expiry);
-    nlohmann::json list = nlohmann::json::array();
+    boost::json::array list;
     const bool truncated = files.size() > max_manifest_files;
     if (truncated)
         files.resize(max_manifest_files);
     for (const auto& f : files) {
-        nlohmann::json entry = {{"path", f.path}, {"size", f.size}};
-        entry["sha256"] = f.sha256.empty() ? nlohmann::json(nullptr) : nlohmann::json(to_hex(f.sha256));
+        boost::json::object entry;
+        entry["path"] = json_string(f.path);
+        entry["size"] = f.size;
+        entry["sha256"] =
+            f.sha256.empty() ? boost::json::value(nullptr) : boost::json::value(to_hex(f.sha256));
         if (ref && key)
             entry["url"] =
                 presigned_file_url(svc.opts, *key, {ref->team, ref->model, ref->number, f.path}, expiry, now);
@@ -99,8 +102,8 @@ asio::awaitable<void> add_manifest(services& svc, std::int64_t version_id, const
     if (ref && key)
         data["urls_expire_at"] = api::iso8601(now + expiry);
     if (ref)
-        data["s3_prefix"] = "s3://" + svc.opts.models_bucket + "/" + ref->team + "/" + ref->model + "/" +
-                            std::to_string(ref->number) + "/";
+        data["s3_prefix"] = json_string("s3://" + svc.opts.models_bucket + "/" + ref->team + "/" +
+                                        ref->model + "/" + std::to_string(ref->number) + "/");
 }
 
 } // namespace depot::server::webhooks

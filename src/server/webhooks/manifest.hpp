@@ -6,13 +6,13 @@
 /// team reader of its own ("depot-events.<team>"), created on first use, so a URL reads that team's models
 /// and nothing else, and its downloads are audited under that user.
 
+#include "common/json.hpp"
 #include "server/services.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -59,6 +59,6 @@ using key_source = std::function<asio::awaitable<std::optional<link_key>>(const 
 /// when a key is given), "files_truncated", "urls_expire_at" (with URLs) and "s3_prefix". URLs are valid for
 /// --event-url-expiry (at most seven days) from now.
 asio::awaitable<void> add_manifest(services& svc, std::int64_t version_id, const key_source& key,
-                                   nlohmann::json& data);
+                                   boost::json::object& data);
 
 } // namespace depot::server::webhooks
