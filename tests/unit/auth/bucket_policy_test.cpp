@@ -387,3 +387,22 @@ TEST_CASE("globs")
     CHECK(policy_glob("S3:GET*", "s3:getobject", true));
     CHECK_FALSE(policy_glob("S3:GET*", "s3:getobject"));
 }
+
+TEST_CASE("authorize: DeleteObjects as a whole goes on when a statement may allow some key; each key decides")
+{
+    policy_case c{parsed(statement(R"(
+        {"Effect":"Allow","Principal":{"AWS":"bob"},"Action":"s3:DeleteObject","Resource":"arn:aws:s3:::b/tmp/*"},
+        {"Effect":"Deny","Principal":"*","Action":"s3:DeleteObject","Resource":"arn:aws:s3:::b/tmp/keep"})")),
+                  {}};
+    CHECK(authorize(user("bob"), permission::delete_objects, c.resource("s3:DeleteObject", "", false)));
+    CHECK_FALSE(
+        authorize(user("carol"), permission::delete_objects, c.resource("s3:DeleteObject", "", false)));
+    CHECK(authorize(user("bob"), permission::delete_objects, c.resource("s3:DeleteObject", "tmp/x", true)));
+    CHECK_FALSE(
+        authorize(user("bob"), permission::delete_objects, c.resource("s3:DeleteObject", "other", true)));
+    CHECK_FALSE(
+        authorize(user("bob"), permission::delete_objects, c.resource("s3:DeleteObject", "tmp/keep", true)));
+    CHECK_FALSE(authorize(user("alice"), permission::delete_objects,
+                          c.resource("s3:DeleteObject", "tmp/keep", true)));
+    CHECK(authorize(user("alice"), permission::delete_objects, c.resource("s3:DeleteObject", "other", true)));
+}
