@@ -204,7 +204,25 @@ std::uint8_t effective(const principal& who, const bucket_resource& b, const acl
 
 result<void> decide(const principal& who, permission what, const bucket_resource& b)
 {
-    if ((!who.user_id.empty() && b.owner_id == who.user_id) || who.installation_admin)
+    const bool owner = (!who.user_id.empty() && b.owner_id == who.user_id) || who.installation_admin;
+    bool policy_allows = false;
+    if (b.policy && !b.request.action.empty()) {
+        policy_request r = b.request;
+        r.user_id = who.user_id;
+        r.exact_allow_only = is_sensitive_action(r.action);
+        r.ignore_public = b.ignore_public_policy;
+        if (what == permission::delete_objects && !b.object) {
+            // DeleteObjects as a whole: each key is then decided on its own (its Deny, its Allow).
+            policy_allows = !b.has_models && may_allow(*b.policy, r);
+        } else {
+            const auto effect = evaluate(*b.policy, r);
+            if (effect == policy_effect::deny && !(owner && is_policy_management(r.action)))
+                return make_error(errc::access_denied,
+                                  "Access Denied: the bucket policy denies " + std::string(r.action));
+            policy_allows = effect == policy_effect::allow && !b.has_models && !is_policy_management(r.action);
+        }
+    }
+    if (owner)
         return ok();
     const auto refused = [] { return make_error(errc::access_denied, "Access Denied"); };
     if (who.user_id.empty() && !is_read(what))
@@ -235,9 +253,9 @@ result<void> decide(const principal& who, permission what, const bucket_resource
             held = on_object;
         break;
     default:
-        return refused();
+        return policy_allows ? ok() : refused();
     }
-    if ((held & needed) == needed)
+    if ((held & needed) == needed || policy_allows)
         return ok();
     return refused();
 }
@@ -408,6 +426,19 @@ result<void> decide(const principal& who, permission, const granted_scope& g)
 }
 
 } // namespace
+
+bool is_policy_management(std::string_view action) noexcept
+{
+    return action == "s3:GetBucketPolicy" || action == "s3:PutBucketPolicy" ||
+           action == "s3:DeleteBucketPolicy";
+}
+
+bool is_sensitive_action(std::string_view action) noexcept
+{
+    return action == "s3:DeleteBucket" || action == "s3:PutBucketPublicAccessBlock" ||
+           action == "s3:PutBucketOwnershipControls" || action == "s3:PutBucketObjectLockConfiguration" ||
+           action == "s3:BypassGovernanceRetention";
+}
 
 std::optional<team_role> team_role_of(std::string_view name) noexcept
 {

@@ -20,6 +20,7 @@
 ///
 /// Denials are access_denied (or not_found where the rule hides existence); the message says why.
 
+#include "auth/bucket_policy.hpp"
 #include "auth/scope.hpp"
 #include "common/result.hpp"
 
@@ -184,13 +185,24 @@ struct acl_grants
     std::uint8_t authenticated_users = 0; ///< to AuthenticatedUsers (any Depot user)
 };
 
-/// A bucket row: ownership decides; ACL grants add rights for other callers, within the rules:
+/// A bucket row: ownership decides; ACL grants and the bucket policy add rights for other callers, within the
+/// rules:
+/// - the bucket policy's explicit Deny (auth/bucket_policy.hpp) comes first and applies to everyone, the
+/// owner
+///   and installation admins included, except that they may always Get/Put/DeleteBucketPolicy (nobody locks
+///   themselves out);
 /// - the owner and installation admins reach everything; an anonymous caller (empty user id) owns nothing;
 /// - a bucket in which models live is governed by team roles alone: its grants are void;
 /// - under BucketOwnerEnforced (`acls_disabled`) every grant is void;
 /// - public grants (AllUsers, AuthenticatedUsers) are void when `ignore_public` (IgnorePublicAcls, or the
 ///   installation does not allow public access);
-/// - an anonymous caller only ever reads (a public WRITE grant is honoured for Depot users only).
+/// - an anonymous caller only ever reads (a public WRITE grant is honoured for Depot users only);
+/// - a policy's Allow counts like a grant, for the action it names (bucket_resource::request): void in a
+///   bucket in which models live, public statements void when `ignore_public_policy` (RestrictPublicBuckets,
+///   or the installation does not allow public access); it never grants Get/Put/DeleteBucketPolicy (the
+///   owner's and installation admins' alone), and grants the sensitive actions (s3:DeleteBucket, the
+///   bucket's PublicAccessBlock, ownership controls and Object Lock configuration,
+///   s3:BypassGovernanceRetention) only to statements naming them without a wildcard.
 /// What a permission needs: list_objects, list_object_versions, list_uploads and read_bucket the bucket's
 /// READ; write_object and delete_objects the bucket's WRITE; read_object the object's READ (or, when the
 /// object was looked up and does not exist, the bucket's READ: the caller may learn that from a listing
@@ -209,7 +221,17 @@ struct bucket_resource
     /// The object was looked up and does not exist (or is a delete marker).
     bool object_missing = false;
     bool object = false; ///< the request addresses an object (read_acl / write_acl: the object's ACL)
+    /// The bucket's policy (nullptr: none) and the request as the policy sees it (an empty action: the
+    /// policy is not consulted). `request.user_id`, `exact_allow_only` and `ignore_public` are set here.
+    const bucket_policy* policy = nullptr;
+    policy_request request{};
+    bool ignore_public_policy = false;
 };
+
+/// The AWS actions only a bucket's owner and installation admins perform whatever a policy says.
+bool is_policy_management(std::string_view action) noexcept;
+/// The AWS actions a policy grants only by naming them without a wildcard.
+bool is_sensitive_action(std::string_view action) noexcept;
 
 /// An ACL being set on a bucket or an object (write_acl, or a write with x-amz-acl / x-amz-grant-*): the
 /// facts its refusal needs. Refused with access_denied: public grants when public access is blocked (the

@@ -131,6 +131,10 @@ std::string_view to_string(errc code) noexcept
         return "acl_with_object_ownership";
     case errc::no_such_public_access_block:
         return "no_such_public_access_block";
+    case errc::malformed_policy:
+        return "malformed_policy";
+    case errc::no_such_bucket_policy:
+        return "no_such_bucket_policy";
     case errc::no_such_ownership_controls:
         return "no_such_ownership_controls";
     case errc::no_such_encryption_configuration:

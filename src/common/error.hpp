@@ -83,9 +83,12 @@ enum class errc
     acl_with_object_ownership, ///< CreateBucket with an ACL under BucketOwnerEnforced (S3: 400)
     no_such_public_access_block, ///< NoSuchPublicAccessBlockConfiguration (404)
     no_such_ownership_controls,  ///< OwnershipControlsNotFoundError (404)
-                           /// GetBucketEncryption of a bucket without default encryption (S3: 404
-                           /// ServerSideEncryptionConfigurationNotFoundError)
+                                 /// GetBucketEncryption of a bucket without default encryption (S3: 404
+                                 /// ServerSideEncryptionConfigurationNotFoundError)
     no_such_encryption_configuration,
+    // bucket policies (auth/bucket_policy.hpp)
+    malformed_policy,      ///< a policy document that does not validate (S3: 400 MalformedPolicy)
+    no_such_bucket_policy, ///< GetBucketPolicy of a bucket without one (S3: 404 NoSuchBucketPolicy)
 };
 
 /// A failure with a human-readable message for the client. Messages never contain secrets.

@@ -7,10 +7,15 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+namespace depot::auth {
+struct bucket_policy;
+}
 
 namespace depot::registry {
 
@@ -81,6 +86,11 @@ struct bucket
     std::string object_ownership = "BucketOwnerEnforced";
     /// Default encryption (PutBucketEncryption): "AES256", or empty for none.
     std::string encryption;
+    /// The bucket policy (schema 0026): the document as PutBucketPolicy stored it (empty: none), and parsed
+    /// when the row is read (nullptr: none). A stored document that no longer parses reads as a policy
+    /// denying everything (only the owner's policy operations remain): it fails closed.
+    std::string policy;
+    std::shared_ptr<const auth::bucket_policy> parsed_policy;
 };
 
 /// Standard HTTP headers S3 stores with an object and returns on GET/HEAD.

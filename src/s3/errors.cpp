@@ -172,6 +172,10 @@ error_mapping lookup(errc code) noexcept
     case errc::no_such_encryption_configuration:
         return {"ServerSideEncryptionConfigurationNotFoundError", 404,
                 "The server side encryption configuration was not found"};
+    case errc::malformed_policy:
+        return {"MalformedPolicy", 400, "Policies must be valid JSON and the first byte must be '{'"};
+    case errc::no_such_bucket_policy:
+        return {"NoSuchBucketPolicy", 404, "The bucket policy does not exist"};
     }
     // Only reachable with a value outside the enumeration.
     return {"InternalError", 500, "We encountered an internal error. Please try again."};

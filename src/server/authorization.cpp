@@ -9,6 +9,9 @@
 #include "server/s3/versioning.hpp"
 #include "server/services.hpp"
 
+#include <algorithm>
+#include <chrono>
+
 namespace depot::server {
 namespace {
 
@@ -128,8 +131,68 @@ auth::acl_grants grants_of(std::string_view stored, std::string_view user_id)
 
 } // namespace
 
+bool restricts_public_policy(const request_context& ctx, const registry::bucket& b)
+{
+    return !ctx.svc->opts.allow_public_access ||
+           (b.public_access_block.size() == 4 && b.public_access_block[3] == '1');
+}
+
+bool blocks_public_policy(const request_context& ctx, const registry::bucket& b)
+{
+    return !ctx.svc->opts.allow_public_access ||
+           (b.public_access_block.size() == 4 && b.public_access_block[2] == '1');
+}
+
+namespace {
+
+/// The condition values of the request a bucket policy may test (auth/bucket_policy.hpp), keys lower-cased.
+std::vector<std::pair<std::string_view, std::string>> policy_context(const request_context& ctx)
+{
+    std::vector<std::pair<std::string_view, std::string>> out;
+    out.emplace_back("aws:sourceip", ctx.remote);
+    out.emplace_back("aws:securetransport", ctx.secure ? "true" : "false");
+    if (!ctx.principal.user_id.empty()) {
+        out.emplace_back("aws:userid", ctx.principal.user_id);
+        out.emplace_back("aws:username", ctx.principal.user_id);
+    }
+    const auto now = std::chrono::system_clock::now();
+    const auto secs = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+    out.emplace_back("aws:epochtime", std::to_string(secs));
+    out.emplace_back("aws:currenttime", std::to_string(secs));
+    const bool listing = ctx.s3_action == "s3:ListBucket" || ctx.s3_action == "s3:ListBucketVersions" ||
+                         ctx.s3_action == "s3:ListBucketMultipartUploads";
+    if (listing) {
+        // S3 sets s3:prefix on every listing ("" without a prefix parameter).
+        out.emplace_back("s3:prefix", std::string(ctx.param("prefix").value_or("")));
+        if (auto d = ctx.param("delimiter"))
+            out.emplace_back("s3:delimiter", std::string(*d));
+        if (auto m = ctx.param("max-keys"))
+            out.emplace_back("s3:max-keys", std::string(*m));
+    }
+    for (std::string_view h :
+         {"x-amz-server-side-encryption", "x-amz-server-side-encryption-customer-algorithm", "x-amz-acl"})
+        if (auto v = ctx.get(h))
+            out.emplace_back(h == "x-amz-acl" ? "s3:x-amz-acl"
+                             : h == "x-amz-server-side-encryption"
+                                 ? "s3:x-amz-server-side-encryption"
+                                 : "s3:x-amz-server-side-encryption-customer-algorithm",
+                             std::string(*v));
+    if (auto v = ctx.param("versionId"))
+        out.emplace_back("s3:versionid", std::string(*v));
+    return out;
+}
+
+} // namespace
+
 asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth::permission what,
                                                       const registry::bucket& b, std::string_view key)
+{
+    co_return co_await authorize_bucket_access(ctx, what, b, key, ctx.s3_action);
+}
+
+asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth::permission what,
+                                                      const registry::bucket& b, std::string_view key,
+                                                      std::string_view action)
 {
     using auth::permission;
     auth::bucket_resource r{.name = b.name,
@@ -140,6 +203,21 @@ asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth
                             .object = !key.empty()};
     const bool owner = (!ctx.principal.user_id.empty() && b.owner_id == ctx.principal.user_id) ||
                        ctx.principal.installation_admin;
+    std::vector<std::pair<std::string_view, std::string>> context;
+    if (b.parsed_policy && !action.empty()) {
+        context = policy_context(ctx);
+        const auto actions = auth::known_s3_actions();
+        const bool object_action =
+            std::any_of(actions.begin(), actions.end(),
+                        [&](const auth::known_action& a) { return a.object && a.name == action; });
+        r.policy = b.parsed_policy.get();
+        r.request = auth::policy_request{.action = action,
+                                         .bucket = b.name,
+                                         .key = key,
+                                         .object_action = object_action,
+                                         .context = context};
+        r.ignore_public_policy = restricts_public_policy(ctx, b);
+    }
     // Grants matter only to others than the owner, and only where they can count: nothing is read for the
     // owner's requests, nor for a bucket whose grants are void.
     if (!owner && !r.has_models && !r.acls_disabled) {

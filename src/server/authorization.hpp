@@ -48,8 +48,19 @@ result<void> authorize_bucket(const request_context& ctx, auth::permission what,
 /// object permission, the addressed object version's ACL grant the caller (auth::bucket_resource), under
 /// the bucket's ownership controls, its PublicAccessBlock and the installation's --allow-public-access.
 /// `key`: the object the permission is about ("" for bucket permissions).
+/// The bucket's policy decides too (auth/bucket_policy.hpp), for the request's AWS action (ctx.s3_action).
 asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth::permission what,
                                                       const registry::bucket& b, std::string_view key);
+/// The same for `action` (e.g. DeleteObjects' s3:DeleteObject of each key; empty: the policy is not asked).
+asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth::permission what,
+                                                      const registry::bucket& b, std::string_view key,
+                                                      std::string_view action);
+
+/// Whether public statements of `b`'s policy are void: its RestrictPublicBuckets, or the installation does
+/// not allow public access.
+bool restricts_public_policy(const request_context& ctx, const registry::bucket& b);
+/// Whether a public policy may not be set on `b`: its BlockPublicPolicy, or the installation's option.
+bool blocks_public_policy(const request_context& ctx, const registry::bucket& b);
 
 /// Whether public grants of `b` are void: its IgnorePublicAcls, or the installation does not allow them.
 bool ignores_public_acls(const request_context& ctx, const registry::bucket& b);
@@ -95,6 +106,8 @@ struct route_permission_entry
     std::string route;
     bool read_method = false;
     auth::permission permission;
+    /// S3 routes: the AWS action bucket policies name it by ("" for none: only the CORS preflights).
+    std::string action = {};
 };
 std::vector<route_permission_entry> s3_route_permissions(); ///< server/dispatch.cpp
 namespace api {

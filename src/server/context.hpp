@@ -66,6 +66,11 @@ struct request_context
     registry::audit_context audit;
     /// The permission of the route being served (its table's column).
     auth::permission permission = auth::permission::whoami;
+    /// The AWS action of the S3 route being served, as bucket policies name it (server/dispatch.cpp's
+    /// action table; the version form when the request names a versionId); empty outside S3 routes.
+    std::string_view s3_action;
+    /// The request came over TLS (aws:SecureTransport).
+    bool secure = false;
     payload_check payload;
     /// The body, read on demand; the first read sends "100 Continue" when the client asked for it.
     depot::byte_source* body = nullptr;

@@ -93,7 +93,7 @@ constexpr std::array<std::string_view, 39> subresources = {"abac",
 
 using auth::permission;
 
-constexpr std::array<route, 58> routes = {{
+constexpr std::array<route, 62> routes = {{
     {http::verb::get, scope::service, "", "ListBuckets", s3op::list_buckets, permission::list_buckets},
     {http::verb::put, scope::bucket, "", "CreateBucket", s3op::create_bucket, permission::create_bucket},
     {http::verb::head, scope::bucket, "", "HeadBucket", s3op::head_bucket, permission::read_bucket},
@@ -192,12 +192,113 @@ constexpr std::array<route, 58> routes = {{
      permission::read_bucket_acl},
     {http::verb::delete_, scope::bucket, "encryption", "DeleteBucketEncryption",
      s3op::delete_bucket_encryption, permission::configure_bucket},
+    // Only the bucket's owner and installation admins, whatever a policy says (auth::is_policy_management).
+    {http::verb::put, scope::bucket, "policy", "PutBucketPolicy", s3op::put_bucket_policy,
+     permission::configure_bucket},
+    {http::verb::get, scope::bucket, "policy", "GetBucketPolicy", s3op::get_bucket_policy,
+     permission::read_bucket_acl},
+    {http::verb::delete_, scope::bucket, "policy", "DeleteBucketPolicy", s3op::delete_bucket_policy,
+     permission::configure_bucket},
+    {http::verb::get, scope::bucket, "policyStatus", "GetBucketPolicyStatus", s3op::get_bucket_policy_status,
+     permission::read_bucket_acl},
     // Browsers' CORS preflights: unauthenticated, whatever the query (run_s3 answers them first).
     {http::verb::options, scope::bucket, "", "PreflightBucket", s3op::cors_preflight,
      permission::cors_preflight},
     {http::verb::options, scope::object, "", "PreflightObject", s3op::cors_preflight,
      permission::cors_preflight},
 }};
+
+/// Each route's AWS action as bucket policies name it (auth/bucket_policy.hpp), and its form for a request
+/// naming a versionId ("" when the same). Every route but the preflights has one
+/// (tests/unit/server/route_permissions_test.cpp).
+struct route_action
+{
+    std::string_view route;
+    std::string_view action;
+    std::string_view version_action = {};
+};
+
+constexpr std::array<route_action, 60> route_actions = {{
+    {"ListBuckets", "s3:ListAllMyBuckets"},
+    {"CreateBucket", "s3:CreateBucket"},
+    {"HeadBucket", "s3:ListBucket"},
+    {"DeleteBucket", "s3:DeleteBucket"},
+    {"GetBucketLocation", "s3:GetBucketLocation"},
+    {"GetBucketVersioning", "s3:GetBucketVersioning"},
+    {"PutBucketVersioning", "s3:PutBucketVersioning"},
+    {"GetBucketAcl", "s3:GetBucketAcl"},
+    {"PutBucketAcl", "s3:PutBucketAcl"},
+    {"PutPublicAccessBlock", "s3:PutBucketPublicAccessBlock"},
+    {"GetPublicAccessBlock", "s3:GetBucketPublicAccessBlock"},
+    {"DeletePublicAccessBlock", "s3:PutBucketPublicAccessBlock"},
+    {"PutBucketOwnershipControls", "s3:PutBucketOwnershipControls"},
+    {"GetBucketOwnershipControls", "s3:GetBucketOwnershipControls"},
+    {"DeleteBucketOwnershipControls", "s3:PutBucketOwnershipControls"},
+    {"ListObjectsV2", "s3:ListBucket"},
+    {"ListObjects", "s3:ListBucket"},
+    {"ListObjectVersions", "s3:ListBucketVersions"},
+    {"ListMultipartUploads", "s3:ListBucketMultipartUploads"},
+    {"DeleteObjects", "s3:DeleteObject"},
+    {"PostObject", "s3:PutObject"},
+    {"PutObject", "s3:PutObject"},
+    {"CopyObject", "s3:PutObject"},
+    {"GetObject", "s3:GetObject", "s3:GetObjectVersion"},
+    {"HeadObject", "s3:GetObject", "s3:GetObjectVersion"},
+    {"DeleteObject", "s3:DeleteObject", "s3:DeleteObjectVersion"},
+    {"GetObjectAcl", "s3:GetObjectAcl", "s3:GetObjectVersionAcl"},
+    {"PutObjectAcl", "s3:PutObjectAcl", "s3:PutObjectVersionAcl"},
+    {"GetObjectAttributes", "s3:GetObjectAttributes", "s3:GetObjectVersionAttributes"},
+    {"CreateMultipartUpload", "s3:PutObject"},
+    {"UploadPart", "s3:PutObject"},
+    {"UploadPartCopy", "s3:PutObject"},
+    {"CompleteMultipartUpload", "s3:PutObject"},
+    {"AbortMultipartUpload", "s3:AbortMultipartUpload"},
+    {"ListParts", "s3:ListMultipartUploadParts"},
+    {"GetObjectTagging", "s3:GetObjectTagging", "s3:GetObjectVersionTagging"},
+    {"PutObjectTagging", "s3:PutObjectTagging", "s3:PutObjectVersionTagging"},
+    {"DeleteObjectTagging", "s3:DeleteObjectTagging", "s3:DeleteObjectVersionTagging"},
+    {"GetBucketTagging", "s3:GetBucketTagging"},
+    {"PutBucketTagging", "s3:PutBucketTagging"},
+    {"DeleteBucketTagging", "s3:PutBucketTagging"},
+    {"PutBucketCors", "s3:PutBucketCORS"},
+    {"GetBucketCors", "s3:GetBucketCORS"},
+    {"DeleteBucketCors", "s3:PutBucketCORS"},
+    {"PutBucketLifecycleConfiguration", "s3:PutLifecycleConfiguration"},
+    {"GetBucketLifecycleConfiguration", "s3:GetLifecycleConfiguration"},
+    {"DeleteBucketLifecycle", "s3:PutLifecycleConfiguration"},
+    {"PutObjectLockConfiguration", "s3:PutBucketObjectLockConfiguration"},
+    {"GetObjectLockConfiguration", "s3:GetBucketObjectLockConfiguration"},
+    {"PutObjectRetention", "s3:PutObjectRetention"},
+    {"GetObjectRetention", "s3:GetObjectRetention"},
+    {"PutObjectLegalHold", "s3:PutObjectLegalHold"},
+    {"GetObjectLegalHold", "s3:GetObjectLegalHold"},
+    {"PutBucketEncryption", "s3:PutEncryptionConfiguration"},
+    {"GetBucketEncryption", "s3:GetEncryptionConfiguration"},
+    {"DeleteBucketEncryption", "s3:PutEncryptionConfiguration"},
+    {"PutBucketPolicy", "s3:PutBucketPolicy"},
+    {"GetBucketPolicy", "s3:GetBucketPolicy"},
+    {"DeleteBucketPolicy", "s3:DeleteBucketPolicy"},
+    {"GetBucketPolicyStatus", "s3:GetBucketPolicyStatus"},
+}};
+
+// One entry for every route but the two preflights, none left empty.
+constexpr bool route_actions_complete()
+{
+    for (const auto& a : route_actions)
+        if (a.route.empty() || a.action.empty())
+            return false;
+    return route_actions.size() + 2 == routes.size();
+}
+static_assert(route_actions_complete(), "route_actions must name the action of every S3 route");
+
+/// The route's AWS action ("" when the table has none), in its version form when `version` applies.
+std::string_view action_of(std::string_view route_name, bool version)
+{
+    for (const auto& a : route_actions)
+        if (a.route == route_name)
+            return version && !a.version_action.empty() ? a.version_action : a.action;
+    return {};
+}
 
 /// The preflight route for `where` (a service-level OPTIONS counts as a bucket's: it has no bucket).
 std::size_t preflight_route(scope where)
@@ -405,6 +506,7 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
         co_return make_error(errc::not_implemented, std::string(r->name) + " is not implemented yet");
     ctx.audit = audit_context_of(ctx);
     ctx.permission = r->permission.value;
+    ctx.s3_action = action_of(r->name, ctx.has_param("versionId"));
     if (auto allowed = co_await authorize_s3_request(ctx, ctx.permission, r->name); !allowed)
         co_return std::move(allowed).error();
     // A header asking for a feature Depot lacks is refused, never ignored (s3/request_headers.hpp).
@@ -429,7 +531,8 @@ std::vector<route_permission_entry> s3_route_permissions()
         out.push_back({.route = std::string(http::to_string(r.method)) + " " + std::string(r.name),
                        .read_method = r.method == http::verb::get || r.method == http::verb::head ||
                                       r.method == http::verb::options,
-                       .permission = r.permission.value});
+                       .permission = r.permission.value,
+                       .action = std::string(action_of(r.name, false))});
     return out;
 }
 

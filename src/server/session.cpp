@@ -414,6 +414,7 @@ asio::awaitable<void> serve(Stream& stream, beast::flat_buffer& buffer, registra
         if (auto len = parser.content_length())
             ctx.content_length = *len;
         ctx.remote = remote;
+        ctx.secure = !std::is_same_v<Stream, beast::tcp_stream>;
 
         auto res = co_await dispatch(ctx);
         bool keep_alive = parser.get().keep_alive() && !registry.stopping() && !body.failed();

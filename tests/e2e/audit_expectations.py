@@ -146,6 +146,11 @@ S3_OPERATIONS: dict[str, Callable] = {
     "GetBucketEncryption": NONE,
     # A row only when there was a configuration to remove.
     "DeleteBucketEncryption": lambda line, facts: [Row("bucket.update", resource=BUCKET(line), min=0, max=1)],
+    "PutBucketPolicy": one("bucket.policy", BUCKET),
+    "GetBucketPolicy": NONE,
+    # A row only when there was a policy to remove.
+    "DeleteBucketPolicy": lambda line, facts: [Row("bucket.policy", resource=BUCKET(line), min=0, max=1)],
+    "GetBucketPolicyStatus": NONE,
     "PreflightBucket": NONE,  # unauthenticated reads of the configuration
     "PreflightObject": NONE,
 }

@@ -20,6 +20,7 @@ outside the scope, ListBuckets, and the models view.
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 from dataclasses import dataclass
@@ -143,7 +144,7 @@ NOT_IMPLEMENTED: set[str] = set()
 # prefix (or a model) may make.
 CONFIG_READS = {"GetBucketCors", "GetBucketTagging", "GetBucketLifecycleConfiguration",
                 "GetObjectLockConfiguration", "GetPublicAccessBlock", "GetBucketOwnershipControls",
-                "GetBucketEncryption"}
+                "GetBucketEncryption", "GetBucketPolicy", "GetBucketPolicyStatus"}
 # Routed without authentication (a browser's CORS preflight): test_cors_preflights_change_nothing.
 UNAUTHENTICATED = {"PreflightBucket", "PreflightObject"}
 
@@ -218,6 +219,13 @@ S3_OPERATIONS = {
     # ServerSideEncryptionConfigurationNotFoundError: allowed
     "GetBucketEncryption": lambda c, b, w, o, u: c.get_bucket_encryption(Bucket=b),
     "DeleteBucketEncryption": lambda c, b, w, o, u: c.delete_bucket_encryption(Bucket=b),
+    # A policy granting the owner what it has anyway: the bucket stays as usable as before.
+    "PutBucketPolicy": lambda c, b, w, o, u: c.put_bucket_policy(Bucket=b, Policy=json.dumps({
+        "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"AWS": o},
+                                                "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::{b}/p/*"}]})),
+    "GetBucketPolicy": lambda c, b, w, o, u: c.get_bucket_policy(Bucket=b),  # NoSuchBucketPolicy: allowed
+    "DeleteBucketPolicy": lambda c, b, w, o, u: c.delete_bucket_policy(Bucket=b),
+    "GetBucketPolicyStatus": lambda c, b, w, o, u: c.get_bucket_policy_status(Bucket=b),
     "ListObjectsV2": lambda c, b, w, o, u: c.list_objects_v2(Bucket=b, Prefix="p/"),
     "ListObjects": lambda c, b, w, o, u: c.list_objects(Bucket=b, Prefix="p/"),
     "ListObjectVersions": lambda c, b, w, o, u: c.list_object_versions(Bucket=b, Prefix="p/"),
@@ -317,7 +325,8 @@ DATA_STATE_SQL = " UNION ALL ".join([
     "SELECT 'buckets.settings', md5(coalesce(string_agg(name || versioning || dedup::text || "
     "object_events::text || coalesce(cors, '') || coalesce(tags::text, '') || coalesce(lifecycle, '') || "
     "object_lock::text || coalesce(lock_default_mode, '') || coalesce(acl, '') || "
-    "coalesce(public_access_block, '') || coalesce(object_ownership, '') || coalesce(encryption, ''), ',' ORDER BY name), '')) FROM buckets",
+    "coalesce(public_access_block, '') || coalesce(object_ownership, '') || coalesce(encryption, '') || "
+    "coalesce(policy, ''), ',' ORDER BY name), '')) FROM buckets",
     "SELECT 'object_versions.locks', md5(coalesce(string_agg(id::text || coalesce(lock_mode, '') || "
     "coalesce(lock_until::text, '') || coalesce(legal_hold::text, ''), ',' ORDER BY id), '')) "
     "FROM object_versions WHERE lock_mode IS NOT NULL OR legal_hold IS NOT NULL",

@@ -58,6 +58,8 @@ HONOURED = {
     "header content-encoding": "test_chunked.py",
     "header content-language": "test_objects.py",
     "header content-length": "test_limits.py",
+    # The owner never loses the right to manage a policy here: accepted as a boolean (test_bucket_policy.py).
+    "header x-amz-confirm-remove-self-bucket-access": "test_bucket_policy.py",
     "header content-md5": "test_objects.py",
     "header content-type": "test_objects.py",
     "header expires": "test_attacks_headers.py",
@@ -174,7 +176,6 @@ NOT_S3_ENDPOINTS = {
     "RenameObject": "S3 Express One Zone",
 }
 OF_UNIMPLEMENTED_OPERATIONS = {
-    "header x-amz-confirm-remove-self-bucket-access",
     "header x-amz-skip-destination-validation",
     "header x-amz-request-route",
     "header x-amz-request-token",
@@ -237,13 +238,14 @@ IMPLEMENTED_OPERATIONS = {
     "AbortMultipartUpload", "CompleteMultipartUpload", "CopyObject", "CreateBucket", "CreateMultipartUpload",
     "DeleteBucket", "DeleteBucketCors", "DeleteBucketEncryption", "DeleteBucketLifecycle",
     "DeleteBucketOwnershipControls", "DeleteBucketTagging", "DeleteObject", "DeleteObjectTagging", "DeleteObjects",
-    "DeletePublicAccessBlock", "GetBucketAcl", "GetBucketCors", "GetBucketEncryption", "GetBucketLifecycle",
-    "GetBucketLifecycleConfiguration", "GetBucketLocation", "GetBucketOwnershipControls", "GetBucketTagging",
+    "DeleteBucketPolicy", "DeletePublicAccessBlock", "GetBucketAcl", "GetBucketCors", "GetBucketEncryption", "GetBucketLifecycle",
+    "GetBucketLifecycleConfiguration", "GetBucketLocation", "GetBucketOwnershipControls", "GetBucketPolicy",
+    "GetBucketPolicyStatus", "GetBucketTagging",
     "GetBucketVersioning", "GetObject", "GetObjectAcl", "GetObjectAttributes", "GetObjectLegalHold",
     "GetObjectLockConfiguration", "GetObjectRetention", "GetObjectTagging", "GetPublicAccessBlock", "HeadBucket",
     "HeadObject", "ListBuckets", "ListMultipartUploads", "ListObjectVersions", "ListObjects", "ListObjectsV2",
     "ListParts", "PutBucketAcl", "PutBucketCors", "PutBucketEncryption", "PutBucketLifecycle",
-    "PutBucketLifecycleConfiguration", "PutBucketOwnershipControls", "PutBucketTagging", "PutBucketVersioning",
+    "PutBucketLifecycleConfiguration", "PutBucketOwnershipControls", "PutBucketPolicy", "PutBucketTagging", "PutBucketVersioning",
     "PutObject", "PutObjectAcl", "PutObjectLegalHold", "PutObjectLockConfiguration", "PutObjectRetention",
     "PutObjectTagging", "PutPublicAccessBlock", "UploadPart", "UploadPartCopy",
 }

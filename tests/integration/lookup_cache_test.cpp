@@ -1,6 +1,7 @@
 // The lookup cache against a real PostgreSQL: schema 0012's triggers and a LISTEN thread keep it right when
 // another process (here: repositories without the cache, or plain SQL) changes keys and buckets, and it
 // stops serving while its LISTEN connection is gone.
+#include "auth/bucket_policy.hpp"
 #include "integration/test_db.hpp"
 #include "registry/pg/listener.hpp"
 #include "registry/repo/audit.hpp"
@@ -122,6 +123,33 @@ TEST_CASE("lookup cache: changes made elsewhere reach it through the triggers' n
                 auto b = co_await cached_buckets.get("cached");
                 co_return !b && b.error().code == errc::no_such_bucket;
             }));
+        }
+        SUBCASE(
+            "a bucket policy set elsewhere reaches the cache parsed; one that no longer parses denies all")
+        {
+            std::optional<std::string> doc =
+                R"({"Version":"2012-10-17","Statement":{"Effect":"Allow","Principal":"*",)"
+                R"("Action":"s3:GetObject","Resource":"arn:aws:s3:::cached/*"}})";
+            const std::string sent = *doc;
+            REQUIRE(co_await other_buckets.set_policy(registry::system_audit_context(), "cached",
+                                                      std::move(doc)));
+            CHECK(co_await eventually([&]() -> asio::awaitable<bool> {
+                auto b = co_await cached_buckets.get("cached");
+                co_return b && b->policy == sent && b->parsed_policy&& auth::is_public(*b->parsed_policy);
+            }));
+            co_await exec(*pool, "UPDATE buckets SET policy = '{\"Statement\":[]}' WHERE name = 'cached'");
+            CHECK(co_await eventually([&]() -> asio::awaitable<bool> {
+                auto b = co_await cached_buckets.get("cached");
+                co_return b && b->parsed_policy && b->parsed_policy->statements.size() == 1 &&
+                    !b->parsed_policy->statements[0].allow;
+            }));
+            std::optional<std::string> none;
+            REQUIRE(co_await cached_buckets.set_policy(registry::system_audit_context(), "cached",
+                                                       std::move(none)));
+            auto b = co_await cached_buckets.get("cached");
+            REQUIRE(b);
+            CHECK(b->policy.empty());
+            CHECK_FALSE(b->parsed_policy);
         }
         SUBCASE("a revocation, and an expiry set with SQL")
         {

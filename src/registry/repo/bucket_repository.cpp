@@ -1,5 +1,7 @@
 #include "registry/repo/bucket_repository.hpp"
 
+#include "auth/bucket_policy.hpp"
+#include "common/log.hpp"
 #include "registry/repo/audit.hpp"
 #include "registry/repo/sql_util.hpp"
 #include "registry/repo/versions.hpp"
@@ -16,7 +18,8 @@ constexpr const char* bucket_columns =
                         "coalesce(b.lock_default_mode, ''), coalesce(b.lock_default_days, 0), "
                         "coalesce(b.lock_default_years, 0), "
                         "coalesce(b.acl, ''), coalesce(b.public_access_block, ''), "
-                        "coalesce(b.object_ownership, ''), coalesce(b.encryption, '')";
+                        "coalesce(b.object_ownership, ''), coalesce(b.encryption, ''), "
+                        "coalesce(b.policy, '')";
 
 std::optional<s3::default_retention> lock_default_from(const pg::row& r)
 {
@@ -27,8 +30,28 @@ std::optional<s3::default_retention> lock_default_from(const pg::row& r)
         .mode = *mode, .days = static_cast<int>(r.i64(14)), .years = static_cast<int>(r.i64(15))};
 }
 
+/// The parsed form of a stored policy; one that no longer parses denies everything (fails closed).
+std::shared_ptr<const auth::bucket_policy> policy_from(std::string_view stored, std::string_view name)
+{
+    if (stored.empty())
+        return nullptr;
+    auto parsed = auth::parse_bucket_policy(stored, name);
+    if (parsed)
+        return std::make_shared<const auth::bucket_policy>(std::move(*parsed));
+    log::error("a stored bucket policy does not parse: it denies everything",
+               {{"bucket", std::string(name)}, {"error", parsed.error().message}});
+    auth::policy_statement deny_all{.allow = false,
+                                    .any_principal = true,
+                                    .actions = {"*"},
+                                    .resources = {std::string(name), std::string(name) + "/*"}};
+    return std::make_shared<const auth::bucket_policy>(
+        auth::bucket_policy{.statements = {std::move(deny_all)}});
+}
+
 bucket bucket_from(const pg::row& r)
 {
+    auto policy = r.str(20);
+    auto parsed = policy_from(policy, r.text(1));
     return bucket{.id = r.i64(0),
                   .name = r.str(1),
                   .owner_id = r.str(2),
@@ -46,7 +69,9 @@ bucket bucket_from(const pg::row& r)
                   .acl = r.str(16),
                   .public_access_block = r.str(17),
                   .object_ownership = r.str(18),
-                  .encryption = r.str(19)};
+                  .encryption = r.str(19),
+                  .policy = std::move(policy),
+                  .parsed_policy = std::move(parsed)};
 }
 
 } // namespace
@@ -197,6 +222,14 @@ bucket_repository::set_object_lock(const audit_context& who, std::string_view na
     if (changed)
         forget(name);
     co_return changed;
+}
+
+asio::awaitable<result<bucket>> bucket_repository::set_policy(const audit_context& who, std::string_view name,
+                                                              std::optional<std::string> policy)
+{
+    const std::string audit =
+        policy ? "{\"policy\":" + audit_quote(*policy) + "}" : std::string(R"({"policy":null})");
+    co_return co_await set_setting(who, name, "policy", std::move(policy), audit, "bucket.policy");
 }
 
 asio::awaitable<result<bucket>> bucket_repository::set_dedup(const audit_context& who, std::string_view name,

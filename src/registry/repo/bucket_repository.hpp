@@ -62,6 +62,12 @@ public:
     /// (checked under the bucket's row lock, so a concurrent PutBucketVersioning cannot slip between).
     asio::awaitable<result<bucket>> set_object_lock(const audit_context& who, std::string_view name,
                                                     const std::optional<s3::default_retention>& rule);
+    /// Sets (or, with nullopt, removes) the bucket's policy (PutBucketPolicy / DeleteBucketPolicy), audited
+    /// as bucket.policy with the document. Precondition: it parsed (auth::parse_bucket_policy).
+    /// no_such_bucket.
+    asio::awaitable<result<bucket>> set_policy(const audit_context& who, std::string_view name,
+                                               std::optional<std::string> policy);
+
     /// Access control settings (schema 0023), each with an audit action of its own: the ACL's stored grants
     /// (bucket.acl), the PublicAccessBlock flags (bucket.public_access_block), the object ownership
     /// (bucket.ownership_controls). nullopt removes the setting. Precondition: the value is valid (the

@@ -46,7 +46,8 @@ std::string too_big_message(std::size_t limit)
 namespace {
 
 asio::awaitable<result<registry::bucket>> bucket_for(request_context& ctx, std::string_view name,
-                                                     auth::permission what, std::string_view key)
+                                                     auth::permission what, std::string_view key,
+                                                     std::string_view action)
 {
     // The model view is a bucket that exists for every caller; what it shows depends on the caller's teams.
     if (name == ctx.svc->opts.models_bucket) {
@@ -62,7 +63,7 @@ asio::awaitable<result<registry::bucket>> bucket_for(request_context& ctx, std::
     if (!b)
         co_return std::move(b).error();
     // A copy's source: its key is not looked up here, so only the owner (or an installation admin) reads it.
-    if (auto allowed = co_await authorize_bucket_access(ctx, what, *b, key); !allowed)
+    if (auto allowed = co_await authorize_bucket_access(ctx, what, *b, key, action); !allowed)
         co_return std::move(allowed).error();
     co_return b;
 }
@@ -71,12 +72,13 @@ asio::awaitable<result<registry::bucket>> bucket_for(request_context& ctx, std::
 
 asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx)
 {
-    return bucket_for(ctx, ctx.bucket, ctx.permission, ctx.key);
+    return bucket_for(ctx, ctx.bucket, ctx.permission, ctx.key, ctx.s3_action);
 }
 
 asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx, std::string_view name)
 {
-    return bucket_for(ctx, name, auth::permission::read_object, {});
+    // The source's policy is not consulted: a copy's source key is not looked up here (owner only).
+    return bucket_for(ctx, name, auth::permission::read_object, {}, {});
 }
 
 asio::awaitable<result<registry::list_page>> list_page_of(request_context& ctx, registry::list_request req)

@@ -3,6 +3,7 @@
 #include "s3/errors.hpp"
 #include "s3/responses.hpp"
 #include "s3/xml.hpp"
+#include "server/authorization.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/delete_conditions.hpp"
 #include "server/s3/object_lock.hpp"
@@ -39,6 +40,13 @@ asio::awaitable<result<response>> delete_objects(request_context& ctx)
             outcome = make_error(errc::access_denied, "Snapshots are read-only");
         if (outcome && object.version_id)
             outcome = check_version_id(*object.version_id, "VersionId");
+        // With a bucket policy, each key is authorized on its own: its Deny (or, for others than the owner,
+        // its Allow) is about that key.
+        if (outcome && bucket->parsed_policy) {
+            const std::string_view action = object.version_id ? "s3:DeleteObjectVersion" : "s3:DeleteObject";
+            outcome = co_await authorize_bucket_access(ctx, auth::permission::delete_objects, *bucket,
+                                                       object.key, action);
+        }
         std::optional<registry::delete_outcome> removed;
         if (outcome) {
             registry::delete_request request{.bucket_id = bucket->id,

@@ -7,7 +7,7 @@ using namespace depot::s3;
 
 TEST_CASE("every errc has an S3 code, a status and a default message")
 {
-    const auto last = static_cast<int>(errc::no_such_encryption_configuration); // the last enumerator
+    const auto last = static_cast<int>(errc::no_such_bucket_policy); // the last enumerator
     for (int i = 0; i <= last; ++i) {
         const auto code = static_cast<errc>(i);
         CAPTURE(to_string(code));
@@ -44,6 +44,8 @@ TEST_CASE("the table maps the common S3 errors to AWS's codes and statuses")
         {errc::no_such_public_access_block, "NoSuchPublicAccessBlockConfiguration", 404},
         {errc::no_such_ownership_controls, "OwnershipControlsNotFoundError", 404},
         {errc::no_such_encryption_configuration, "ServerSideEncryptionConfigurationNotFoundError", 404},
+        {errc::malformed_policy, "MalformedPolicy", 400},
+        {errc::no_such_bucket_policy, "NoSuchBucketPolicy", 404},
         {errc::invalid_part_number, "InvalidPartNumber", 416},
         {errc::no_such_key, "NoSuchKey", 404},
         {errc::no_such_upload, "NoSuchUpload", 404},

@@ -1,5 +1,6 @@
 #include "server/authorization.hpp"
 
+#include <algorithm>
 #include <doctest/doctest.h>
 #include <map>
 #include <optional>
@@ -159,4 +160,53 @@ TEST_CASE(
             ++found;
         }
     CHECK(found == expected.size());
+}
+
+TEST_CASE("bucket policy routes: the policy's reads need a bucket configuration read, changes the owner")
+{
+    const std::map<std::string, auth::permission> expected = {
+        {"PUT PutBucketPolicy", auth::permission::configure_bucket},
+        {"GET GetBucketPolicy", auth::permission::read_bucket_acl},
+        {"DELETE DeleteBucketPolicy", auth::permission::configure_bucket},
+        {"GET GetBucketPolicyStatus", auth::permission::read_bucket_acl},
+    };
+    std::size_t found = 0;
+    for (const auto& r : s3_route_permissions())
+        if (auto it = expected.find(r.route); it != expected.end()) {
+            CAPTURE(r.route);
+            CHECK(r.permission == it->second);
+            ++found;
+        }
+    CHECK(found == expected.size());
+}
+
+TEST_CASE("every S3 route names the AWS action bucket policies know it by")
+{
+    const auto known = auth::known_s3_actions();
+    const std::map<std::string, std::string> expected = {
+        {"GET GetObject", "s3:GetObject"},
+        {"PUT PutObject", "s3:PutObject"},
+        {"GET ListObjectsV2", "s3:ListBucket"},
+        {"GET ListObjectVersions", "s3:ListBucketVersions"},
+        {"DELETE DeleteObject", "s3:DeleteObject"},
+        {"GET GetObjectTagging", "s3:GetObjectTagging"},
+        {"DELETE DeleteBucket", "s3:DeleteBucket"},
+        {"POST CompleteMultipartUpload", "s3:PutObject"},
+        {"PUT PutBucketPolicy", "s3:PutBucketPolicy"},
+    };
+    for (const auto& r : s3_route_permissions()) {
+        CAPTURE(r.route);
+        if (r.permission == auth::permission::cors_preflight) {
+            CHECK(r.action.empty());
+            continue;
+        }
+        REQUIRE_FALSE(r.action.empty());
+        // A bucket's own operations are actions a policy can name (ListBuckets and CreateBucket are about no
+        // existing bucket: their actions exist, a bucket policy never decides them).
+        if (r.route != "GET ListBuckets" && r.route != "PUT CreateBucket")
+            CHECK(std::any_of(known.begin(), known.end(),
+                              [&](const auth::known_action& a) { return a.name == r.action; }));
+        if (auto it = expected.find(r.route); it != expected.end())
+            CHECK(r.action == it->second);
+    }
 }

@@ -1,0 +1,408 @@
+// Bucket policies: the parser's MalformedPolicy cases, the evaluator (AWS's Deny > Allow > nothing), and the
+// policy as a fact of auth::authorize (bucket_resource): it grants within Depot's rules, never around them.
+#include "auth/authorize.hpp"
+#include "auth/bucket_policy.hpp"
+
+#include <algorithm>
+#include <doctest/doctest.h>
+
+using namespace depot;
+using namespace depot::auth;
+
+namespace {
+
+bucket_policy parsed(std::string_view json)
+{
+    auto p = parse_bucket_policy(json, "b");
+    REQUIRE_MESSAGE(p, (p ? "" : p.error().message));
+    return std::move(*p);
+}
+
+std::string refusal(std::string_view json)
+{
+    auto p = parse_bucket_policy(json, "b");
+    if (p)
+        return "accepted";
+    CHECK(p.error().code == errc::malformed_policy);
+    return p.error().message;
+}
+
+std::string statement(std::string_view body)
+{
+    return std::string(R"({"Version":"2012-10-17","Statement":[)") + std::string(body) + "]}";
+}
+
+using context_list = std::vector<std::pair<std::string_view, std::string>>;
+
+policy_effect eval(const bucket_policy& p, std::string_view action, std::string_view key,
+                   std::string_view user, const context_list& ctx = {})
+{
+    const auto actions = known_s3_actions();
+    const bool object = std::any_of(actions.begin(), actions.end(),
+                                    [&](const known_action& a) { return a.object && a.name == action; });
+    return evaluate(p, policy_request{.action = action,
+                                      .bucket = "b",
+                                      .key = key,
+                                      .object_action = object,
+                                      .user_id = user,
+                                      .context = ctx});
+}
+
+} // namespace
+
+TEST_CASE("policy documents: the accepted forms")
+{
+    // Statement as an object, Principal "*", Action and Resource as strings, the old version.
+    auto p = parsed(R"({"Version":"2008-10-17","Statement":{"Effect":"Allow","Principal":"*",
+                       "Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*"}})");
+    REQUIRE(p.statements.size() == 1);
+    CHECK(p.statements[0].any_principal);
+    // Lists, a user by id and by IAM ARN, NotAction, NotResource, Sid, Id, conditions with IfExists.
+    p = parsed(R"({"Id":"x","Version":"2012-10-17","Statement":[
+        {"Sid":"a","Effect":"Deny","Principal":{"AWS":["bob","arn:aws:iam::123456789012:user/carol"]},
+         "NotAction":["s3:Get*"],"NotResource":"arn:aws:s3:::b/public/*",
+         "Condition":{"StringNotEqualsIfExists":{"s3:x-amz-server-side-encryption":"AES256"}}},
+        {"Effect":"Allow","Principal":{"CanonicalUser":"dave"},"Action":"s3:*",
+         "Resource":["arn:aws:s3:::b","arn:aws:s3:::b/*"],
+         "Condition":{"IpAddress":{"aws:SourceIp":["10.0.0.0/8","fd00::/8"]},"Bool":{"aws:SecureTransport":true},
+                      "NumericLessThanEquals":{"s3:max-keys":"100"},"DateLessThan":{"aws:CurrentTime":"2099-01-01T00:00:00Z"}}}]})");
+    REQUIRE(p.statements.size() == 2);
+    CHECK(named_users(p) == std::vector<std::string>{"bob", "carol", "dave"});
+    CHECK(p.statements[0].conditions[0].if_exists);
+}
+
+TEST_CASE("policy documents: every MalformedPolicy case")
+{
+    CHECK(refusal("") == "Policies must be valid JSON and the first byte must be '{'");
+    CHECK(refusal("[1]") == "Policies must be valid JSON and the first byte must be '{'");
+    CHECK(refusal("{not json") == "This policy contains invalid Json");
+    CHECK(refusal(R"({"Version":"2012-10-17"})") == "Missing required field Statement");
+    CHECK(refusal(R"({"Version":"2012-10-17","Statement":[]})") ==
+          "Could not parse the policy: Statement is empty!");
+    CHECK(refusal(R"({"Version":"2011-01-01","Statement":[]})") ==
+          "The policy must contain a valid version string");
+    CHECK(refusal(R"({"Statement":[],"Extra":1})") == "Unknown field Extra");
+    const std::string ok_rest = R"("Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*")";
+    CHECK(refusal(statement(R"({"Effect":"Maybe",)" + ok_rest + "}")) == "Invalid effect: Maybe");
+    CHECK(refusal(statement(R"({"Action":"s3:GetObject","Effect":"Allow","Resource":"arn:aws:s3:::b/*"})")) ==
+          "Missing required field Principal");
+    CHECK(refusal(statement(R"({"Effect":"Allow","Principal":"*","Resource":"arn:aws:s3:::b/*"})")) ==
+          "Missing required field Action");
+    CHECK(refusal(statement(R"({"Effect":"Allow","Principal":"*","Action":"s3:GetObject"})")) ==
+          "Missing required field Resource");
+    CHECK(
+        refusal(
+            statement(
+                R"({"Effect":"Deny","NotPrincipal":{"AWS":"bob"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*"})"))
+            .starts_with("NotPrincipal is not supported"));
+    // Principals: neither a wildcard inside a name, nor a role, nor a service.
+    for (auto principal : {R"("bo*")", R"({"AWS":"arn:aws:iam::1:role/x"})",
+                           R"({"Service":"s3.amazonaws.com"})", R"({"AWS":[]})", R"("bob")"})
+        CHECK(refusal(statement(std::string(R"({"Effect":"Allow","Principal":)") + principal +
+                                R"(,"Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*"})")) ==
+              "Invalid principal in policy");
+    // Actions: S3's only, and known.
+    for (auto action : {R"("iam:PassRole")", R"("s3:NoSuchThing")", R"("s3:Get?bject2")", R"([])"})
+        CHECK(refusal(statement(std::string(R"({"Effect":"Allow","Principal":"*","Action":)") + action +
+                                R"(,"Resource":"arn:aws:s3:::b/*"})")) == "Policy has invalid action");
+    CHECK(refusal(statement(
+              R"({"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::b"})")) ==
+          "Action does not apply to any resource(s) in statement");
+    CHECK(
+        refusal(statement(
+            R"({"Effect":"Allow","Principal":"*","Action":"s3:ListBucket","Resource":"arn:aws:s3:::b/*"})")) ==
+        "Action does not apply to any resource(s) in statement");
+    // Resources outside the bucket, or not S3 ARNs.
+    for (auto resource : {R"("arn:aws:s3:::other/*")", R"("arn:aws:s3:::*")", R"("arn:aws:s3:::b*/x")",
+                          R"("*")", R"("arn:aws:sqs:::b")", R"("arn:aws:s3:::bb/*")"})
+        CHECK(refusal(statement(
+                  std::string(R"({"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":)") +
+                  resource + "}")) == "Policy has invalid resource");
+    // Conditions: unknown operators and keys, multivalued operators, bad values.
+    const auto with_condition = [&](std::string_view c) {
+        return refusal(statement(std::string(R"({"Effect":"Allow",)") + ok_rest + R"(,"Condition":)" +
+                                 std::string(c) + "}"));
+    };
+    CHECK(with_condition(R"({"StringSortOf":{"s3:prefix":"a"}})") == "Invalid Condition type : StringSortOf");
+    CHECK(with_condition(R"({"ForAnyValue:StringEquals":{"s3:prefix":"a"}})")
+              .starts_with("Invalid Condition type : ForAnyValue:StringEquals"));
+    CHECK(with_condition(R"({"StringEquals":{"aws:PrincipalOrgID":"o-1"}})") ==
+          "Policy has an invalid condition key: aws:PrincipalOrgID");
+    CHECK(with_condition(R"({"StringEquals":{"s3:ExistingObjectTag/x":"1"}})") ==
+          "Policy has an invalid condition key: s3:ExistingObjectTag/x");
+    CHECK(with_condition(R"({"IpAddress":{"aws:SourceIp":"10.0.0.0/33"}})") ==
+          "Invalid IP address or CIDR in condition: 10.0.0.0/33");
+    CHECK(
+        with_condition(R"({"IpAddress":{"aws:SourceIp":"example.com"}})").starts_with("Invalid IP address"));
+    CHECK(
+        with_condition(R"({"NumericLessThan":{"s3:max-keys":"ten"}})").starts_with("Invalid numeric value"));
+    CHECK(with_condition(R"({"DateLessThan":{"aws:CurrentTime":"tomorrow"}})").starts_with("Invalid date"));
+    CHECK(with_condition(R"({"Bool":{"aws:SecureTransport":"maybe"}})").starts_with("Invalid boolean"));
+    CHECK(with_condition(R"({})").starts_with("Policy has an invalid condition"));
+    // Over 20 KB.
+    std::string big = statement(std::string(R"({"Sid":")") + std::string(21 * 1024, 'x') +
+                                R"(","Effect":"Allow",)" + ok_rest + "}");
+    CHECK(refusal(big) == "Policies must be no more than 20 KB");
+}
+
+TEST_CASE("evaluation: actions, resources and principals with wildcards; Deny beats Allow")
+{
+    auto p = parsed(statement(R"(
+        {"Effect":"Allow","Principal":{"AWS":"bob"},"Action":["s3:Get*","s3:PutObject"],"Resource":"arn:aws:s3:::b/team/*"},
+        {"Effect":"Allow","Principal":{"AWS":"bob"},"Action":"s3:ListBucket","Resource":"arn:aws:s3:::b"},
+        {"Effect":"Deny","Principal":"*","Action":"s3:*","Resource":"arn:aws:s3:::b/team/secret?.txt"})"));
+    CHECK(eval(p, "s3:GetObject", "team/a.txt", "bob") == policy_effect::allow);
+    // Actions ignore case.
+    auto upper = parsed(statement(
+        R"({"Effect":"Allow","Principal":{"AWS":"bob"},"Action":"S3:GETOBJECT","Resource":"arn:aws:s3:::b/*"})"));
+    CHECK(eval(upper, "s3:GetObject", "team/a.txt", "bob") == policy_effect::allow);
+    CHECK(eval(p, "s3:PutObject", "team/x/y", "bob") == policy_effect::allow);
+    CHECK(eval(p, "s3:DeleteObject", "team/a.txt", "bob") == policy_effect::none);
+    CHECK(eval(p, "s3:GetObject", "other/a.txt", "bob") == policy_effect::none);
+    CHECK(eval(p, "s3:GetObject", "TEAM/a.txt", "bob") == policy_effect::none); // resources do not
+    CHECK(eval(p, "s3:GetObject", "team/a.txt", "carol") == policy_effect::none);
+    CHECK(eval(p, "s3:GetObject", "team/a.txt", "") == policy_effect::none);
+    CHECK(eval(p, "s3:ListBucket", "", "bob") == policy_effect::allow);
+    CHECK(eval(p, "s3:GetObject", "team/secret1.txt", "bob") == policy_effect::deny);
+    CHECK(eval(p, "s3:GetObject", "team/secret1.txt", "alice") == policy_effect::deny);
+    CHECK(eval(p, "s3:GetObject", "team/secret12.txt", "bob") == policy_effect::allow); // ? is one character
+}
+
+TEST_CASE("evaluation: NotAction and NotResource")
+{
+    auto p = parsed(statement(R"({"Effect":"Deny","Principal":"*","NotAction":"s3:GetObject",
+                                  "NotResource":"arn:aws:s3:::b/public/*"})"));
+    CHECK(eval(p, "s3:PutObject", "private/x", "bob") == policy_effect::deny);
+    CHECK(eval(p, "s3:GetObject", "private/x", "bob") == policy_effect::none);
+    CHECK(eval(p, "s3:PutObject", "public/x", "bob") == policy_effect::none);
+    CHECK(eval(p, "s3:ListBucket", "", "bob") == policy_effect::deny);
+}
+
+TEST_CASE("evaluation: conditions")
+{
+    const std::string rest =
+        R"("Principal":"*","Action":["s3:PutObject","s3:GetObject"],"Resource":"arn:aws:s3:::b/*")";
+    SUBCASE("aws:SourceIp, IPv4 and IPv4-mapped IPv6")
+    {
+        auto p =
+            parsed(statement(R"({"Effect":"Deny",)" + rest +
+                             R"(,"Condition":{"NotIpAddress":{"aws:SourceIp":["127.0.0.0/8","::1"]}}})"));
+        CHECK(eval(p, "s3:GetObject", "k", "bob", {{"aws:sourceip", "127.0.0.1"}}) == policy_effect::none);
+        CHECK(eval(p, "s3:GetObject", "k", "bob", {{"aws:sourceip", "::ffff:127.0.0.9"}}) ==
+              policy_effect::none);
+        CHECK(eval(p, "s3:GetObject", "k", "bob", {{"aws:sourceip", "::1"}}) == policy_effect::none);
+        CHECK(eval(p, "s3:GetObject", "k", "bob", {{"aws:sourceip", "10.1.2.3"}}) == policy_effect::deny);
+        auto allow = parsed(statement(R"({"Effect":"Allow",)" + rest +
+                                      R"(,"Condition":{"IpAddress":{"aws:SourceIp":"10.0.0.0/8"}}})"));
+        CHECK(eval(allow, "s3:GetObject", "k", "bob", {{"aws:sourceip", "10.9.9.9"}}) ==
+              policy_effect::allow);
+        CHECK(eval(allow, "s3:GetObject", "k", "bob", {{"aws:sourceip", "127.0.0.1"}}) ==
+              policy_effect::none);
+        CHECK(eval(allow, "s3:GetObject", "k", "bob", {}) == policy_effect::none);
+    }
+    SUBCASE("aws:SecureTransport")
+    {
+        auto p = parsed(statement(R"({"Effect":"Deny",)" + rest +
+                                  R"(,"Condition":{"Bool":{"aws:SecureTransport":"false"}}})"));
+        CHECK(eval(p, "s3:GetObject", "k", "bob", {{"aws:securetransport", "false"}}) == policy_effect::deny);
+        CHECK(eval(p, "s3:GetObject", "k", "bob", {{"aws:securetransport", "true"}}) == policy_effect::none);
+    }
+    SUBCASE("s3:x-amz-server-side-encryption: a missing key satisfies the negated operators")
+    {
+        auto p = parsed(statement(
+            R"({"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::b/*",
+                "Condition":{"StringNotEquals":{"s3:x-amz-server-side-encryption":"AES256"}}})"));
+        CHECK(eval(p, "s3:PutObject", "k", "bob", {}) == policy_effect::deny);
+        CHECK(eval(p, "s3:PutObject", "k", "bob", {{"s3:x-amz-server-side-encryption", "aws:kms"}}) ==
+              policy_effect::deny);
+        CHECK(eval(p, "s3:PutObject", "k", "bob", {{"s3:x-amz-server-side-encryption", "AES256"}}) ==
+              policy_effect::none);
+        auto if_exists = parsed(statement(
+            R"({"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::b/*",
+                "Condition":{"StringEqualsIfExists":{"s3:x-amz-server-side-encryption":"aws:kms"}}})"));
+        CHECK(eval(if_exists, "s3:PutObject", "k", "bob", {}) == policy_effect::deny);
+        auto null = parsed(statement(
+            R"({"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::b/*",
+                "Condition":{"Null":{"s3:x-amz-server-side-encryption":"true"}}})"));
+        CHECK(eval(null, "s3:PutObject", "k", "bob", {}) == policy_effect::deny);
+        CHECK(eval(null, "s3:PutObject", "k", "bob", {{"s3:x-amz-server-side-encryption", "AES256"}}) ==
+              policy_effect::none);
+    }
+    SUBCASE("s3:prefix with StringLike; several keys all hold, several values any")
+    {
+        auto p = parsed(statement(
+            R"({"Effect":"Allow","Principal":{"AWS":"bob"},"Action":"s3:ListBucket","Resource":"arn:aws:s3:::b",
+                "Condition":{"StringLike":{"s3:prefix":["home/bob/*","shared/*"]},
+                             "NumericLessThanEquals":{"s3:max-keys":"100"}}})"));
+        CHECK(eval(p, "s3:ListBucket", "", "bob", {{"s3:prefix", "home/bob/x"}, {"s3:max-keys", "10"}}) ==
+              policy_effect::allow);
+        CHECK(eval(p, "s3:ListBucket", "", "bob", {{"s3:prefix", "shared/"}, {"s3:max-keys", "100"}}) ==
+              policy_effect::allow);
+        CHECK(eval(p, "s3:ListBucket", "", "bob", {{"s3:prefix", "home/carol/"}, {"s3:max-keys", "10"}}) ==
+              policy_effect::none);
+        CHECK(eval(p, "s3:ListBucket", "", "bob", {{"s3:prefix", "home/bob/"}, {"s3:max-keys", "1000"}}) ==
+              policy_effect::none);
+        CHECK(eval(p, "s3:ListBucket", "", "bob", {{"s3:prefix", "home/bob/"}}) == policy_effect::none);
+    }
+    SUBCASE("dates and string case")
+    {
+        auto p = parsed(statement(R"({"Effect":"Allow",)" + rest +
+                                  R"(,"Condition":{"DateLessThan":{"aws:CurrentTime":"2030-01-01T00:00:00Z"},
+                                       "StringEqualsIgnoreCase":{"aws:username":"BOB"}}})"));
+        CHECK(eval(p, "s3:GetObject", "k", "bob",
+                   {{"aws:currenttime", "1700000000"}, {"aws:username", "bob"}}) == policy_effect::allow);
+        CHECK(eval(p, "s3:GetObject", "k", "bob",
+                   {{"aws:currenttime", "1900000000"}, {"aws:username", "bob"}}) == policy_effect::none);
+    }
+}
+
+TEST_CASE("IsPublic: Allow to everyone without a narrowing condition")
+{
+    const std::string rest = R"("Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*")";
+    CHECK(is_public(parsed(statement(R"({"Effect":"Allow","Principal":"*",)" + rest + "}"))));
+    CHECK(is_public(parsed(statement(R"({"Effect":"Allow","Principal":{"AWS":["bob","*"]},)" + rest + "}"))));
+    CHECK_FALSE(is_public(parsed(statement(R"({"Effect":"Allow","Principal":{"AWS":"bob"},)" + rest + "}"))));
+    CHECK_FALSE(is_public(parsed(statement(R"({"Effect":"Deny","Principal":"*",)" + rest + "}"))));
+    CHECK_FALSE(is_public(parsed(statement(R"({"Effect":"Allow","Principal":"*",)" + rest +
+                                           R"(,"Condition":{"IpAddress":{"aws:SourceIp":"10.0.0.0/8"}}})"))));
+    // Conditions that do not narrow who: the whole Internet, a negated range, the transport.
+    CHECK(is_public(parsed(statement(R"({"Effect":"Allow","Principal":"*",)" + rest +
+                                     R"(,"Condition":{"IpAddress":{"aws:SourceIp":"0.0.0.0/0"}}})"))));
+    CHECK(is_public(parsed(statement(R"({"Effect":"Allow","Principal":"*",)" + rest +
+                                     R"(,"Condition":{"NotIpAddress":{"aws:SourceIp":"10.0.0.0/8"}}})"))));
+    CHECK(is_public(parsed(statement(R"({"Effect":"Allow","Principal":"*",)" + rest +
+                                     R"(,"Condition":{"Bool":{"aws:SecureTransport":"true"}}})"))));
+}
+
+namespace {
+
+principal user(std::string_view id, std::string_view scope = "")
+{
+    return make_principal(std::string(id), false, scope);
+}
+
+struct policy_case
+{
+    bucket_policy policy;
+    context_list context;
+    bucket_resource resource(std::string_view action, std::string_view key, bool object_action)
+    {
+        return bucket_resource{.name = "b",
+                               .owner_id = "alice",
+                               .object = object_action && !key.empty(),
+                               .policy = &policy,
+                               .request = policy_request{.action = action,
+                                                         .bucket = "b",
+                                                         .key = key,
+                                                         .object_action = object_action,
+                                                         .context = context}};
+    }
+};
+
+} // namespace
+
+TEST_CASE("authorize: a policy's Allow grants like an ACL grant, within Depot's rules")
+{
+    policy_case c{parsed(statement(R"(
+        {"Effect":"Allow","Principal":{"AWS":"bob"},"Action":["s3:GetObject","s3:PutObject"],"Resource":"arn:aws:s3:::b/in/*"},
+        {"Effect":"Allow","Principal":{"AWS":"bob"},"Action":"s3:*","Resource":"arn:aws:s3:::b"},
+        {"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::b/pub/*"})")),
+                  {}};
+    CHECK(authorize(user("bob"), permission::read_object, c.resource("s3:GetObject", "in/x", true)));
+    CHECK(authorize(user("bob"), permission::write_object, c.resource("s3:PutObject", "in/x", true)));
+    CHECK_FALSE(authorize(user("bob"), permission::write_object, c.resource("s3:PutObject", "out/x", true)));
+    CHECK_FALSE(authorize(user("carol"), permission::read_object, c.resource("s3:GetObject", "in/x", true)));
+    // Anonymous callers read what a public statement allows, and never write.
+    CHECK(authorize(principal{}, permission::read_object, c.resource("s3:GetObject", "pub/x", true)));
+    CHECK_FALSE(authorize(principal{}, permission::read_object, c.resource("s3:GetObject", "in/x", true)));
+    // s3:* does not reach the policy's own management, nor the sensitive actions (they must be named).
+    for (auto action : {"s3:PutBucketPolicy", "s3:GetBucketPolicy", "s3:DeleteBucketPolicy"})
+        CHECK_FALSE(authorize(user("bob"), permission::configure_bucket, c.resource(action, "", false)));
+    CHECK_FALSE(authorize(user("bob"), permission::delete_bucket, c.resource("s3:DeleteBucket", "", false)));
+    CHECK_FALSE(authorize(user("bob"), permission::configure_bucket,
+                          c.resource("s3:PutBucketPublicAccessBlock", "", false)));
+    CHECK(authorize(user("bob"), permission::configure_bucket, c.resource("s3:PutBucketTagging", "", false)));
+    CHECK(authorize(user("bob"), permission::list_objects, c.resource("s3:ListBucket", "", false)));
+
+    SUBCASE("public statements are void when public policies are restricted")
+    {
+        auto r = c.resource("s3:GetObject", "pub/x", true);
+        r.ignore_public_policy = true;
+        CHECK_FALSE(authorize(principal{}, permission::read_object, r));
+        CHECK_FALSE(authorize(user("carol"), permission::read_object, r));
+        auto named = c.resource("s3:GetObject", "in/x", true);
+        named.ignore_public_policy = true;
+        CHECK(authorize(user("bob"), permission::read_object, named));
+    }
+    SUBCASE("a bucket in which models live: team roles govern, Allows are void")
+    {
+        auto r = c.resource("s3:GetObject", "in/x", true);
+        r.has_models = true;
+        CHECK_FALSE(authorize(user("bob"), permission::read_object, r));
+        CHECK(authorize(user("alice"), permission::read_object, r));
+    }
+    SUBCASE("DeleteBucket is granted only when named without a wildcard")
+    {
+        policy_case named{
+            parsed(statement(
+                R"({"Effect":"Allow","Principal":{"AWS":"bob"},"Action":"s3:DeleteBucket","Resource":"arn:aws:s3:::b"})")),
+            {}};
+        CHECK(
+            authorize(user("bob"), permission::delete_bucket, named.resource("s3:DeleteBucket", "", false)));
+    }
+}
+
+TEST_CASE("authorize: the policy's Deny applies to the owner and admins, except for the policy itself")
+{
+    policy_case c{parsed(statement(R"(
+        {"Effect":"Deny","Principal":"*","Action":"s3:*","Resource":["arn:aws:s3:::b","arn:aws:s3:::b/*"]})")),
+                  {}};
+    const auto alice = user("alice");
+    const auto root = make_principal("root", true, "");
+    CHECK_FALSE(authorize(alice, permission::read_object, c.resource("s3:GetObject", "k", true)));
+    CHECK_FALSE(authorize(root, permission::write_object, c.resource("s3:PutObject", "k", true)));
+    CHECK_FALSE(authorize(alice, permission::delete_bucket, c.resource("s3:DeleteBucket", "", false)));
+    for (auto action : {"s3:PutBucketPolicy", "s3:GetBucketPolicy", "s3:DeleteBucketPolicy"}) {
+        CHECK(authorize(alice, permission::configure_bucket, c.resource(action, "", false)));
+        CHECK(authorize(root, permission::configure_bucket, c.resource(action, "", false)));
+        CHECK_FALSE(authorize(user("bob"), permission::configure_bucket, c.resource(action, "", false)));
+    }
+    // An ACL grant does not beat a Deny either.
+    auto r = c.resource("s3:GetObject", "k", true);
+    r.acls_disabled = false;
+    r.bucket_grants = acl_grants{.all_users = acl_right::read};
+    r.object_grants = acl_grants{.user = acl_right::read};
+    CHECK_FALSE(authorize(user("bob"), permission::read_object, r));
+    // Without an action the policy is not asked (a copy's source: owner only, as before).
+    CHECK(authorize(alice, permission::read_object, c.resource("", "", false)));
+}
+
+TEST_CASE("globs")
+{
+    CHECK(policy_glob("*", ""));
+    CHECK(policy_glob("a*b*c", "aXXbYYc"));
+    CHECK_FALSE(policy_glob("a*b*c", "aXXbYY"));
+    CHECK(policy_glob("a?c", "abc"));
+    CHECK_FALSE(policy_glob("a?c", "ac"));
+    CHECK(policy_glob("S3:GET*", "s3:getobject", true));
+    CHECK_FALSE(policy_glob("S3:GET*", "s3:getobject"));
+}
+
+TEST_CASE("authorize: DeleteObjects as a whole goes on when a statement may allow some key; each key decides")
+{
+    policy_case c{parsed(statement(R"(
+        {"Effect":"Allow","Principal":{"AWS":"bob"},"Action":"s3:DeleteObject","Resource":"arn:aws:s3:::b/tmp/*"},
+        {"Effect":"Deny","Principal":"*","Action":"s3:DeleteObject","Resource":"arn:aws:s3:::b/tmp/keep"})")),
+                  {}};
+    CHECK(authorize(user("bob"), permission::delete_objects, c.resource("s3:DeleteObject", "", false)));
+    CHECK_FALSE(
+        authorize(user("carol"), permission::delete_objects, c.resource("s3:DeleteObject", "", false)));
+    CHECK(authorize(user("bob"), permission::delete_objects, c.resource("s3:DeleteObject", "tmp/x", true)));
+    CHECK_FALSE(
+        authorize(user("bob"), permission::delete_objects, c.resource("s3:DeleteObject", "other", true)));
+    CHECK_FALSE(
+        authorize(user("bob"), permission::delete_objects, c.resource("s3:DeleteObject", "tmp/keep", true)));
+    CHECK_FALSE(authorize(user("alice"), permission::delete_objects,
+                          c.resource("s3:DeleteObject", "tmp/keep", true)));
+    CHECK(authorize(user("alice"), permission::delete_objects, c.resource("s3:DeleteObject", "other", true)));
+}
