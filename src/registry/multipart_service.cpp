@@ -20,8 +20,8 @@ constexpr const char* upload_columns =
                           "m.cache_control, "
                           "m.expires, m.user_metadata::text, coalesce(m.checksum_algorithm, ''), "
                           "coalesce(m.checksum_type, ''), m.tags::text, coalesce(m.lock_mode, ''), "
-                          "coalesce(" DEPOT_MS(
-                              "m.lock_until") ", 0), m.legal_hold, coalesce(m.sse, ''), m.sse_key_check";
+                          "coalesce(" DEPOT_MS("m.lock_until") ", 0), m.legal_hold, coalesce(m.sse, ''), "
+                                                               "m.sse_key_check, coalesce(m.acl, '')";
 
 multipart_upload upload_from(const pg::row& r)
 {
@@ -48,6 +48,7 @@ multipart_upload upload_from(const pg::row& r)
     m.legal_hold = r.opt_boolean(19);
     m.sse = r.str(20);
     m.sse_key_check = r.is_null(21) ? std::string() : r.bytea(21);
+    m.acl = r.str(22);
     return m;
 }
 
@@ -101,11 +102,10 @@ asio::awaitable<void> release_part(pg::connection& c, std::int64_t upload_row, i
 
 } // namespace
 
-asio::awaitable<result<multipart_upload>>
-multipart_service::create(const audit_context& who, const bucket& target, std::string key,
-                          std::string owner_id, object_headers headers,
-                          std::optional<checksum_algorithm> algorithm, std::optional<checksum_type> type,
-                          std::vector<s3::tag> tags, const s3::requested_lock& lock, const sse_spec& sse)
+asio::awaitable<result<multipart_upload>> multipart_service::create(
+    const audit_context& who, const bucket& target, std::string key, std::string owner_id,
+    object_headers headers, std::optional<checksum_algorithm> algorithm, std::optional<checksum_type> type,
+    std::vector<s3::tag> tags, const s3::requested_lock& lock, const sse_spec& sse, const std::string& acl)
 {
     if (type && !algorithm)
         co_return make_error(
@@ -131,11 +131,11 @@ multipart_service::create(const audit_context& who, const bucket& target, std::s
             "WITH m AS (INSERT INTO multipart_uploads (upload_id, bucket_id, key, owner_id, "
             "content_type, content_encoding, content_disposition, content_language, "
             "cache_control, expires, user_metadata, checksum_algorithm, checksum_type, tags, lock_mode, "
-            "lock_until, legal_hold, sse, sse_key_check) "
+            "lock_until, legal_hold, sse, sse_key_check, acl) "
             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, nullif($12, ''), "
             "nullif($13, ''), $14::jsonb, nullif($15, ''), CASE WHEN $15 = '' THEN NULL ELSE "
-            "to_timestamp($16::double precision / 1000) END, $17::boolean, nullif($18, ''), $19) RETURNING "
-            "*) SELECT ") +
+            "to_timestamp($16::double precision / 1000) END, $17::boolean, nullif($18, ''), $19, "
+            "nullif($20, '')) RETURNING *) SELECT ") +
         upload_columns + " FROM m JOIN users u ON u.id = m.owner_id";
     const std::string details = "{\"upload_id\":\"" + upload_id + "\"}";
     const std::string sse_column(sse_name(sse.mode));
@@ -148,7 +148,7 @@ multipart_service::create(const audit_context& who, const bucket& target, std::s
                 co_await sql(c, insert, upload_id, target.id, key, owner_id, h.content_type,
                              h.content_encoding, h.content_disposition, h.content_language, h.cache_control,
                              h.expires, metadata, algorithm_name, type_name, tags_json(tags), lock_mode,
-                             lock_until, lock.legal_hold, sse_column, key_check);
+                             lock_until, lock.legal_hold, sse_column, key_check, acl);
             co_await append_object_audit(c, who, "multipart.create", target.id, key, details);
             co_return upload_from(rs[0]);
         });
@@ -464,6 +464,10 @@ multipart_service::complete(const audit_context& who, std::int64_t bucket_id, st
                                          "{\"version_id\":" + audit_quote(completed->version_id) +
                                              ",\"size\":" + std::to_string(completed->size) + ",\"etag\":" +
                                              audit_quote(completed->etag) + ",\"multipart\":true}");
+        if (completed && !upload->acl.empty())
+            co_await append_object_audit(c, who, "object.acl", bucket_id, completed->key,
+                                         "{\"version_id\":" + audit_quote(completed->version_id) +
+                                             ",\"acl\":" + audit_quote(upload->acl) + "}");
         co_return completed;
     });
     co_await remove_blobs(store_, std::move(unreferenced));
@@ -624,6 +628,8 @@ multipart_service::complete_in(pg::connection& c, const multipart_upload& upload
     auto [row, modified] = co_await insert_version(c, v, slot.seq);
     co_await insert_segments(c, row, manifest);
     co_await sql(c, "UPDATE object_versions SET upload_id = $2 WHERE id = $1", row, upload.upload_id);
+    if (!upload.acl.empty())
+        co_await sql(c, "INSERT INTO object_acls (version_row, acl) VALUES ($1, $2)", row, upload.acl);
     const std::string numbers = bigint_array(part_numbers), offsets = bigint_array(part_offsets),
                       sizes = bigint_array(part_sizes);
     nlohmann::json sums = part_checksums;

@@ -118,7 +118,9 @@ S3_OPERATIONS: dict[str, Callable] = {
     "CreateMultipartUpload": one("multipart.create", obj),
     "UploadPart": one("multipart.part", obj),
     "UploadPartCopy": one("multipart.part", obj),
-    "CompleteMultipartUpload": one("object.put", obj),
+    # With the ACL CreateMultipartUpload asked for (other than the default): its object.acl row.
+    "CompleteMultipartUpload": lambda line, facts: [Row("object.put", resource=obj(line)),
+                                                    Row("object.acl", resource=obj(line), min=0)],
     "AbortMultipartUpload": one("multipart.abort", obj),
     "ListParts": NONE,
     "GetObjectTagging": NONE,

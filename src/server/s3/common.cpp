@@ -202,8 +202,8 @@ result<void> check_acl_headers(const request_context& ctx, std::string_view oper
         return std::move(acl).error();
     if (!*acl || s3::is_owner_only(**acl, "o"))
         return ok();
-    constexpr std::array<std::string_view, 5> storing = {"CreateBucket", "PutObject", "CopyObject",
-                                                         "PutBucketAcl", "PutObjectAcl"};
+    constexpr std::array<std::string_view, 6> storing = {
+        "CreateBucket", "PutObject", "CopyObject", "PutBucketAcl", "PutObjectAcl", "CreateMultipartUpload"};
     if (std::find(storing.begin(), storing.end(), operation) != storing.end())
         return ok();
     return make_error(errc::not_implemented,
