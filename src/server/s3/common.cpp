@@ -212,20 +212,6 @@ result<void> check_acl_headers(const request_context& ctx, std::string_view oper
                           "bucket-owner-full-control and bucket-owner-read are accepted");
 }
 
-result<void> check_canned_acl(std::string_view acl, std::string_view argument)
-{
-    auto c = s3::canned_acl_of(acl, argument);
-    if (!c)
-        return std::move(c).error();
-    if (*c == s3::canned_acl::private_acl || *c == s3::canned_acl::bucket_owner_full_control ||
-        *c == s3::canned_acl::bucket_owner_read)
-        return ok();
-    return make_error(errc::not_implemented,
-                      "The canned ACL " + std::string(acl) +
-                          " is not implemented here: only private, "
-                          "bucket-owner-full-control and bucket-owner-read are accepted");
-}
-
 result<std::string> content_md5_of(const request_context& ctx)
 {
     auto v = ctx.get("content-md5");
