@@ -285,16 +285,18 @@ s3::header_lookup field_lookup(const post_form& form)
 asio::awaitable<result<std::optional<s3::access_control_list>>>
 acl_of(request_context& ctx, const post_form& form, const registry::bucket& b)
 {
+    // A named value returned, not a temporary (GCC 12 warns of its vector as maybe-uninitialized).
+    std::optional<s3::access_control_list> out;
     const auto* field = form.field("acl");
     if (!field)
-        co_return std::optional<s3::access_control_list>{};
+        co_return out;
     auto canned = s3::canned_acl_of(*field, "acl");
     if (!canned)
         co_return std::move(canned).error();
-    auto acl = s3::canned_grants(*canned, ctx.who.user_id, b.owner_id, true);
-    if (auto allowed = co_await check_acl_change(ctx, b, acl, ctx.who.user_id); !allowed)
+    out = s3::canned_grants(*canned, ctx.who.user_id, b.owner_id, true);
+    if (auto allowed = co_await check_acl_change(ctx, b, *out, ctx.who.user_id); !allowed)
         co_return std::move(allowed).error();
-    co_return std::optional<s3::access_control_list>(std::move(acl));
+    co_return out;
 }
 
 /// x-amz-checksum-<algorithm> (and x-amz-checksum-algorithm) fields.
