@@ -105,7 +105,10 @@ S3_OPERATIONS: dict[str, Callable] = {
     # With an ACL other than the default (x-amz-acl, x-amz-grant-*): its object.acl row after the write.
     "PutObject": lambda line, facts: [Row("object.put", resource=obj(line)),
                                       Row("object.acl", resource=obj(line), min=0)],
-    "PostObject": one("object.put", obj),  # a browser form upload: the key comes from the form
+    # A browser form upload (the key comes from the form); with an acl field other than the default, its
+    # object.acl row after the write.
+    "PostObject": lambda line, facts: [Row("object.put", resource=obj(line)),
+                                       Row("object.acl", resource=obj(line), min=0)],
     "CopyObject": lambda line, facts: [Row("object.copy", resource=obj(line)),
                                        Row("object.acl", resource=obj(line), min=0)],
     "GetObject": lambda line, facts: ([Row("model.download", resource=obj(line))]
@@ -118,7 +121,9 @@ S3_OPERATIONS: dict[str, Callable] = {
     "CreateMultipartUpload": one("multipart.create", obj),
     "UploadPart": one("multipart.part", obj),
     "UploadPartCopy": one("multipart.part", obj),
-    "CompleteMultipartUpload": one("object.put", obj),
+    # With the ACL CreateMultipartUpload asked for (other than the default): its object.acl row.
+    "CompleteMultipartUpload": lambda line, facts: [Row("object.put", resource=obj(line)),
+                                                    Row("object.acl", resource=obj(line), min=0)],
     "AbortMultipartUpload": one("multipart.abort", obj),
     "ListParts": NONE,
     "GetObjectTagging": NONE,

@@ -315,8 +315,6 @@ def test_copy_object_with_an_acl_and_presigned_anonymous_urls(depot, s3):
     assert requests.get(url, timeout=30).status_code == 403
     url = depot.client("bob").generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "dst"})
     assert requests.get(url, timeout=30).content == b"data"
-    # Multipart uploads do not store ACLs yet: refused rather than silently private.
-    expect_error("NotImplemented", 501, s3.create_multipart_upload, Bucket=bucket, Key="mp", ACL="public-read")
 
 
 def test_public_access_is_off_by_default(private_depot):
@@ -353,3 +351,64 @@ def test_every_grant_header_is_stored_and_acts(depot, s3, s3_bob):
     assert s3_bob.get_object(Bucket=bucket, Key="o")["Body"].read() == b"o"
     s3_bob.put_object_acl(Bucket=bucket, Key="o", GrantFullControl='id="alice"')
     expect_error("AccessDenied", 403, s3_bob.get_object, Bucket=bucket, Key="o")
+
+
+def complete(client, bucket, key, upload, body=b"multipart body"):
+    etag = client.upload_part(Bucket=bucket, Key=key, UploadId=upload, PartNumber=1, Body=body)["ETag"]
+    return client.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=upload,
+                                            MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": etag}]})
+
+
+def test_create_multipart_upload_acl_applies_at_completion(depot, s3, s3_bob):
+    bucket = acl_bucket(depot, hint="mpacl")
+    # x-amz-acl (boto3): public only once completed, and exactly as PutObject would make it.
+    up = s3.create_multipart_upload(Bucket=bucket, Key="pub", ACL="public-read")["UploadId"]
+    assert requests.get(f"{depot.endpoint}/{bucket}/pub", timeout=30).status_code == 403  # no object yet
+    complete(s3, bucket, "pub", up)
+    assert requests.get(f"{depot.endpoint}/{bucket}/pub", timeout=30).content == b"multipart body"
+    assert grants(s3.get_object_acl(Bucket=bucket, Key="pub")) == {("alice", "FULL_CONTROL"), (ALL_USERS, "READ")}
+    # x-amz-grant-* (aws cli s3api): bob may read this one, not the private one.
+    up = depot.aws_json("s3api", "create-multipart-upload", "--bucket", bucket, "--key", "for-bob",
+                        "--grant-read", 'id="bob"', "--grant-full-control", 'id="alice"')["UploadId"]
+    complete(s3, bucket, "for-bob", up)
+    up = s3.create_multipart_upload(Bucket=bucket, Key="private")["UploadId"]
+    complete(s3, bucket, "private", up)
+    assert grants(depot.aws_json("s3api", "get-object-acl", "--bucket", bucket, "--key", "for-bob")) == {
+        ("alice", "FULL_CONTROL"), ("bob", "READ")}
+    assert s3_bob.get_object(Bucket=bucket, Key="for-bob")["Body"].read() == b"multipart body"
+    expect_error("AccessDenied", 403, s3_bob.get_object, Bucket=bucket, Key="private")
+    assert requests.get(f"{depot.endpoint}/{bucket}/private", timeout=30).status_code == 403
+    assert grants(s3.get_object_acl(Bucket=bucket, Key="private")) == {("alice", "FULL_CONTROL")}
+    # The ACL is the completed version's: a later plain write of the key is private again.
+    s3.put_object(Bucket=bucket, Key="pub", Body=b"new")
+    assert requests.get(f"{depot.endpoint}/{bucket}/pub", timeout=30).status_code == 403
+
+
+def test_create_multipart_upload_acl_refusals_change_nothing(depot, s3):
+    enforced = unique_bucket_name("mpacl-enforced")
+    s3.create_bucket(Bucket=enforced)
+    blocked = acl_bucket(depot, hint="mpacl-blocked")
+    s3.put_public_access_block(Bucket=blocked, PublicAccessBlockConfiguration={"BlockPublicAcls": True})
+    before = depot.snapshot(enforced, blocked)
+    expect_error("AccessControlListNotSupported", 400, s3.create_multipart_upload, Bucket=enforced, Key="k",
+                 ACL="public-read")
+    expect_error("AccessDenied", 403, s3.create_multipart_upload, Bucket=blocked, Key="k", ACL="public-read")
+    expect_error("AccessDenied", 403, s3.create_multipart_upload, Bucket=blocked, Key="k",
+                 GrantRead=f'uri="{ALL_USERS}"')
+    expect_error("InvalidArgument", 400, s3.create_multipart_upload, Bucket=blocked, Key="k",
+                 GrantRead='id="nobody-by-this-id"')
+    expect_error("InvalidRequest", 400, s3.create_multipart_upload, Bucket=blocked, Key="k", ACL="private",
+                 GrantRead='id="alice"')
+    expect_error("UnresolvableGrantByEmailAddress", 400, s3.create_multipart_upload, Bucket=blocked, Key="k",
+                 GrantRead='emailAddress="a@example.com"')
+    depot.assert_unchanged(before)
+    assert "Uploads" not in s3.list_multipart_uploads(Bucket=blocked)
+
+
+def test_a_multipart_object_of_another_writer_keeps_its_writers_full_control(depot, s3, s3_bob):
+    """ObjectWriter: bob's multipart object in alice's bucket is bob's, as his PutObject would be."""
+    bucket = acl_bucket(depot, hint="mpacl-writer")
+    s3.put_bucket_acl(Bucket=bucket, GrantFullControl='id="alice"', GrantWrite='id="bob"')
+    up = s3_bob.create_multipart_upload(Bucket=bucket, Key="bobs")["UploadId"]
+    complete(s3_bob, bucket, "bobs", up)
+    assert grants(s3_bob.get_object_acl(Bucket=bucket, Key="bobs")) == {("bob", "FULL_CONTROL")}

@@ -21,7 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import requests
 
-from depot_harness import assert_error_response, browser_tmpdir, clean_env, run
+from depot_harness import assert_error_response, browser_tmpdir, clean_env, run, unique_bucket_name
 from rest import call, token_for
 
 HERE = Path(__file__).resolve().parent
@@ -176,10 +176,35 @@ ATTACKS = {
         "Content-Type": "application/x-www-form-urlencoded"}), "PreconditionFailed", 412, "multipart/form-data"),
     "a malformed form": (lambda d, s3, b: lambda: requests.post(f"{d.endpoint}/{b}", data=b"--b\r\nno headers", headers={
         "Content-Type": "multipart/form-data; boundary=b"}), "MalformedPOSTRequest", 400, ""),
-    "a public ACL": (
+    "a public ACL where the bucket enforces ownership": (
         lambda d, s3, b: lambda: post(presigned(s3, b, "x/public", {"acl": "public-read"}, [{"acl": "public-read"}])),
-        "NotImplemented", 501, "public-read"),
+        "AccessControlListNotSupported", 400, ""),
+    "an unknown canned ACL": (
+        lambda d, s3, b: lambda: post(presigned(s3, b, "x/acl", {"acl": "everyone"}, [{"acl": "everyone"}])),
+        "InvalidArgument", 400, ""),
+    "an acl field the policy does not cover": (
+        lambda d, s3, b: lambda: post(presigned(s3, b, "x/acl"), extra={"acl": "private"}),
+        "AccessDenied", 403, "Extra input fields: acl"),
+    "object lock fields on a bucket without Object Lock": (
+        lambda d, s3, b: lambda: post(presigned(s3, b, "x/locked", *lock_fields("ON"))),
+        "InvalidRequest", 400, "Object Lock"),
+    "grant fields (POST Object has only the acl field)": (
+        lambda d, s3, b: lambda: post(presigned(s3, b, "x/grant", {"x-amz-grant-read": 'id="bob"'},
+                                                [{"x-amz-grant-read": 'id="bob"'}])),
+        "NotImplemented", 501, "x-amz-grant-read"),
 }
+
+
+def lock_fields(legal_hold=None, mode=None, days=1, body=b"hello, form"):
+    """(fields, conditions) of a form with the x-amz-object-lock-* fields and the Content-MD5 S3 requires."""
+    fields = {"Content-MD5": base64.b64encode(hashlib.md5(body).digest()).decode()}
+    if legal_hold:
+        fields["x-amz-object-lock-legal-hold"] = legal_hold
+    if mode:
+        fields["x-amz-object-lock-mode"] = mode
+        fields["x-amz-object-lock-retain-until-date"] = (
+            dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return fields, [{k: v} for k, v in fields.items()]
 
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
@@ -260,3 +285,51 @@ def test_chromium_submits_a_form_and_a_fetch_form_data(depot, s3, bucket, tmp_pa
     assert "<Key>browser/fetched.txt</Key>" in out["fetch"]["text"]
     assert out["fetch"]["etag"] == '"%s"' % hashlib.md5(b"sent by fetch").hexdigest()
     assert s3.get_object(Bucket=bucket, Key="browser/fetched.txt")["Body"].read() == b"sent by fetch"
+
+
+def test_acl_field_is_stored(depot, s3, s3_bob):
+    bucket = unique_bucket_name("post-acl")
+    s3.create_bucket(Bucket=bucket, ObjectOwnership="ObjectWriter")
+    r = post(presigned(s3, bucket, "pub.txt", {"acl": "public-read"}, [{"acl": "public-read"}]))
+    assert r.status_code == 204, r.text
+    assert requests.get(f"{depot.endpoint}/{bucket}/pub.txt", timeout=30).content == b"hello, form"
+    acl = s3.get_object_acl(Bucket=bucket, Key="pub.txt")
+    assert {(g["Grantee"].get("ID") or g["Grantee"].get("URI"), g["Permission"]) for g in acl["Grants"]} == {
+        ("alice", "FULL_CONTROL"), ("http://acs.amazonaws.com/groups/global/AllUsers", "READ")}
+    r = post(presigned(s3, bucket, "auth.txt", {"acl": "authenticated-read"}, [{"acl": "authenticated-read"}]))
+    assert r.status_code == 204, r.text
+    assert requests.get(f"{depot.endpoint}/{bucket}/auth.txt", timeout=30).status_code == 403
+    assert s3_bob.get_object(Bucket=bucket, Key="auth.txt")["Body"].read() == b"hello, form"
+    # Blocked public ACLs: refused, nothing stored.
+    s3.put_public_access_block(Bucket=bucket, PublicAccessBlockConfiguration={"BlockPublicAcls": True})
+    before = depot.snapshot(bucket)
+    r = post(presigned(s3, bucket, "blocked.txt", {"acl": "public-read"}, [{"acl": "public-read"}]))
+    assert_error_response(r, "AccessDenied", 403)
+    depot.assert_unchanged(before)
+
+
+def test_object_lock_fields(depot, s3):
+    bucket = unique_bucket_name("post-lock")
+    s3.create_bucket(Bucket=bucket, ObjectLockEnabledForBucket=True)
+    r = post(presigned(s3, bucket, "held.txt", *lock_fields("ON", "GOVERNANCE")))
+    assert r.status_code == 204, r.text
+    version = r.headers["x-amz-version-id"]
+    assert s3.get_object_legal_hold(Bucket=bucket, Key="held.txt")["LegalHold"]["Status"] == "ON"
+    retention = s3.get_object_retention(Bucket=bucket, Key="held.txt")["Retention"]
+    assert retention["Mode"] == "GOVERNANCE"
+    assert retention["RetainUntilDate"] > dt.datetime.now(dt.timezone.utc)
+    head = s3.head_object(Bucket=bucket, Key="held.txt")
+    assert head["ObjectLockLegalHold"] == "ON" and head["ObjectLockMode"] == "GOVERNANCE"
+    before = depot.snapshot(bucket)
+    r = depot.request("DELETE", f"/{bucket}/held.txt?versionId={version}")
+    assert_error_response(r, "AccessDenied", 403)
+    # Lock fields need Content-MD5 (or a checksum), as any S3 write that locks what it writes; a bad mode is
+    # S3's InvalidArgument.
+    fields, conditions = lock_fields("ON")
+    del fields["Content-MD5"]
+    r = post(presigned(s3, bucket, "nomd5.txt", fields, conditions[1:]))
+    assert_error_response(r, "InvalidRequest", 400)
+    fields, conditions = lock_fields(None, "FOREVER")
+    r = post(presigned(s3, bucket, "badmode.txt", fields, conditions))
+    assert_error_response(r, "InvalidArgument", 400)
+    depot.assert_unchanged(before)

@@ -1,8 +1,11 @@
-"""rclone (Debian's) against depotd: copy, list, check (MD5 via ETag), sync with deletes, cat, purge."""
+"""rclone (Debian's) against depotd: copy, list, check (MD5 via ETag), sync with deletes, cat, purge; --s3-acl.
+(test_sse.py: rclone's SSE-C flags.)"""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import requests
 
 from depot_harness import clean_env, expect_error, run, unique_bucket_name
 
@@ -66,3 +69,27 @@ def test_rclone_copy_check_sync_cat_purge(depot, s3, tmp_path):
 
     rclone(depot, "purge", f"depot:{name}")
     expect_error("404", 404, s3.head_bucket, Bucket=name)
+
+
+def test_rclone_acl_flag(depot, s3, tmp_path):
+    """--s3-acl: rclone sends x-amz-acl with every upload; public-read is stored and read anonymously (the
+    bucket allows ACLs: ObjectWriter), and rclone's default (private) leaves the object private."""
+    name = unique_bucket_name("rclone-acl")
+    s3.create_bucket(Bucket=name, ObjectOwnership="ObjectWriter")
+    (tmp_path / "pub.txt").write_bytes(b"for everyone\n")
+    (tmp_path / "own.txt").write_bytes(b"mine\n")
+    # --s3-no-check-bucket: rclone would otherwise send the ACL with a CreateBucket of the existing bucket too.
+    rclone(depot, "--s3-no-check-bucket", "--s3-acl", "public-read", "copyto", str(tmp_path / "pub.txt"),
+           f"depot:{name}/pub.txt")
+    rclone(depot, "copyto", str(tmp_path / "own.txt"), f"depot:{name}/own.txt")
+    assert requests.get(f"{depot.endpoint}/{name}/pub.txt", timeout=30).content == b"for everyone\n"
+    assert requests.get(f"{depot.endpoint}/{name}/own.txt", timeout=30).status_code == 403
+    uris = {g["Grantee"].get("URI") for g in s3.get_object_acl(Bucket=name, Key="pub.txt")["Grants"]}
+    assert "http://acs.amazonaws.com/groups/global/AllUsers" in uris
+    # Where the bucket enforces ownership, a public ACL is refused and nothing is uploaded.
+    enforced = unique_bucket_name("rclone-acl")
+    s3.create_bucket(Bucket=enforced)
+    out = rclone(depot, "--s3-no-check-bucket", "--s3-acl", "public-read", "copyto", str(tmp_path / "pub.txt"),
+                 f"depot:{enforced}/pub.txt", check=False)
+    assert out.returncode != 0 and "AccessControlListNotSupported" in out.stderr, out.stderr
+    assert "Contents" not in s3.list_objects_v2(Bucket=enforced)

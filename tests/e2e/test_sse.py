@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 import secrets
+import shutil
 from pathlib import Path
 
 import botocore.exceptions
@@ -348,3 +350,179 @@ def test_aws_cli_sse_c(sse, bucket, tmp_path):
     assert (tmp_path / "back").read_bytes() == src.read_bytes()
     out = sse.aws("s3", "cp", f"s3://{bucket}/cli", str(tmp_path / "nokey"), check=False)
     assert out.returncode != 0
+
+
+def test_upload_part_copy_across_encryptions(sse, s3e, bucket):
+    """UploadPartCopy from plain, SSE-S3 and SSE-C sources into plain, SSE-S3 and SSE-C uploads: each part is
+    stored as its upload encrypts, the bytes are the source's."""
+    data = os.urandom(5 << 20)
+    s3e.put_object(Bucket=bucket, Key="plain", Body=data)
+    s3e.put_object(Bucket=bucket, Key="s3", Body=data, ServerSideEncryption="AES256")
+    s3e.put_object(Bucket=bucket, Key="c", Body=data, **sse_c())
+    source_key = {"CopySourceSSECustomerAlgorithm": "AES256", "CopySourceSSECustomerKey": KEY}
+    sources = [("plain", {}), ("s3", {}), ("c", source_key)]
+    uploads = {"into-plain": ({}, {}, ""), "into-s3": ({"ServerSideEncryption": "AES256"}, {}, "master"),
+               "into-c": (sse_c(OTHER_KEY), sse_c(OTHER_KEY), "customer")}
+    for target, (create, part_key, sealed) in uploads.items():
+        up = s3e.create_multipart_upload(Bucket=bucket, Key=target, **create)["UploadId"]
+        parts = []
+        for n, (src, src_key) in enumerate(sources, 1):
+            r = s3e.upload_part_copy(Bucket=bucket, Key=target, UploadId=up, PartNumber=n,
+                                     CopySource={"Bucket": bucket, "Key": src}, **src_key, **part_key)
+            if sealed == "master":
+                assert r["ServerSideEncryption"] == "AES256"
+            if sealed == "customer":
+                assert r["SSECustomerKeyMD5"] == base64.b64encode(hashlib.md5(OTHER_KEY).digest()).decode()
+            parts.append({"PartNumber": n, "ETag": r["CopyPartResult"]["ETag"]})
+        # A range of an SSE-C source, as the last part.
+        r = s3e.upload_part_copy(Bucket=bucket, Key=target, UploadId=up, PartNumber=4,
+                                 CopySource={"Bucket": bucket, "Key": "c"}, CopySourceRange="bytes=10-19",
+                                 **source_key, **part_key)
+        parts.append({"PartNumber": 4, "ETag": r["CopyPartResult"]["ETag"]})
+        s3e.complete_multipart_upload(Bucket=bucket, Key=target, UploadId=up, MultipartUpload={"Parts": parts})
+        assert body(s3e, bucket, target, **part_key) == data * 3 + data[10:20], target
+        assert {b[1] for b in blobs_of(sse, bucket, target)} == {sealed}, target
+
+
+def test_upload_part_copy_encryption_refusals_change_nothing(sse, s3e, bucket):
+    s3e.put_object(Bucket=bucket, Key="c", Body=b"customer data", **sse_c())
+    s3e.put_object(Bucket=bucket, Key="plain", Body=b"plain data")
+    into_c = s3e.create_multipart_upload(Bucket=bucket, Key="into-c", **sse_c())["UploadId"]
+    into_plain = s3e.create_multipart_upload(Bucket=bucket, Key="into-plain")["UploadId"]
+    before = sse.snapshot(bucket)
+    copy = {"Bucket": bucket, "PartNumber": 1}
+    # The SSE-C source without its key (400), with another key (403).
+    expect_error("InvalidRequest", 400, s3e.upload_part_copy, Key="into-plain", UploadId=into_plain,
+                 CopySource={"Bucket": bucket, "Key": "c"}, **copy)
+    expect_error("AccessDenied", 403, s3e.upload_part_copy, Key="into-plain", UploadId=into_plain,
+                 CopySource={"Bucket": bucket, "Key": "c"}, CopySourceSSECustomerAlgorithm="AES256",
+                 CopySourceSSECustomerKey=OTHER_KEY, **copy)
+    # A source key for a source that is not SSE-C.
+    expect_error("InvalidRequest", 400, s3e.upload_part_copy, Key="into-plain", UploadId=into_plain,
+                 CopySource={"Bucket": bucket, "Key": "plain"}, CopySourceSSECustomerAlgorithm="AES256",
+                 CopySourceSSECustomerKey=KEY, **copy)
+    # Into an SSE-C upload: the upload's key must come (400) and be the upload's (403).
+    expect_error("InvalidRequest", 400, s3e.upload_part_copy, Key="into-c", UploadId=into_c,
+                 CopySource={"Bucket": bucket, "Key": "plain"}, **copy)
+    expect_error("AccessDenied", 403, s3e.upload_part_copy, Key="into-c", UploadId=into_c,
+                 CopySource={"Bucket": bucket, "Key": "plain"}, **sse_c(OTHER_KEY), **copy)
+    sse.assert_unchanged(before)
+    assert s3e.list_parts(Bucket=bucket, Key="into-c", UploadId=into_c).get("Parts", []) == []
+
+
+def test_get_object_attributes_of_an_sse_c_object_needs_its_key(sse, s3e, bucket):
+    s3e.put_object(Bucket=bucket, Key="c", Body=b"attributes", **sse_c())
+    attrs = ["ObjectSize", "ETag"]
+
+    def encoded(key: bytes) -> dict:
+        # botocore encodes the key (and adds its MD5) for GetObject, not for GetObjectAttributes: sent as S3
+        # wants them on the wire, which every botocore passes through once the MD5 is given.
+        return {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": base64.b64encode(key).decode(),
+                "SSECustomerKeyMD5": base64.b64encode(hashlib.md5(key).digest()).decode()}
+    expect_error("InvalidRequest", 400, s3e.get_object_attributes, Bucket=bucket, Key="c", ObjectAttributes=attrs)
+    expect_error("AccessDenied", 403, s3e.get_object_attributes, Bucket=bucket, Key="c", ObjectAttributes=attrs,
+                 **encoded(OTHER_KEY))
+    got = s3e.get_object_attributes(Bucket=bucket, Key="c", ObjectAttributes=attrs, **encoded(KEY))
+    assert got["ObjectSize"] == len(b"attributes")
+    # The aws cli (s3api): --sse-customer-algorithm, --sse-customer-key, --sse-customer-key-md5.
+    key = encoded(KEY)
+    out = sse.aws_json("s3api", "get-object-attributes", "--bucket", bucket, "--key", "c",
+                       "--object-attributes", "ObjectSize", "--sse-customer-algorithm", "AES256",
+                       "--sse-customer-key", key["SSECustomerKey"], "--sse-customer-key-md5", key["SSECustomerKeyMD5"])
+    assert out["ObjectSize"] == len(b"attributes")
+    assert sse.aws("s3api", "get-object-attributes", "--bucket", bucket, "--key", "c", "--object-attributes",
+                   "ObjectSize", check=False).returncode != 0
+    # A plain object's attributes with SSE-C headers: 400, as GetObject.
+    s3e.put_object(Bucket=bucket, Key="plain", Body=b"p")
+    expect_error("InvalidRequest", 400, s3e.get_object_attributes, Bucket=bucket, Key="plain",
+                 ObjectAttributes=attrs, **encoded(KEY))
+
+
+def test_post_object_sse_c_and_sse_s3_fields(sse, s3e, bucket):
+    key_b64 = base64.b64encode(KEY).decode()
+    key_md5 = base64.b64encode(hashlib.md5(KEY).digest()).decode()
+    fields = {"x-amz-server-side-encryption-customer-algorithm": "AES256",
+              "x-amz-server-side-encryption-customer-key": key_b64,
+              "x-amz-server-side-encryption-customer-key-MD5": key_md5}
+    info = s3e.generate_presigned_post(Bucket=bucket, Key="form-c", Fields=fields,
+                                       Conditions=[{k: v} for k, v in fields.items()], ExpiresIn=300)
+    r = requests.post(info["url"], data=info["fields"], files={"file": ("f.bin", b"form secret")},
+                      verify=sse.verify, timeout=60)
+    assert r.status_code == 204, r.text
+    assert r.headers["x-amz-server-side-encryption-customer-key-MD5"] == key_md5
+    assert body(s3e, bucket, "form-c", **sse_c()) == b"form secret"
+    expect_error("InvalidRequest", 400, s3e.get_object, Bucket=bucket, Key="form-c")
+    assert {b[1] for b in blobs_of(sse, bucket, "form-c")} == {"customer"}
+    # SSE-S3.
+    info = s3e.generate_presigned_post(Bucket=bucket, Key="form-s3",
+                                       Fields={"x-amz-server-side-encryption": "AES256"},
+                                       Conditions=[{"x-amz-server-side-encryption": "AES256"}], ExpiresIn=300)
+    r = requests.post(info["url"], data=info["fields"], files={"file": ("f.bin", b"form s3")}, verify=sse.verify,
+                      timeout=60)
+    assert r.status_code == 204 and r.headers["x-amz-server-side-encryption"] == "AES256", r.text
+    assert {b[1] for b in blobs_of(sse, bucket, "form-s3")} == {"master"}
+    # Refused, changing nothing: a wrong key MD5, a key the policy does not cover.
+    before = sse.snapshot(bucket)
+    wrong = {**fields, "x-amz-server-side-encryption-customer-key-MD5": base64.b64encode(b"0" * 16).decode()}
+    info = s3e.generate_presigned_post(Bucket=bucket, Key="bad", Fields=wrong,
+                                       Conditions=[{k: v} for k, v in wrong.items()], ExpiresIn=300)
+    r = requests.post(info["url"], data=info["fields"], files={"file": ("f.bin", b"x")}, verify=sse.verify,
+                      timeout=60)
+    assert r.status_code == 400 and "<Code>InvalidArgument</Code>" in r.text, r.text
+    info = s3e.generate_presigned_post(Bucket=bucket, Key="uncovered", ExpiresIn=300)
+    r = requests.post(info["url"], data={**info["fields"], **fields}, files={"file": ("f.bin", b"x")},
+                      verify=sse.verify, timeout=60)
+    assert r.status_code == 403 and "Extra input fields" in r.text, r.text
+    sse.assert_unchanged(before)
+
+
+ASCII_KEY, OTHER_ASCII_KEY = b"js-sdk-sse-c-key-of-32-bytes-abc", b"another-js-sse-c-key-32-bytes-xy"
+
+
+def test_js_sdk_sse_c(sse, s3e, bucket):
+    """The AWS SDK for JavaScript v3 (js/sse_c.mjs) with SSE-C: what it writes boto3 reads with the same key."""
+    node = shutil.which("node", path="/usr/local/bin:/usr/bin:/bin")
+    js = Path(__file__).resolve().parent / "js"
+    assert node and (js / "node_modules" / "@aws-sdk" / "client-s3").is_dir(), "run scripts/js-deps"
+    user = sse.user("alice")
+    env = clean_env({
+        "DEPOT_ENDPOINT": sse.endpoint, "DEPOT_REGION": sse.region, "DEPOT_BUCKET": bucket,
+        "DEPOT_SSE_KEY": ASCII_KEY.decode(), "DEPOT_OTHER_SSE_KEY": OTHER_ASCII_KEY.decode(),
+        "AWS_ACCESS_KEY_ID": user.access_key, "AWS_SECRET_ACCESS_KEY": user.secret,
+        "AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
+        "AWS_EC2_METADATA_DISABLED": "true", "NODE_NO_WARNINGS": "1", "NODE_EXTRA_CA_CERTS": str(sse.ca_bundle)})
+    r = json.loads(run([node, str(js / "sse_c.mjs")], env=env, cwd=str(js), timeout=300).stdout)
+    md5_of = lambda k: base64.b64encode(hashlib.md5(k).digest()).decode()  # noqa: E731
+    assert r["put"]["ok"] == {"algorithm": "AES256", "keyMD5": md5_of(ASCII_KEY)}, r["put"]
+    assert r["get"]["ok"] == {"algorithm": "AES256", "keyMD5": md5_of(ASCII_KEY), "body": "js secret"}, r["get"]
+    assert r["get-without-key"]["error"]["status"] == 400, r["get-without-key"]
+    assert r["head-other-key"]["error"]["status"] == 403, r["head-other-key"]
+    assert r["copy-to-other-key"]["ok"]["keyMD5"] == md5_of(OTHER_ASCII_KEY), r["copy-to-other-key"]
+    assert r["get-copy"]["ok"]["body"] == "js secret", r["get-copy"]
+    assert body(s3e, bucket, "js/c", **sse_c(ASCII_KEY)) == b"js secret"
+    expect_error("AccessDenied", 403, s3e.get_object, Bucket=bucket, Key="js/c2", **sse_c(ASCII_KEY))
+    assert {b[1] for b in blobs_of(sse, bucket, "js/c")} == {"customer"}
+    assert r["put-sse-s3"]["ok"] == "AES256" and r["head-sse-s3"]["ok"] == "AES256", r
+    assert {b[1] for b in blobs_of(sse, bucket, "js/s3")} == {"master"}
+
+
+def test_rclone_sse_c_and_sse_s3(sse, s3e, bucket, tmp_path):
+    """rclone's --s3-sse-customer-* flags: what it uploads is SSE-C under its key, and it reads it back; its
+    --s3-server-side-encryption AES256 uploads SSE-S3."""
+    from test_rclone import rclone
+    src = tmp_path / "f.bin"
+    src.write_bytes(os.urandom(70_000))
+    flags = ["--ca-cert", str(sse.ca_bundle), "--s3-sse-customer-algorithm", "AES256",
+             "--s3-sse-customer-key", ASCII_KEY.decode(),
+             "--s3-sse-customer-key-md5", base64.b64encode(hashlib.md5(ASCII_KEY).digest()).decode()]
+    rclone(sse, *flags, "copyto", str(src), f"depot:{bucket}/rclone/f.bin")
+    assert body(s3e, bucket, "rclone/f.bin", **sse_c(ASCII_KEY)) == src.read_bytes()
+    expect_error("InvalidRequest", 400, s3e.get_object, Bucket=bucket, Key="rclone/f.bin")
+    rclone(sse, *flags, "copyto", f"depot:{bucket}/rclone/f.bin", str(tmp_path / "back.bin"))
+    assert (tmp_path / "back.bin").read_bytes() == src.read_bytes()
+    assert rclone(sse, "--ca-cert", str(sse.ca_bundle), "copyto", f"depot:{bucket}/rclone/f.bin",
+                  str(tmp_path / "nokey.bin"), check=False).returncode != 0
+    rclone(sse, "--ca-cert", str(sse.ca_bundle), "--s3-server-side-encryption", "AES256", "copyto", str(src),
+           f"depot:{bucket}/rclone/s3.bin")
+    assert s3e.head_object(Bucket=bucket, Key="rclone/s3.bin")["ServerSideEncryption"] == "AES256"
+    assert {b[1] for b in blobs_of(sse, bucket, "rclone/s3.bin")} == {"master"}

@@ -16,7 +16,8 @@ constexpr const char* upload_columns =
                           "m.expires, m.user_metadata::text, coalesce(m.checksum_algorithm, ''), "
                           "coalesce(m.checksum_type, ''), m.tags::text, coalesce(m.lock_mode, ''), "
                           "coalesce(" DEPOT_MS(
-                              "m.lock_until") ", 0), m.legal_hold, coalesce(m.sse, ''), m.sse_key_check";
+                              "m.lock_until") ", 0), m.legal_hold, coalesce(m.sse, ''), m.sse_key_check, "
+                                              "coalesce(m.acl, '')";
 
 multipart_upload upload_from(const pg::row& r)
 {
@@ -43,6 +44,7 @@ multipart_upload upload_from(const pg::row& r)
     m.legal_hold = r.opt_boolean(19);
     m.sse = r.str(20);
     m.sse_key_check = r.is_null(21) ? std::string() : r.bytea(21);
+    m.acl = r.str(22);
     return m;
 }
 
@@ -55,18 +57,18 @@ asio::awaitable<multipart_upload> insert_upload(pg::connection& c, const upload_
             "WITH m AS (INSERT INTO multipart_uploads (upload_id, bucket_id, key, owner_id, "
             "content_type, content_encoding, content_disposition, content_language, "
             "cache_control, expires, user_metadata, checksum_algorithm, checksum_type, tags, lock_mode, "
-            "lock_until, legal_hold, sse, sse_key_check) "
+            "lock_until, legal_hold, sse, sse_key_check, acl) "
             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, nullif($12, ''), "
             "nullif($13, ''), $14::jsonb, nullif($15, ''), CASE WHEN $15 = '' THEN NULL ELSE "
-            "to_timestamp($16::double precision / 1000) END, $17::boolean, nullif($18, ''), $19) RETURNING "
-            "*) SELECT ") +
+            "to_timestamp($16::double precision / 1000) END, $17::boolean, nullif($18, ''), $19, "
+            "nullif($20, '')) RETURNING *) SELECT ") +
         upload_columns + " FROM m JOIN users u ON u.id = m.owner_id";
     const auto& h = u.headers;
     const auto key_check = u.sse_key_check ? pg::param(pg::bytes(*u.sse_key_check)) : pg::param(std::nullopt);
     auto rs = co_await sql(c, insert, u.upload_id, u.bucket_id, u.key, u.owner_id, h.content_type,
                            h.content_encoding, h.content_disposition, h.content_language, h.cache_control,
                            h.expires, u.metadata_json, u.checksum_algorithm, u.checksum_type, u.tags_json,
-                           u.lock_mode, u.lock_until_ms, u.legal_hold, u.sse, key_check);
+                           u.lock_mode, u.lock_until_ms, u.legal_hold, u.sse, key_check, u.acl);
     co_return upload_from(rs[0]);
 }
 
@@ -219,6 +221,11 @@ asio::awaitable<void> set_version_upload(pg::connection& c, std::int64_t version
                                          std::string_view upload_id)
 {
     co_await sql(c, "UPDATE object_versions SET upload_id = $2 WHERE id = $1", version_row, upload_id);
+}
+
+asio::awaitable<void> insert_version_acl(pg::connection& c, std::int64_t version_row, std::string_view acl)
+{
+    co_await sql(c, "INSERT INTO object_acls (version_row, acl) VALUES ($1, $2)", version_row, acl);
 }
 
 asio::awaitable<void> insert_object_parts(pg::connection& c, std::int64_t version_row,

@@ -42,6 +42,9 @@ struct multipart_upload
     /// empty; for SSE-C the key check every part's key must match (registry/service/sse.hpp).
     std::string sse;
     std::string sse_key_check;
+    /// The ACL of the creation (x-amz-acl, x-amz-grant-*) in its stored form (s3::stored_acl): the completed
+    /// object's ACL; empty for the default (the owner's FULL_CONTROL alone).
+    std::string acl;
 };
 
 struct part_info
@@ -70,6 +73,7 @@ struct upload_insert
     std::optional<bool> legal_hold;
     std::string sse;                          ///< empty: none
     std::optional<std::string> sse_key_check; ///< bytea, SSE-C only
+    std::string acl;                          ///< stored form; empty: the default
 };
 
 /// Inserts the upload row and returns it as find_upload would.
@@ -131,6 +135,9 @@ asio::awaitable<void> delete_upload(pg::connection& c, std::int64_t upload_row);
 /// Records on version `version_row` the upload that completed into it.
 asio::awaitable<void> set_version_upload(pg::connection& c, std::int64_t version_row,
                                          std::string_view upload_id);
+
+/// Gives version `version_row` the ACL `acl` (stored form) its upload was created with.
+asio::awaitable<void> insert_version_acl(pg::connection& c, std::int64_t version_row, std::string_view acl);
 
 /// The parts table of a completed version (GetObject partNumber, GetObjectAttributes): part numbers, their
 /// offsets and sizes in the object, and their checksums (empty: none), in order.

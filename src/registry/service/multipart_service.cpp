@@ -36,11 +36,10 @@ asio::awaitable<void> release_part(pg::connection& c, std::int64_t upload_row, i
 
 } // namespace
 
-asio::awaitable<result<multipart_upload>>
-multipart_service::create(const audit_context& who, const bucket& target, std::string key,
-                          std::string owner_id, object_headers headers,
-                          std::optional<checksum_algorithm> algorithm, std::optional<checksum_type> type,
-                          std::vector<s3::tag> tags, const s3::requested_lock& lock, const sse_spec& sse)
+asio::awaitable<result<multipart_upload>> multipart_service::create(
+    const audit_context& who, const bucket& target, std::string key, std::string owner_id,
+    object_headers headers, std::optional<checksum_algorithm> algorithm, std::optional<checksum_type> type,
+    std::vector<s3::tag> tags, const s3::requested_lock& lock, const sse_spec& sse, const std::string& acl)
 {
     if (type && !algorithm)
         co_return make_error(
@@ -73,6 +72,7 @@ multipart_service::create(const audit_context& who, const bucket& target, std::s
         .sse_key_check = sse.mode == sealing::customer
                              ? std::optional<std::string>(make_key_check(sse.customer_key))
                              : std::nullopt,
+        .acl = acl,
     };
     const std::string details = "{\"upload_id\":\"" + row.upload_id + "\"}";
     auto created =
@@ -351,6 +351,10 @@ multipart_service::complete(const audit_context& who, std::int64_t bucket_id, st
                                          "{\"version_id\":" + audit_quote(completed->version_id) +
                                              ",\"size\":" + std::to_string(completed->size) + ",\"etag\":" +
                                              audit_quote(completed->etag) + ",\"multipart\":true}");
+        if (completed && !upload->acl.empty())
+            co_await append_object_audit(c, who, "object.acl", bucket_id, completed->key,
+                                         "{\"version_id\":" + audit_quote(completed->version_id) +
+                                             ",\"acl\":" + audit_quote(upload->acl) + "}");
         co_return completed;
     });
     co_await remove_blobs(store_, std::move(unreferenced));
@@ -481,6 +485,8 @@ multipart_service::complete_in(pg::connection& c, const multipart_upload& upload
     auto [row, modified] = co_await insert_version(c, v, slot.seq);
     co_await insert_segments(c, row, manifest);
     co_await set_version_upload(c, row, upload.upload_id);
+    if (!upload.acl.empty())
+        co_await insert_version_acl(c, row, upload.acl);
     co_await insert_object_parts(c, row, part_rows);
     v.row_id = row;
     v.last_modified = from_millis(modified);

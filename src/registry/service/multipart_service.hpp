@@ -75,6 +75,7 @@ inline constexpr std::uint64_t max_copy_source_size = 5ull << 30;
 /// The defaults of multipart_service::create: no lock, no encryption.
 inline const s3::requested_lock no_lock{};
 inline const sse_spec no_sse{};
+inline const std::string no_acl{};
 
 struct multipart_limits
 {
@@ -92,15 +93,16 @@ public:
 
     /// `algorithm`/`type`: the flexible checksum the parts carry; invalid_request for a combination S3 does
     /// not support (e.g. FULL_OBJECT with SHA-256). `tags`: the completed object's tag set (validated by the
-    /// caller).
-    /// `lock` and `sse` are references to objects that outlive the call (the defaults are static): GCC 12
-    /// copied a by-value sse_spec into the coroutine frame bitwise (ASan: its string freed from another
+    /// caller). `acl`: the completed object's ACL in its stored form (checked by the caller; empty: default).
+    /// `lock`, `sse` and `acl` are references to objects that outlive the call (the defaults are static): GCC
+    /// 12 copied a by-value sse_spec into the coroutine frame bitwise (ASan: its string freed from another
     /// frame when this one died).
     asio::awaitable<result<multipart_upload>>
     create(const audit_context& who, const bucket& target, std::string key, std::string owner_id,
            object_headers headers, std::optional<checksum_algorithm> algorithm = std::nullopt,
            std::optional<checksum_type> type = std::nullopt, std::vector<s3::tag> tags = {},
-           const s3::requested_lock& lock = no_lock, const sse_spec& sse = no_sse);
+           const s3::requested_lock& lock = no_lock, const sse_spec& sse = no_sse,
+           const std::string& acl = no_acl);
 
     /// The SSE master key SSE-S3 parts are sealed under (see object_service::set_sse_master_key).
     void set_sse_master_key(std::string key) { sse_master_key_ = std::move(key); }

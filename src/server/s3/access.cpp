@@ -68,16 +68,22 @@ asio::awaitable<result<void>> check_acl_change(request_context& ctx, const regis
                                                .other_grantees = s3::grants_to_others(acl, b.owner_id)});
 }
 
+std::string stored_object_acl(const registry::bucket& b, std::string_view owner_id,
+                              const std::optional<s3::access_control_list>& acl)
+{
+    const auto effective =
+        acl ? *acl : s3::canned_grants(s3::canned_acl::private_acl, owner_id, b.owner_id, true);
+    return s3::is_owner_only(effective, b.owner_id) ? std::string() : s3::stored_acl(effective);
+}
+
 asio::awaitable<result<void>> store_object_acl(request_context& ctx, const registry::bucket& b,
                                                const registry::object_version& version,
                                                const std::optional<s3::access_control_list>& acl)
 {
-    const auto effective =
-        acl ? *acl : s3::canned_grants(s3::canned_acl::private_acl, version.owner_id, b.owner_id, true);
-    if (s3::is_owner_only(effective, b.owner_id))
-        co_return ok();
     // Named values, not temporaries in a co_await's operand (GCC 12 destroys those twice).
-    std::string stored = s3::stored_acl(effective);
+    std::string stored = stored_object_acl(b, version.owner_id, acl);
+    if (stored.empty())
+        co_return ok();
     co_return co_await registry::set_object_acl(*ctx.svc->db, ctx.audit, version, std::move(stored));
 }
 

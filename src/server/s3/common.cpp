@@ -204,27 +204,13 @@ result<void> check_acl_headers(const request_context& ctx, std::string_view oper
         return std::move(acl).error();
     if (!*acl || s3::is_owner_only(**acl, "o"))
         return ok();
-    constexpr std::array<std::string_view, 5> storing = {"CreateBucket", "PutObject", "CopyObject",
-                                                         "PutBucketAcl", "PutObjectAcl"};
+    constexpr std::array<std::string_view, 6> storing = {
+        "CreateBucket", "PutObject", "CopyObject", "PutBucketAcl", "PutObjectAcl", "CreateMultipartUpload"};
     if (std::find(storing.begin(), storing.end(), operation) != storing.end())
         return ok();
     return make_error(errc::not_implemented,
                       std::string(operation) +
                           " does not store ACLs yet: only the canned ACLs private, "
-                          "bucket-owner-full-control and bucket-owner-read are accepted");
-}
-
-result<void> check_canned_acl(std::string_view acl, std::string_view argument)
-{
-    auto c = s3::canned_acl_of(acl, argument);
-    if (!c)
-        return std::move(c).error();
-    if (*c == s3::canned_acl::private_acl || *c == s3::canned_acl::bucket_owner_full_control ||
-        *c == s3::canned_acl::bucket_owner_read)
-        return ok();
-    return make_error(errc::not_implemented,
-                      "The canned ACL " + std::string(acl) +
-                          " is not implemented here: only private, "
                           "bucket-owner-full-control and bucket-owner-read are accepted");
 }
 

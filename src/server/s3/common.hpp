@@ -90,14 +90,10 @@ asio::awaitable<result<response>> set_object_tags(request_context& ctx, const re
                                                   std::vector<s3::tag> tags, http::status success);
 
 /// Access control headers (x-amz-acl, x-amz-grant-*) of a write, before its body is read: invalid ones are
-/// refused (s3op::acl_headers_of); an ACL beyond the owners' on an operation that does not store ACLs yet
-/// (multipart uploads, ...) answers not_implemented rather than being dropped. The operations that store
-/// them (CreateBucket, PutObject, CopyObject, Put*Acl) check the rest themselves.
+/// refused (s3op::acl_headers_of); an ACL beyond the owners' on an operation that does not store ACLs
+/// answers not_implemented rather than being dropped. The operations that store them (CreateBucket,
+/// PutObject, CopyObject, CreateMultipartUpload, Put*Acl) check the rest themselves.
 result<void> check_acl_headers(const request_context& ctx, std::string_view operation);
-/// One canned ACL value (POST Object's acl field named `argument`): private, bucket-owner-full-control and
-/// bucket-owner-read are accepted, the other canned ACLs answer not_implemented, unknown values
-/// invalid_argument.
-result<void> check_canned_acl(std::string_view acl, std::string_view argument);
 
 /// x-amz-copy-source-if-* against the source version (precondition_failed when one does not hold).
 result<void> check_copy_source_conditions(const request_context& ctx, const registry::object_version& source);

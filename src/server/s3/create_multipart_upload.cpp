@@ -1,5 +1,6 @@
 // CreateMultipartUpload — https://docs.aws.amazon.com/AmazonS3/latest/API/API_CreateMultipartUpload.html
 #include "s3/responses.hpp"
+#include "server/s3/access.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/object_lock.hpp"
 #include "server/s3/operations.hpp"
@@ -39,9 +40,14 @@ asio::awaitable<result<response>> create_multipart_upload(request_context& ctx)
     auto sse = write_encryption(ctx, *bucket);
     if (!sse)
         co_return std::move(sse).error();
+    // The ACL is checked now, as PutObject's, and given to the object at CompleteMultipartUpload.
+    auto acl = co_await object_acl_of_write(ctx, *bucket);
+    if (!acl)
+        co_return std::move(acl).error();
+    const std::string stored_acl = stored_object_acl(*bucket, ctx.who.user_id, *acl);
     auto upload =
         co_await ctx.svc->multipart.create(ctx.audit, *bucket, ctx.key, ctx.who.user_id, std::move(*headers),
-                                           algorithm, type, std::move(*tags), std::move(*lock), *sse);
+                                           algorithm, type, std::move(*tags), *lock, *sse, stored_acl);
     if (!upload)
         co_return std::move(upload).error();
     auto res = xml_response(s3::initiate_multipart_upload_xml(

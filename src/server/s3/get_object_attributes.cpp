@@ -3,6 +3,7 @@
 #include "s3/responses.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
+#include "server/s3/sse.hpp"
 #include "server/s3/versioning.hpp"
 #include "server/services.hpp"
 
@@ -58,6 +59,9 @@ asio::awaitable<result<response>> get_object_attributes(request_context& ctx)
         co_return std::move(opened).error();
     if (opened->version.is_delete_marker)
         co_return delete_marker_response(ctx, opened->version, version_id->has_value());
+    // As GetObject and HeadObject: an SSE-C object's attributes need its key (400 without, 403 another).
+    if (auto unlocked = unlock_for_read(ctx, *opened); !unlocked)
+        co_return std::move(unlocked).error();
     const auto& v = opened->version;
 
     s3::object_attributes out;

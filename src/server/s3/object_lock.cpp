@@ -12,9 +12,14 @@ namespace depot::server::s3op {
 
 result<s3::requested_lock> lock_request_of(const request_context& ctx, const registry::bucket& bucket)
 {
-    s3::lock_headers h{.mode = ctx.get("x-amz-object-lock-mode"),
-                       .retain_until = ctx.get("x-amz-object-lock-retain-until-date"),
-                       .legal_hold = ctx.get("x-amz-object-lock-legal-hold")};
+    return lock_request_of([&ctx](std::string_view name) { return ctx.get(name); }, bucket);
+}
+
+result<s3::requested_lock> lock_request_of(const s3::header_lookup& get, const registry::bucket& bucket)
+{
+    s3::lock_headers h{.mode = get("x-amz-object-lock-mode"),
+                       .retain_until = get("x-amz-object-lock-retain-until-date"),
+                       .legal_hold = get("x-amz-object-lock-legal-hold")};
     if (!h.mode && !h.retain_until && !h.legal_hold)
         return s3::requested_lock{};
     if (!bucket.object_lock)

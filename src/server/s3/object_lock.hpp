@@ -6,6 +6,7 @@
 
 #include "registry/types.hpp"
 #include "s3/object_lock.hpp"
+#include "s3/sse.hpp"
 #include "server/context.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -17,6 +18,8 @@ namespace asio = boost::asio;
 /// The lock a write (PutObject, CopyObject, CreateMultipartUpload) asks for with its x-amz-object-lock-*
 /// headers (s3::parse_lock_headers). Lock headers on a bucket without Object Lock: invalid_request.
 result<s3::requested_lock> lock_request_of(const request_context& ctx, const registry::bucket& bucket);
+/// The same with the lock "headers" looked up by `get` (POST Object's form fields).
+result<s3::requested_lock> lock_request_of(const s3::header_lookup& get, const registry::bucket& bucket);
 
 /// Whether the request asks to bypass GOVERNANCE retention (x-amz-bypass-governance-retention: true) and
 /// may: access_denied when it asks and auth refuses bypass_governance.

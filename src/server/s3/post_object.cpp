@@ -15,7 +15,9 @@
 #include "s3/utf8.hpp"
 #include "s3/xml.hpp"
 #include "server/authenticate.hpp"
+#include "server/s3/access.hpp"
 #include "server/s3/common.hpp"
+#include "server/s3/object_lock.hpp"
 #include "server/s3/sse.hpp"
 #include "server/services.hpp"
 
@@ -209,12 +211,15 @@ constexpr std::array<std::string_view, 6> header_fields = {"content-type",     "
                                                            "expires",          "content-encoding"};
 
 /// Fields POST Object knows besides the headers, x-amz-meta-* and x-amz-checksum-*.
-constexpr std::array<std::string_view, 17> known_fields = {
+constexpr std::array<std::string_view, 23> known_fields = {
     "key", "acl", "policy", "file", "success_action_status", "tagging", "redirect", "x-amz-algorithm",
     "x-amz-credential", "success_action_redirect", "content-md5", "signature", "x-amz-date",
     "x-amz-signature", "x-amz-storage-class", "awsaccesskeyid",
-    // SSE-S3 (the SSE-C fields are not implemented)
-    "x-amz-server-side-encryption"};
+    // SSE-S3 and SSE-C
+    "x-amz-server-side-encryption", "x-amz-server-side-encryption-customer-algorithm",
+    "x-amz-server-side-encryption-customer-key", "x-amz-server-side-encryption-customer-key-md5",
+    // Object Lock
+    "x-amz-object-lock-mode", "x-amz-object-lock-retain-until-date", "x-amz-object-lock-legal-hold"};
 
 result<registry::object_headers> headers_of(const post_form& form)
 {
@@ -261,9 +266,37 @@ result<void> check_supported(const post_form& form)
                               "The form field " + name + " implies functionality that is not implemented",
                               name);
     }
-    if (const auto* acl = form.field("acl"))
-        return check_canned_acl(*acl, "acl");
     return ok();
+}
+
+/// The form's fields as a lookup by (lower-case) name, for the steps shared with PutObject's headers.
+s3::header_lookup field_lookup(const post_form& form)
+{
+    return [&form](std::string_view name) -> std::optional<std::string_view> {
+        const auto wanted = lower(name);
+        if (const auto* v = form.field(wanted))
+            return std::string_view(*v);
+        return std::nullopt;
+    };
+}
+
+/// The ACL of the `acl` field (a canned ACL, as x-amz-acl on PutObject), checked as PutObject checks its
+/// ACL headers; nullopt without the field.
+asio::awaitable<result<std::optional<s3::access_control_list>>>
+acl_of(request_context& ctx, const post_form& form, const registry::bucket& b)
+{
+    // A named value returned, not a temporary (GCC 12 warns of its vector as maybe-uninitialized).
+    std::optional<s3::access_control_list> out;
+    const auto* field = form.field("acl");
+    if (!field)
+        co_return out;
+    auto canned = s3::canned_acl_of(*field, "acl");
+    if (!canned)
+        co_return std::move(canned).error();
+    out = s3::canned_grants(*canned, ctx.who.user_id, b.owner_id, true);
+    if (auto allowed = co_await check_acl_change(ctx, b, *out, ctx.who.user_id); !allowed)
+        co_return std::move(allowed).error();
+    co_return out;
 }
 
 /// x-amz-checksum-<algorithm> (and x-amz-checksum-algorithm) fields.
@@ -421,13 +454,20 @@ asio::awaitable<result<response>> post_object(request_context& ctx)
         tags = std::move(*parsed);
     }
 
-    // SSE-S3 from the form's x-amz-server-side-encryption field, else the bucket's default encryption.
-    auto sse =
-        write_encryption(ctx, *bucket, [&form](std::string_view name) -> std::optional<std::string_view> {
-            if (const auto* v = form.field(name))
-                return std::string_view(*v);
-            return std::nullopt;
-        });
+    const auto fields = field_lookup(form);
+    auto lock = lock_request_of(fields, *bucket);
+    if (!lock)
+        co_return std::move(lock).error();
+    // S3 wants an integrity check on every write that locks what it writes.
+    if (lock->any() && md5.empty() && !checksum->algorithm)
+        co_return make_error(errc::invalid_request,
+                             "Content-MD5 OR x-amz-checksum- HTTP header is required for "
+                             "Put Object requests with Object Lock parameters");
+    auto acl = co_await acl_of(ctx, form, *bucket);
+    if (!acl)
+        co_return std::move(acl).error();
+    // SSE-C or SSE-S3 from the form's fields, else the bucket's default encryption.
+    auto sse = write_encryption(ctx, *bucket, fields);
     if (!sse)
         co_return std::move(sse).error();
 
@@ -445,10 +485,14 @@ asio::awaitable<result<response>> post_object(request_context& ctx)
                                          .trailer_checksum = {},
                                          .body = &file,
                                          .tags = std::move(tags),
+                                         .retention = lock->retention,
+                                         .legal_hold = lock->legal_hold,
                                          .sse = *sse};
     auto stored = co_await store_posted_object(ctx, std::move(request), *ctx.svc);
     if (!stored)
         co_return std::move(stored).error();
+    if (auto applied = co_await store_object_acl(ctx, *bucket, *stored, *acl); !applied)
+        co_return std::move(applied).error();
 
     response res;
     const std::string etag = s3::quote_etag(stored->etag);

@@ -14,27 +14,32 @@
 namespace depot::server::s3op {
 namespace {
 
-/// A copied part references its source's blobs, so it is stored as the source is: allowed when that is how
-/// the upload encrypts (none, or SSE-S3 from SSE-S3). Copying between encryptions would need re-encrypting
-/// the range, and an SSE-C part would stay sealed under the source's key: 501 NotImplemented.
-result<void> copy_part_encryption(const request_context& ctx, const registry::multipart_upload& upload,
-                                  registry::object_handle& source)
+/// How UploadPartCopy stores its part. A copied part references its source's blobs when it is to be stored
+/// as the source is (plaintext from plaintext, SSE-S3 from SSE-S3); otherwise — into or out of encryption, or
+/// anything SSE-C, whose blobs are sealed under one customer's key — the source range's plaintext is read and
+/// written as an UploadPart of the upload's encryption (as CopyObject does, copy_object_encrypted.cpp).
+struct part_copy_plan
+{
+    bool reencrypt = false;
+    std::string customer_key; ///< the upload's SSE-C key (empty for an upload that is not SSE-C)
+};
+
+/// The source's SSE-C key (x-amz-copy-source-server-side-encryption-customer-*) is checked as a read's; the
+/// upload's (x-amz-server-side-encryption-customer-*) is required for an SSE-C upload, as UploadPart's.
+result<part_copy_plan> copy_part_encryption(const request_context& ctx,
+                                            const registry::multipart_upload& upload,
+                                            registry::object_handle& source)
 {
     if (auto key = unlock_for_read(ctx, source, "x-amz-copy-source-"); !key)
-        return key;
-    auto own = upload_customer_key(ctx, upload, false);
+        return std::move(key).error();
+    auto own = upload_customer_key(ctx, upload, true);
     if (!own)
         return std::move(own).error();
     const auto wanted = registry::sealing_of(upload.sse);
-    const bool same = wanted != registry::sealing::customer &&
+    const bool same = wanted != registry::sealing::customer && source.version.sse != "SSE-C" &&
                       std::all_of(source.segments.begin(), source.segments.end(),
                                   [&](const registry::segment& s) { return s.sealed == wanted; });
-    if (!same)
-        return make_error(
-            errc::not_implemented,
-            "UploadPartCopy between objects of different server-side encryption, or into an SSE-C "
-            "upload, is not implemented");
-    return ok();
+    return part_copy_plan{.reencrypt = !same, .customer_key = std::move(*own)};
 }
 
 /// The bucket, the part number and the upload addressed by ?partNumber=N&uploadId=X.
@@ -128,8 +133,9 @@ asio::awaitable<result<response>> upload_part_copy(request_context& ctx)
 
     if (auto met = check_copy_source_conditions(ctx, src); !met)
         co_return std::move(met).error();
-    if (auto refused = copy_part_encryption(ctx, target->upload, *opened); !refused)
-        co_return std::move(refused).error();
+    auto plan = copy_part_encryption(ctx, target->upload, *opened);
+    if (!plan)
+        co_return std::move(plan).error();
 
     std::uint64_t first = 0;
     std::uint64_t length = src.size;
@@ -142,12 +148,28 @@ asio::awaitable<result<response>> upload_part_copy(request_context& ctx)
     }
     // A snapshot's version need not be current (or even listed), as in CopyObject.
     const bool pinned = source->version_id.has_value() || registry::is_snapshot_key(source->key);
-    auto part = co_await ctx.svc->multipart.copy_part(ctx.audit, target->upload, target->part_number, *opened,
-                                                      first, length, pinned);
+    result<registry::part_info> part = registry::part_info{};
+    if (plan->reencrypt) {
+        if (length > registry::max_copy_source_size)
+            co_return make_error(errc::invalid_request,
+                                 "The specified copy source is larger than the maximum allowable size for a "
+                                 "copy source: " +
+                                     std::to_string(registry::max_copy_source_size));
+        auto body = ctx.svc->objects.read(*opened, first, length);
+        registry::ingest_limits limits{.content_length = length, .dedup = target->bucket.dedup};
+        part = co_await ctx.svc->multipart.upload_part(ctx.audit, target->upload, target->part_number, *body,
+                                                       limits, plan->customer_key);
+    } else {
+        part = co_await ctx.svc->multipart.copy_part(ctx.audit, target->upload, target->part_number, *opened,
+                                                     first, length, pinned);
+    }
     if (!part)
         co_return std::move(part).error();
     auto res =
         xml_response(s3::copy_part_result_xml({.etag = part->etag, .last_modified = part->last_modified}));
+    registry::object_version encryption;
+    encryption.sse = target->upload.sse;
+    set_sse_headers(res, encryption, plan->customer_key);
     if (src.version_id != "null" || source->version_id)
         res.headers.set("x-amz-copy-source-version-id", src.version_id);
     co_return res;

@@ -1,25 +1,37 @@
 // The AWS SDK for JavaScript v3 with the bucket and object features of issue 27: object and bucket
-// tagging, lifecycle configuration, CORS configuration and conditional deletes. Driven by test_js_sdk.py,
-// which checks each result against what boto3 reads back.
+// tagging, lifecycle configuration, CORS configuration, conditional deletes, ACLs and Object Lock. Driven by
+// test_js_sdk.py, which checks each result against what boto3 reads back.
 //
-// Environment: DEPOT_ENDPOINT, DEPOT_REGION, DEPOT_BUCKET, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY.
+// Environment: DEPOT_ENDPOINT, DEPOT_REGION, DEPOT_BUCKET, DEPOT_LOCK_BUCKET (created here, with Object
+// Lock), AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY.
 // Prints one JSON document on stdout: {step name: {ok: output fields} | {error: {name, status}}}.
 
 import {
+  CreateBucketCommand,
   DeleteBucketCorsCommand,
   DeleteBucketLifecycleCommand,
   DeleteBucketTaggingCommand,
   DeleteObjectCommand,
   DeleteObjectTaggingCommand,
+  GetBucketAclCommand,
   GetBucketCorsCommand,
   GetBucketLifecycleConfigurationCommand,
   GetBucketTaggingCommand,
+  GetObjectAclCommand,
   GetObjectCommand,
+  GetObjectLegalHoldCommand,
+  GetObjectLockConfigurationCommand,
+  GetObjectRetentionCommand,
   GetObjectTaggingCommand,
+  PutBucketAclCommand,
   PutBucketCorsCommand,
   PutBucketLifecycleConfigurationCommand,
+  PutBucketOwnershipControlsCommand,
   PutBucketTaggingCommand,
+  PutObjectAclCommand,
   PutObjectCommand,
+  PutObjectLegalHoldCommand,
+  PutObjectLockConfigurationCommand,
   PutObjectTaggingCommand,
   S3Client,
 } from "@aws-sdk/client-s3";
@@ -103,6 +115,37 @@ await step("get-cors-deleted", new GetBucketCorsCommand({ Bucket }), (o) => o.CO
 await step("put-for-delete", new PutObjectCommand({ Bucket, Key: "d/x", Body: "delete me" }), (o) => o.ETag);
 await step("delete-if-match-stale", new DeleteObjectCommand({ Bucket, Key: "d/x", IfMatch: '"00000000000000000000000000000000"' }));
 await step("delete-if-match", new DeleteObjectCommand({ Bucket, Key: "d/x", IfMatch: results["put-for-delete"].ok }));
+
+// ACLs: enabled by the bucket's ownership controls (ObjectWriter); a public-read object, its ACL replaced.
+await step("put-ownership-controls", new PutBucketOwnershipControlsCommand({
+  Bucket, OwnershipControls: { Rules: [{ ObjectOwnership: "ObjectWriter" }] },
+}));
+await step("put-with-acl", new PutObjectCommand({ Bucket, Key: "a/pub", Body: "public", ACL: "public-read" }));
+await step("get-object-acl", new GetObjectAclCommand({ Bucket, Key: "a/pub" }), (o) => o.Grants);
+await step("put-object-acl", new PutObjectAclCommand({ Bucket, Key: "a/pub", ACL: "authenticated-read" }));
+await step("get-object-acl-after", new GetObjectAclCommand({ Bucket, Key: "a/pub" }), (o) => o.Grants);
+await step("put-object-acl-unknown-user", new PutObjectAclCommand({ Bucket, Key: "a/pub", GrantRead: 'id="nobody-here"' }));
+await step("put-bucket-acl", new PutBucketAclCommand({ Bucket, GrantFullControl: 'id="alice"', GrantRead: 'id="bob"' }));
+await step("get-bucket-acl", new GetBucketAclCommand({ Bucket }), (o) => o.Grants);
+
+// Object Lock: a bucket created with it, a default retention, a version under legal hold that cannot be
+// deleted until the hold is lifted (and then still not: the default GOVERNANCE retention holds it).
+const LockBucket = env("DEPOT_LOCK_BUCKET");
+await step("create-lock-bucket", new CreateBucketCommand({ Bucket: LockBucket, ObjectLockEnabledForBucket: true }));
+await step("put-lock-configuration", new PutObjectLockConfigurationCommand({
+  Bucket: LockBucket,
+  ObjectLockConfiguration: { ObjectLockEnabled: "Enabled", Rule: { DefaultRetention: { Mode: "GOVERNANCE", Days: 1 } } },
+}));
+await step("get-lock-configuration", new GetObjectLockConfigurationCommand({ Bucket: LockBucket }),
+  (o) => o.ObjectLockConfiguration);
+await step("put-held", new PutObjectCommand({ Bucket: LockBucket, Key: "held", Body: "worm", ObjectLockLegalHoldStatus: "ON" }),
+  (o) => o.VersionId);
+await step("get-legal-hold", new GetObjectLegalHoldCommand({ Bucket: LockBucket, Key: "held" }), (o) => o.LegalHold);
+await step("get-retention", new GetObjectRetentionCommand({ Bucket: LockBucket, Key: "held" }), (o) => o.Retention);
+const held = results["put-held"].ok;
+await step("delete-held-version", new DeleteObjectCommand({ Bucket: LockBucket, Key: "held", VersionId: held }));
+await step("put-legal-hold-off", new PutObjectLegalHoldCommand({ Bucket: LockBucket, Key: "held", LegalHold: { Status: "OFF" } }));
+await step("delete-retained-version", new DeleteObjectCommand({ Bucket: LockBucket, Key: "held", VersionId: held }));
 
 console.log(JSON.stringify(results));
 client.destroy();

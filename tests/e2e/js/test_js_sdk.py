@@ -7,7 +7,7 @@ part checksums (a COMPOSITE checksum). sdk_round_trip.mjs does the uploads and r
 ChecksumMode ENABLED (the SDK verifies the response checksums itself); this test checks the bytes and
 every checksum against values computed here, and that the SDK really used the forms it is meant to test.
 bucket_features.mjs drives issue 27's features through the same SDK: object and bucket tagging, lifecycle
-and CORS configurations, conditional deletes.
+and CORS configurations, conditional deletes, ACLs and Object Lock (test_sse.py drives SSE-C with it).
 
 Needs node >= 20 and tests/e2e/js/node_modules (scripts/js-deps runs `npm ci`).
 """
@@ -21,8 +21,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+import requests
 
-from depot_harness import clean_env, md5_etag, run
+from depot_harness import clean_env, md5_etag, run, unique_bucket_name
 from test_checksums import checksum, composite_checksum
 
 HERE = Path(__file__).resolve().parent
@@ -134,12 +135,14 @@ def test_js_sdk_default_checksums_round_trip(depot, s3, bucket, tmp_path, node):
         for r in result["requests"]] for name, result in results.items()}, indent=1))
 
 
-def test_js_sdk_tagging_lifecycle_cors_and_conditional_delete(depot, s3, bucket, node):
+def test_js_sdk_tagging_lifecycle_cors_conditional_delete_acl_and_object_lock(depot, s3, bucket, node):
     user = depot.user("alice")
+    lock_bucket = unique_bucket_name("js-lock")
     env = clean_env({
         "DEPOT_ENDPOINT": depot.endpoint,
         "DEPOT_REGION": depot.region,
         "DEPOT_BUCKET": bucket,
+        "DEPOT_LOCK_BUCKET": lock_bucket,
         "AWS_ACCESS_KEY_ID": user.access_key,
         "AWS_SECRET_ACCESS_KEY": user.secret,
         "AWS_CONFIG_FILE": "/dev/null",
@@ -202,3 +205,36 @@ def test_js_sdk_tagging_lifecycle_cors_and_conditional_delete(depot, s3, bucket,
     assert error("delete-if-match-stale") == ("PreconditionFailed", 412)
     assert r["delete-if-match"]["status"] == 204
     assert "Contents" not in s3.list_objects_v2(Bucket=bucket, Prefix="d/")
+
+    # ACLs: what the SDK set is what boto3 and an anonymous reader see.
+    all_users = "http://acs.amazonaws.com/groups/global/AllUsers"
+    authenticated = "http://acs.amazonaws.com/groups/global/AuthenticatedUsers"
+
+    def grants(listed):
+        return {(g["Grantee"].get("ID") or g["Grantee"].get("URI"), g["Permission"]) for g in listed}
+    ok("put-ownership-controls")
+    ok("put-with-acl")
+    assert grants(ok("get-object-acl")) == {("alice", "FULL_CONTROL"), (all_users, "READ")}
+    ok("put-object-acl")
+    assert grants(ok("get-object-acl-after")) == {("alice", "FULL_CONTROL"), (authenticated, "READ")}
+    assert error("put-object-acl-unknown-user") == ("InvalidArgument", 400)
+    assert grants(s3.get_object_acl(Bucket=bucket, Key="a/pub")["Grants"]) == grants(ok("get-object-acl-after"))
+    assert requests.get(f"{depot.endpoint}/{bucket}/a/pub", timeout=30).status_code == 403
+    assert depot.client("bob").get_object(Bucket=bucket, Key="a/pub")["Body"].read() == b"public"
+    ok("put-bucket-acl")
+    assert grants(ok("get-bucket-acl")) == {("alice", "FULL_CONTROL"), ("bob", "READ")}
+    depot.client("bob").list_objects_v2(Bucket=bucket)
+
+    # Object Lock.
+    ok("create-lock-bucket")
+    ok("put-lock-configuration")
+    assert ok("get-lock-configuration") == {"ObjectLockEnabled": "Enabled",
+                                            "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 1}}}
+    version = ok("put-held")
+    assert ok("get-legal-hold") == {"Status": "ON"}
+    assert ok("get-retention")["Mode"] == "GOVERNANCE"
+    assert error("delete-held-version") == ("AccessDenied", 403)
+    ok("put-legal-hold-off")
+    assert error("delete-retained-version") == ("AccessDenied", 403)
+    assert s3.get_object(Bucket=lock_bucket, Key="held", VersionId=version)["Body"].read() == b"worm"
+    assert s3.get_object_legal_hold(Bucket=lock_bucket, Key="held")["LegalHold"]["Status"] == "OFF"
