@@ -312,13 +312,13 @@ def test_scoped_and_read_only_credentials_are_not_widened(depot, s3):
     s3.put_bucket_policy(Bucket=bucket, Policy=policy(
         allow({"AWS": "bob"}, "s3:*", [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"])))
     assert depot.client("bob").get_object(Bucket=bucket, Key="k")["Body"].read() == b"v"
-    before = depot.snapshot(bucket)
     read_only = key_of(depot, "bob", {"read_only": True})
+    own = new_bucket(depot, owner="bob", hint="pol-bob")
+    scoped = key_of(depot, "bob", {"bucket": own})
+    before = depot.snapshot(bucket)
     assert read_only.get_object(Bucket=bucket, Key="k")["Body"].read() == b"v"
     expect_error("AccessDenied", 403, read_only.put_object, Bucket=bucket, Key="ro", Body=b"x")
     expect_error("AccessDenied", 403, read_only.delete_object, Bucket=bucket, Key="k")
-    own = new_bucket(depot, owner="bob", hint="pol-bob")
-    scoped = key_of(depot, "bob", {"bucket": own})
     expect_error("AccessDenied", 403, scoped.get_object, Bucket=bucket, Key="k")
     expect_error("AccessDenied", 403, scoped.put_object, Bucket=bucket, Key="sc", Body=b"x")
     expect_error("AccessDenied", 403, scoped.list_objects_v2, Bucket=bucket)

@@ -319,7 +319,7 @@ def test_object_lock_fields(depot, s3):
     assert retention["Mode"] == "GOVERNANCE"
     assert retention["RetainUntilDate"] > dt.datetime.now(dt.timezone.utc)
     head = s3.head_object(Bucket=bucket, Key="held.txt")
-    assert head["ObjectLockLegalHold"] == "ON" and head["ObjectLockMode"] == "GOVERNANCE"
+    assert head["ObjectLockLegalHoldStatus"] == "ON" and head["ObjectLockMode"] == "GOVERNANCE"
     before = depot.snapshot(bucket)
     r = depot.request("DELETE", f"/{bucket}/held.txt?versionId={version}")
     assert_error_response(r, "AccessDenied", 403)
