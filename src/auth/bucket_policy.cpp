@@ -1,4 +1,9 @@
+// The bucket policy language (auth/bucket_policy.hpp): parser, validation and evaluator. Over 700 lines on
+// purpose: the grammar, the action table, the condition operators and the evaluation are one unit whose pieces
+// only make sense together, and each is short; splitting them would spread the subset Depot accepts over files.
 #include "auth/bucket_policy.hpp"
+
+#include "common/json.hpp"
 
 #include <algorithm>
 #include <array>
@@ -6,13 +11,12 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <nlohmann/json.hpp>
 #include <optional>
 
 namespace depot::auth {
 namespace {
 
-using json = nlohmann::json;
+namespace json = boost::json;
 
 constexpr std::array<known_action, 57> actions = {{
     {"s3:GetObject", true},
@@ -132,40 +136,63 @@ bool has_wildcard(std::string_view s)
 }
 
 /// A string or an array of strings; nullopt otherwise (or when empty).
-std::optional<std::vector<std::string>> strings_of(const json& v)
+std::optional<std::vector<std::string>> strings_of(const json::value& v)
 {
     std::vector<std::string> out;
     if (v.is_string()) {
-        out.push_back(v.get<std::string>());
+        out.emplace_back(v.get_string());
         return out;
     }
-    if (!v.is_array() || v.empty())
+    if (!v.is_array() || v.get_array().empty())
         return std::nullopt;
-    for (const auto& e : v) {
+    for (const auto& e : v.get_array()) {
         if (!e.is_string())
             return std::nullopt;
-        out.push_back(e.get<std::string>());
+        out.emplace_back(e.get_string());
     }
     return out;
 }
 
-/// Condition values: strings, numbers and booleans, alone or in an array.
-std::optional<std::vector<std::string>> condition_values(const json& v)
+/// A JSON number as a policy writes it: integers as digits, other numbers in their shortest form.
+std::string number_text(const json::value& e)
 {
-    const auto one = [](const json& e) -> std::optional<std::string> {
+    if (e.is_int64())
+        return std::to_string(e.get_int64());
+    if (e.is_uint64())
+        return std::to_string(e.get_uint64());
+    char buf[64];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, e.get_double());
+    return ec == std::errc{} ? std::string(buf, end) : std::string();
+}
+
+/// The text of a string value, or the JSON of any other ("" for none).
+std::string text_of(const json::value& v)
+{
+    return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
+}
+
+bool is_string(const json::value& v, std::string_view s)
+{
+    return v.is_string() && v.get_string() == s;
+}
+
+/// Condition values: strings, numbers and booleans, alone or in an array.
+std::optional<std::vector<std::string>> condition_values(const json::value& v)
+{
+    const auto one = [](const json::value& e) -> std::optional<std::string> {
         if (e.is_string())
-            return e.get<std::string>();
-        if (e.is_boolean())
-            return std::string(e.get<bool>() ? "true" : "false");
+            return std::string(e.get_string());
+        if (e.is_bool())
+            return std::string(e.get_bool() ? "true" : "false");
         if (e.is_number())
-            return e.dump();
+            return number_text(e);
         return std::nullopt;
     };
     std::vector<std::string> out;
     if (v.is_array()) {
-        if (v.empty())
+        if (v.get_array().empty())
             return std::nullopt;
-        for (const auto& e : v) {
+        for (const auto& e : v.get_array()) {
             auto s = one(e);
             if (!s)
                 return std::nullopt;
@@ -345,12 +372,14 @@ bool condition_holds(const policy_condition& c, const policy_request& r)
     return negated(c.op) ? !any : any;
 }
 
-result<std::vector<policy_condition>> parse_conditions(const json& block)
+result<std::vector<policy_condition>> parse_conditions(const json::value& block)
 {
-    if (!block.is_object() || block.empty())
+    if (!block.is_object() || block.get_object().empty())
         return malformed("Policy has an invalid condition: Condition must be a non-empty object");
     std::vector<policy_condition> out;
-    for (const auto& [raw_op, keys] : block.items()) {
+    for (const auto& op_member : block.get_object()) {
+        const std::string raw_op(op_member.key());
+        const auto& keys = op_member.value();
         std::string_view op = raw_op;
         if (op.starts_with("ForAnyValue:") || op.starts_with("ForAllValues:"))
             return malformed("Invalid Condition type : " + raw_op +
@@ -364,9 +393,11 @@ result<std::vector<policy_condition>> parse_conditions(const json& block)
             op == "Null" || std::find(operators.begin(), operators.end(), op) != operators.end();
         if (!known)
             return malformed("Invalid Condition type : " + raw_op);
-        if (!keys.is_object() || keys.empty())
+        if (!keys.is_object() || keys.get_object().empty())
             return malformed("Policy has an invalid condition: " + raw_op + " must name condition keys");
-        for (const auto& [raw_key, v] : keys.items()) {
+        for (const auto& key_member : keys.get_object()) {
+            const std::string raw_key(key_member.key());
+            const auto& v = key_member.value();
             auto key = lower(raw_key);
             if (std::find(condition_keys.begin(), condition_keys.end(), key) == condition_keys.end())
                 return malformed("Policy has an invalid condition key: " + raw_key);
@@ -409,18 +440,20 @@ std::optional<std::string> user_of(std::string_view p)
     return std::string(p);
 }
 
-result<void> parse_principal(const json& v, policy_statement& s)
+result<void> parse_principal(const json::value& v, policy_statement& s)
 {
     const auto invalid = [] { return malformed("Invalid principal in policy"); };
     if (v.is_string()) {
-        if (v.get<std::string>() != "*")
+        if (v.get_string() != "*")
             return invalid();
         s.any_principal = true;
         return ok();
     }
-    if (!v.is_object() || v.empty())
+    if (!v.is_object() || v.get_object().empty())
         return invalid();
-    for (const auto& [kind, names] : v.items()) {
+    for (const auto& member : v.get_object()) {
+        const std::string kind(member.key());
+        const auto& names = member.value();
         if (kind != "AWS" && kind != "CanonicalUser")
             return invalid();
         auto list = strings_of(names);
@@ -461,21 +494,23 @@ bool action_applies(std::string_view pattern, const policy_statement& s, bool& k
     return false;
 }
 
-result<policy_statement> parse_statement(const json& st, std::string_view bucket)
+result<policy_statement> parse_statement(const json::value& st, std::string_view bucket)
 {
     if (!st.is_object())
         return malformed("Statement must be an object");
     policy_statement s;
     bool effect = false, principal = false, resource = false, action = false;
-    for (const auto& [field, v] : st.items()) {
+    for (const auto& member : st.get_object()) {
+        const std::string field(member.key());
+        const auto& v = member.value();
         if (field == "Sid") {
             if (!v.is_string())
                 return malformed("Statement Sid must be a string");
-            s.sid = v.get<std::string>();
+            s.sid = std::string(v.get_string());
         } else if (field == "Effect") {
-            if (v != "Allow" && v != "Deny")
-                return malformed("Invalid effect: " + (v.is_string() ? v.get<std::string>() : v.dump()));
-            s.allow = v == "Allow";
+            if (!is_string(v, "Allow") && !is_string(v, "Deny"))
+                return malformed("Invalid effect: " + utf8_lossy(text_of(v)));
+            s.allow = is_string(v, "Allow");
             effect = true;
         } else if (field == "Principal") {
             if (auto p = parse_principal(v, s); !p)
@@ -622,14 +657,16 @@ result<bucket_policy> parse_bucket_policy(std::string_view text, std::string_vie
     const auto first = text.find_first_not_of(" \t\r\n");
     if (first == std::string_view::npos || text[first] != '{')
         return malformed("Policies must be valid JSON and the first byte must be '{'");
-    const json doc = json::parse(text.begin(), text.end(), nullptr, false);
-    if (doc.is_discarded() || !doc.is_object())
+    const auto doc = json_parse(text);
+    if (!doc || !doc->is_object())
         return malformed("This policy contains invalid Json");
     bucket_policy out;
     bool statement = false;
-    for (const auto& [field, v] : doc.items()) {
+    for (const auto& member : doc->get_object()) {
+        const std::string field(member.key());
+        const auto& v = member.value();
         if (field == "Version") {
-            if (v != "2012-10-17" && v != "2008-10-17")
+            if (!is_string(v, "2012-10-17") && !is_string(v, "2008-10-17"))
                 return malformed("The policy must contain a valid version string");
         } else if (field == "Id") {
             if (!v.is_string())
@@ -637,7 +674,7 @@ result<bucket_policy> parse_bucket_policy(std::string_view text, std::string_vie
         } else if (field == "Statement") {
             statement = true;
             if (v.is_array()) {
-                for (const auto& st : v) {
+                for (const auto& st : v.get_array()) {
                     auto s = parse_statement(st, bucket);
                     if (!s)
                         return std::move(s).error();
