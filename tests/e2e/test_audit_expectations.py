@@ -119,7 +119,7 @@ def test_downloads_depend_on_whether_the_key_is_a_model_file():
 
 
 def test_an_operation_without_an_entry_is_flagged():
-    assert "no entry" in compare(line("PutBucketPolicy"), [], Facts())
+    assert "no entry" in compare(line("GetBucketWebsite"), [], Facts())
 
 
 def test_the_log_cursor_consumes_complete_lines_only(tmp_path):
