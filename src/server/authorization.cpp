@@ -192,7 +192,7 @@ asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth
 
 asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth::permission what,
                                                       const registry::bucket& b, std::string_view key,
-                                                      std::string_view action)
+                                                      std::string_view action, bool object_acls)
 {
     using auth::permission;
     auth::bucket_resource r{.name = b.name,
@@ -222,9 +222,9 @@ asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth
     // owner's requests, nor for a bucket whose grants are void.
     if (!owner && !r.has_models && !r.acls_disabled) {
         r.bucket_grants = grants_of(b.acl, ctx.principal.user_id);
-        const bool object_acl =
-            !key.empty() && (what == permission::read_object || what == permission::read_acl ||
-                             what == permission::write_acl);
+        const bool object_acl = object_acls && !key.empty() &&
+                                (what == permission::read_object || what == permission::read_acl ||
+                                 what == permission::write_acl);
         if (object_acl) {
             auto version_id = s3op::version_id_of(ctx);
             if (version_id) {

@@ -52,9 +52,11 @@ result<void> authorize_bucket(const request_context& ctx, auth::permission what,
 asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth::permission what,
                                                       const registry::bucket& b, std::string_view key);
 /// The same for `action` (e.g. DeleteObjects' s3:DeleteObject of each key; empty: the policy is not asked).
+/// `object_acls` false: the object's ACL is not read (a copy's source, whose version the request's own
+/// versionId does not name), so only the owner, the bucket's grants and its policy decide.
 asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth::permission what,
                                                       const registry::bucket& b, std::string_view key,
-                                                      std::string_view action);
+                                                      std::string_view action, bool object_acls = true);
 
 /// Whether public statements of `b`'s policy are void: its RestrictPublicBuckets, or the installation does
 /// not allow public access.

@@ -348,6 +348,33 @@ def test_other_users_never_manage_the_policy_nor_delete_the_bucket_through_a_wil
     expect_error("NoSuchBucket", 404, s3.get_bucket_location, Bucket=bucket)
 
 
+def test_a_copy_source_is_read_under_its_bucket_policy(depot, s3, s3_bob):
+    """CopyObject and UploadPartCopy read their source as GetObject does: the source bucket's explicit Deny
+    holds for the owner's copies too (before the fix a copy read any source of the owner's), and its Allow
+    lets another user copy out of it, within what it names."""
+    src = new_bucket(depot)
+    dst = new_bucket(depot)
+    s3.put_object(Bucket=src, Key="secret/k", Body=b"s" * 10)
+    s3.put_object(Bucket=src, Key="open/k", Body=b"o" * 10)
+    s3.put_bucket_policy(Bucket=src, Policy=policy(
+        deny("*", "s3:GetObject", f"arn:aws:s3:::{src}/secret/*"),
+        allow({"AWS": "bob"}, "s3:GetObject", f"arn:aws:s3:::{src}/open/*")))
+    expect_error("AccessDenied", 403, s3.get_object, Bucket=src, Key="secret/k")
+    before = depot.snapshot(dst)
+    expect_error("AccessDenied", 403, s3.copy_object, Bucket=dst, Key="c", CopySource={"Bucket": src, "Key": "secret/k"})
+    up = s3.create_multipart_upload(Bucket=dst, Key="m")["UploadId"]
+    expect_error("AccessDenied", 403, s3.upload_part_copy, Bucket=dst, Key="m", UploadId=up, PartNumber=1,
+                 CopySource={"Bucket": src, "Key": "secret/k"})
+    s3.abort_multipart_upload(Bucket=dst, Key="m", UploadId=up)
+    depot.assert_unchanged(before)
+    s3.copy_object(Bucket=dst, Key="c", CopySource={"Bucket": src, "Key": "open/k"})
+    bobs = new_bucket(depot, owner="bob", hint="pol-bob")
+    s3_bob.copy_object(Bucket=bobs, Key="c", CopySource={"Bucket": src, "Key": "open/k"})
+    assert s3_bob.get_object(Bucket=bobs, Key="c")["Body"].read() == b"o" * 10
+    expect_error("AccessDenied", 403, s3_bob.copy_object, Bucket=bobs, Key="d",
+                 CopySource={"Bucket": src, "Key": "secret/k"})
+
+
 def test_a_policy_on_a_bucket_in_which_models_live_grants_nothing_to_others(depot, s3):
     tok = token_for(depot, "alice")["token"]
     team = "pol-" + secrets.token_hex(3)

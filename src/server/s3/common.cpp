@@ -47,7 +47,7 @@ namespace {
 
 asio::awaitable<result<registry::bucket>> bucket_for(request_context& ctx, std::string_view name,
                                                      auth::permission what, std::string_view key,
-                                                     std::string_view action)
+                                                     std::string_view action, bool object_acls)
 {
     // The model view is a bucket that exists for every caller; what it shows depends on the caller's teams.
     if (name == ctx.svc->opts.models_bucket) {
@@ -62,8 +62,7 @@ asio::awaitable<result<registry::bucket>> bucket_for(request_context& ctx, std::
     auto b = co_await ctx.svc->buckets.get(name);
     if (!b)
         co_return std::move(b).error();
-    // A copy's source: its key is not looked up here, so only the owner (or an installation admin) reads it.
-    if (auto allowed = co_await authorize_bucket_access(ctx, what, *b, key, action); !allowed)
+    if (auto allowed = co_await authorize_bucket_access(ctx, what, *b, key, action, object_acls); !allowed)
         co_return std::move(allowed).error();
     co_return b;
 }
@@ -72,13 +71,15 @@ asio::awaitable<result<registry::bucket>> bucket_for(request_context& ctx, std::
 
 asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx)
 {
-    return bucket_for(ctx, ctx.bucket, ctx.permission, ctx.key, ctx.s3_action);
+    return bucket_for(ctx, ctx.bucket, ctx.permission, ctx.key, ctx.s3_action, true);
 }
 
-asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx, std::string_view name)
+asio::awaitable<result<registry::bucket>> authorized_source_bucket(request_context& ctx,
+                                                                   std::string_view name,
+                                                                   std::string_view key, bool names_version)
 {
-    // The source's policy is not consulted: a copy's source key is not looked up here (owner only).
-    return bucket_for(ctx, name, auth::permission::read_object, {}, {});
+    return bucket_for(ctx, name, auth::permission::read_object, key,
+                      names_version ? "s3:GetObjectVersion" : "s3:GetObject", false);
 }
 
 asio::awaitable<result<registry::list_page>> list_page_of(request_context& ctx, registry::list_request req)

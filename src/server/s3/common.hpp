@@ -18,8 +18,13 @@ namespace asio = boost::asio;
 /// Loads the addressed bucket and authorizes the route's permission on it (server/authorization.hpp).
 /// Errors: no_such_bucket, access_denied.
 asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx);
-/// The same for another bucket than the addressed one, read (CopyObject's and UploadPartCopy's source).
-asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx, std::string_view name);
+/// A copy's source bucket (CopyObject, UploadPartCopy), read: the owner, an installation admin or the
+/// bucket's READ grant, and the bucket's policy asked for s3:GetObject (s3:GetObjectVersion when the source
+/// names a version) on `key`, so an explicit Deny there holds for copies too. The source object's ACL is
+/// not read.
+asio::awaitable<result<registry::bucket>> authorized_source_bucket(request_context& ctx,
+                                                                   std::string_view name,
+                                                                   std::string_view key, bool names_version);
 
 /// Validates ctx.key as an S3 object key (invalid_object_name / KeyTooLongError).
 result<void> check_key(std::string_view key);

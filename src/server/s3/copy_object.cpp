@@ -54,7 +54,8 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
     auto acl = co_await object_acl_of_write(ctx, *target);
     if (!acl)
         co_return std::move(acl).error();
-    auto source_bucket = co_await authorized_bucket(ctx, source->bucket);
+    auto source_bucket =
+        co_await authorized_source_bucket(ctx, source->bucket, source->key, source->version_id.has_value());
     if (!source_bucket)
         co_return std::move(source_bucket).error();
     auto opened = co_await open_copy_source(ctx, source_bucket->id, source->key, source->version_id);

@@ -116,7 +116,8 @@ asio::awaitable<result<response>> upload_part_copy(request_context& ctx)
     auto target = co_await resolve_part(ctx);
     if (!target)
         co_return std::move(target).error();
-    auto source_bucket = co_await authorized_bucket(ctx, source->bucket);
+    auto source_bucket =
+        co_await authorized_source_bucket(ctx, source->bucket, source->key, source->version_id.has_value());
     if (!source_bucket)
         co_return std::move(source_bucket).error();
     auto opened = co_await open_copy_source(ctx, source_bucket->id, source->key, source->version_id);

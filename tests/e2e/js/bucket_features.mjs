@@ -1,5 +1,6 @@
 // The AWS SDK for JavaScript v3 with the bucket and object features of issue 27: object and bucket
-// tagging, lifecycle configuration, CORS configuration, conditional deletes, ACLs and Object Lock. Driven by
+// tagging, lifecycle configuration, CORS configuration, conditional deletes, ACLs, bucket policies and Object
+// Lock. Driven by
 // test_js_sdk.py, which checks each result against what boto3 reads back.
 //
 // Environment: DEPOT_ENDPOINT, DEPOT_REGION, DEPOT_BUCKET, DEPOT_LOCK_BUCKET (created here, with Object
@@ -10,12 +11,15 @@ import {
   CreateBucketCommand,
   DeleteBucketCorsCommand,
   DeleteBucketLifecycleCommand,
+  DeleteBucketPolicyCommand,
   DeleteBucketTaggingCommand,
   DeleteObjectCommand,
   DeleteObjectTaggingCommand,
   GetBucketAclCommand,
   GetBucketCorsCommand,
   GetBucketLifecycleConfigurationCommand,
+  GetBucketPolicyCommand,
+  GetBucketPolicyStatusCommand,
   GetBucketTaggingCommand,
   GetObjectAclCommand,
   GetObjectCommand,
@@ -27,6 +31,7 @@ import {
   PutBucketCorsCommand,
   PutBucketLifecycleConfigurationCommand,
   PutBucketOwnershipControlsCommand,
+  PutBucketPolicyCommand,
   PutBucketTaggingCommand,
   PutObjectAclCommand,
   PutObjectCommand,
@@ -146,6 +151,20 @@ const held = results["put-held"].ok;
 await step("delete-held-version", new DeleteObjectCommand({ Bucket: LockBucket, Key: "held", VersionId: held }));
 await step("put-legal-hold-off", new PutObjectLegalHoldCommand({ Bucket: LockBucket, Key: "held", LegalHold: { Status: "OFF" } }));
 await step("delete-retained-version", new DeleteObjectCommand({ Bucket: LockBucket, Key: "held", VersionId: held }));
+
+// Bucket policies: one Allow to bob under a prefix, one malformed document.
+const Policy = JSON.stringify({
+  Version: "2012-10-17",
+  Statement: [{ Effect: "Allow", Principal: { AWS: "bob" }, Action: "s3:GetObject",
+                Resource: `arn:aws:s3:::${Bucket}/shared/*` }],
+});
+await step("put-shared", new PutObjectCommand({ Bucket, Key: "shared/k", Body: "for bob" }));
+await step("put-bucket-policy", new PutBucketPolicyCommand({ Bucket, Policy }));
+await step("get-bucket-policy", new GetBucketPolicyCommand({ Bucket }), (o) => o.Policy);
+await step("get-bucket-policy-status", new GetBucketPolicyStatusCommand({ Bucket }), (o) => o.PolicyStatus);
+await step("put-bucket-policy-malformed", new PutBucketPolicyCommand({ Bucket, Policy: '{"Statement": []}' }));
+await step("delete-bucket-policy", new DeleteBucketPolicyCommand({ Bucket }));
+await step("get-bucket-policy-deleted", new GetBucketPolicyCommand({ Bucket }), (o) => o.Policy);
 
 console.log(JSON.stringify(results));
 client.destroy();

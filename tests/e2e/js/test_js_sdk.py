@@ -238,3 +238,13 @@ def test_js_sdk_tagging_lifecycle_cors_conditional_delete_acl_and_object_lock(de
     assert error("delete-retained-version") == ("AccessDenied", 403)
     assert s3.get_object(Bucket=lock_bucket, Key="held", VersionId=version)["Body"].read() == b"worm"
     assert s3.get_object_legal_hold(Bucket=lock_bucket, Key="held")["LegalHold"]["Status"] == "OFF"
+
+    # Bucket policies: what the SDK put comes back as sent, GetBucketPolicyStatus reads it as not public, a
+    # malformed one is refused, and a deleted one is gone.
+    ok("put-shared")
+    assert r["put-bucket-policy"]["status"] == 204
+    assert json.loads(ok("get-bucket-policy"))["Statement"][0]["Principal"] == {"AWS": "bob"}
+    assert ok("get-bucket-policy-status") == {"IsPublic": False}
+    assert error("put-bucket-policy-malformed") == ("MalformedPolicy", 400)
+    assert r["delete-bucket-policy"]["status"] == 204
+    assert error("get-bucket-policy-deleted") == ("NoSuchBucketPolicy", 404)
