@@ -80,14 +80,4 @@ boost::json::value json_string(std::string_view s)
     return boost::json::value(utf8_lossy(s));
 }
 
-std::optional<std::string_view> json_string_member(const boost::json::object& o,
-                                                   std::string_view key) noexcept
-{
-    const auto* v = o.if_contains(key);
-    if (v == nullptr || !v->is_string())
-        return std::nullopt;
-    const auto& str = v->get_string();
-    return std::string_view(str.data(), str.size());
-}
-
 } // namespace depot

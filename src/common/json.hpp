@@ -40,8 +40,4 @@ std::string json_quote(std::string_view s);
 /// A JSON string value of `s` (ill-formed UTF-8 replaced).
 boost::json::value json_string(std::string_view s);
 
-/// The string member `key` of `o`, or nullopt when it is absent or not a string.
-std::optional<std::string_view> json_string_member(const boost::json::object& o,
-                                                   std::string_view key) noexcept;
-
 } // namespace depot

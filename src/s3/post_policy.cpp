@@ -30,14 +30,9 @@ std::string lower(std::string_view s)
     return out;
 }
 
-std::string json_quoted(std::string_view s)
-{
-    return json_quote(s);
-}
-
 std::string condition_text(std::string_view op, std::string_view field, std::string_view value)
 {
-    return "[\"" + std::string(op) + "\", \"$" + std::string(field) + "\", " + json_quoted(value) + "]";
+    return "[\"" + std::string(op) + "\", \"$" + std::string(field) + "\", " + json_quote(value) + "]";
 }
 
 std::optional<std::uint64_t> size_of(const json::value& j)
@@ -113,7 +108,7 @@ result<void> parse_condition(const json::value& value, std::vector<policy_condit
         return ok();
     }
     if (op != "eq" && op != "starts-with")
-        return invalid("Invalid Condition: unknown operation " + json_quoted(op) + ".");
+        return invalid("Invalid Condition: unknown operation " + json_quote(op) + ".");
     if (c.size() != 3)
         return invalid("Invalid Condition: " + op + " takes a field and a value.");
     auto field = field_of(c[1]);
