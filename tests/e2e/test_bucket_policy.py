@@ -416,7 +416,11 @@ def _statements(depot, fn) -> int:
     return best
 
 
-def test_a_policy_costs_no_extra_query_on_4kib_get_and_put(depot, s3):
+def test_a_policy_costs_no_extra_query_on_4kib_get_and_put(private_depot):
+    # A depotd of its own without background rounds (audit sealing every 100 ms, the webhook poll): their
+    # statements landed inside the counted windows on a loaded CI machine (8 == 7).
+    depot = private_depot("--audit-seal-interval", "3600000", "--webhook-poll-interval", "3600000")
+    s3 = depot.client("alice")
     body = secrets.token_bytes(4096)
     plain, with_policy = new_bucket(depot, hint="pol-q0"), new_bucket(depot, hint="pol-q1")
     for b in (plain, with_policy):
