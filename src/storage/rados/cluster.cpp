@@ -79,6 +79,13 @@ cluster::cluster(rados_options opts) : options(std::move(opts))
     io.set_namespace(o.ns);
     if (o.write_budget > 0)
         write_bytes = write_budget::make(std::max(o.write_budget, o.stripe_size));
+    // Idle stripe buffers kept: as many as the write budget has in flight (at least a window), at most 32;
+    // the buffers exist at the peak of an upload anyway, this keeps them for the next one.
+    const std::uint64_t in_flight =
+        o.write_budget > 0 ? std::max<std::uint64_t>(o.write_budget / o.stripe_size, 1) : o.window;
+    stripe_pool = std::make_unique<stripe_buffers>(
+        static_cast<std::size_t>(o.stripe_size),
+        static_cast<std::size_t>(std::min<std::uint64_t>(std::max<std::uint64_t>(in_flight, o.window), 32)));
 }
 
 cluster::~cluster()

@@ -7,6 +7,7 @@
 #include "storage/blob_store.hpp"
 #include "storage/rados/aio_queue.hpp"
 #include "storage/rados/rados_blob_store.hpp"
+#include "storage/rados/stripe_buffers.hpp"
 #include "storage/rados/write_budget.hpp"
 
 #include <atomic>
@@ -42,6 +43,8 @@ struct cluster
     librados::IoCtx io;
     /// Bytes of stripe writes in flight over every writer (null: options.write_budget is 0, no bound).
     std::shared_ptr<write_budget> write_bytes;
+    /// Reused buffers of options.stripe_size for the writers' stripes.
+    std::unique_ptr<stripe_buffers> stripe_pool;
     /// librados lists objects only synchronously; listings run here, never on an I/O thread.
     boost::asio::thread_pool listing_pool{1};
 

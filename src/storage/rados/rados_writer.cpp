@@ -30,7 +30,7 @@ public:
         while (left > 0) {
             // A full stripe goes out only once more bytes follow: a blob of exactly one stripe then still
             // commits inline, in one operation.
-            if (filling_ && fill_.length() == stripe_size_) {
+            if (filling_ && filled_ == stripe_size_) {
                 co_await flush();
                 if (failed_)
                     co_return *failed_;
@@ -40,8 +40,12 @@ public:
                 if (!started)
                     co_return *failed_;
             }
-            auto n = static_cast<unsigned>(std::min<std::uint64_t>(left, stripe_size_ - fill_.length()));
-            fill_.append(p, n);
+            auto n = static_cast<std::size_t>(std::min<std::uint64_t>(left, stripe_size_ - filled_));
+            make_room(filled_ + n);
+            // copy_in, not memcpy: it also drops the crc32c values librados cached in a reused buffer
+            // (the messenger would send the old bytes' crc, and the OSD drop the message as corrupt).
+            stripe_.copy_in(static_cast<unsigned>(filled_), static_cast<unsigned>(n), p);
+            filled_ += n;
             p += n;
             left -= n;
             size_ += n;
@@ -87,7 +91,7 @@ public:
         if (committed_ || aborted_)
             co_return;
         aborted_ = true;
-        fill_.clear();
+        release_stripe();
         filling_ = false;
         if (!head_created_)
             co_return; // nothing reached RADOS
@@ -127,10 +131,52 @@ private:
         if (failed_)
             co_return false;
         filling_ = true;
-        // With a size hint, preallocate what this stripe will hold; otherwise let appends grow the buffer.
-        if (size_hint_ > size_)
-            fill_.reserve(static_cast<std::size_t>(std::min(stripe_size_, size_hint_ - size_)));
+        // With a size hint below a stripe, a buffer of just that (a small object's bytes); otherwise a whole
+        // stripe's, reused from the pool.
+        if (size_hint_ > size_ && size_hint_ - size_ < stripe_size_)
+            stripe_ = ceph::bufferptr(static_cast<unsigned>(size_hint_ - size_));
+        else
+            stripe_ = whole_stripe();
+        filled_ = 0;
         co_return true;
+    }
+
+    /// A buffer of stripe_size_ bytes: from the store's pool when its size is the pool's.
+    ceph::bufferptr whole_stripe()
+    {
+        if (c_->stripe_pool && c_->stripe_pool->size() == stripe_size_)
+            return c_->stripe_pool->take();
+        return ceph::bufferptr(ceph::buffer::create_page_aligned(static_cast<unsigned>(stripe_size_)));
+    }
+
+    /// Grows the stripe buffer to hold `needed` bytes (more arrived than the size hint said): a whole
+    /// stripe's buffer, with what was filled so far.
+    void make_room(std::size_t needed)
+    {
+        if (stripe_.length() >= needed)
+            return;
+        ceph::bufferptr bigger = whole_stripe();
+        bigger.copy_in(0, static_cast<unsigned>(filled_), stripe_.c_str());
+        release_stripe();
+        stripe_ = std::move(bigger);
+    }
+
+    /// Done with the stripe buffer (a write in flight may still share it): back to the pool.
+    void release_stripe()
+    {
+        if (stripe_.have_raw() && c_->stripe_pool)
+            c_->stripe_pool->give(std::move(stripe_));
+        stripe_ = ceph::bufferptr();
+        filled_ = 0;
+    }
+
+    /// The filled bytes of the stripe buffer, shared (not copied) by the returned list.
+    ceph::bufferlist filled_bytes() const
+    {
+        ceph::bufferlist bl;
+        if (filled_ > 0)
+            bl.append(stripe_, 0, static_cast<unsigned>(filled_));
+        return bl;
     }
 
     /// Adds what a committed head records, the same for a striped and an inline blob: size, stripe count,
@@ -173,8 +219,8 @@ private:
     {
         librados::ObjectWriteOperation op;
         op.create(true);
-        if (fill_.length() > 0)
-            op.write_full(fill_);
+        if (filled_ > 0)
+            op.write_full(filled_bytes());
         op.setxattr(attr_stripe_size, to_bufferlist(std::to_string(stripe_size_)));
         op.setxattr(attr_inline, to_bufferlist("1"));
         set_committed(op, 0);
@@ -182,7 +228,7 @@ private:
         auto done = co_await run_aio([&](librados::AioCompletion* completion, ceph::bufferlist&) {
             return c_->io.aio_operate(id_, completion, &op);
         });
-        fill_.clear();
+        release_stripe();
         filling_ = false;
         if (done.r < 0)
             failed_ = create_failure(done.r, "writing blob ");
@@ -205,12 +251,12 @@ private:
         }
         std::shared_ptr<void> hold;
         if (c_->write_bytes) {
-            auto lease = co_await c_->write_bytes->acquire(fill_.length());
+            auto lease = co_await c_->write_bytes->acquire(filled_);
             hold = std::make_shared<write_budget::lease>(std::move(lease));
         }
         auto index = stripes_started_++;
-        auto data = std::move(fill_);
-        fill_.clear();
+        auto data = filled_bytes();
+        release_stripe();
         filling_ = false;
         c_->stripe_writes.fetch_add(1, std::memory_order_relaxed);
         queue_->start(
@@ -241,8 +287,9 @@ private:
     std::uint64_t size_hint_;
     std::uint64_t size_ = 0;
     std::shared_ptr<aio_queue> queue_ = aio_queue::make();
-    /// The stripe being filled; `filling_` once it counts against the window.
-    ceph::bufferlist fill_;
+    /// The stripe being filled (its first `filled_` bytes); `filling_` once it counts against the window.
+    ceph::bufferptr stripe_;
+    std::size_t filled_ = 0;
     bool filling_ = false;
     /// Stripes handed to librados so far (and so the stripe count at commit).
     std::uint64_t stripes_started_ = 0;

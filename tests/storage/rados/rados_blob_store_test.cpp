@@ -2,9 +2,9 @@
 #include "storage/rados/rados_blob_store.hpp"
 #include "storage/test_util.hpp"
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <doctest/doctest.h>
@@ -52,8 +52,11 @@ asio::awaitable<blob_id> put(blob_store& store, std::string_view content, std::s
 {
     auto created = co_await store.create({.size_hint = content.size()});
     REQUIRE(created.has_value());
-    for (std::size_t at = 0; at < content.size(); at += chunk)
-        REQUIRE((co_await (*created)->write(bytes_of(content.substr(at, chunk)))).has_value());
+    for (std::size_t at = 0; at < content.size(); at += chunk) {
+        auto written = co_await (*created)->write(bytes_of(content.substr(at, chunk)));
+        INFO((written ? std::string() : written.error().message));
+        REQUIRE(written.has_value());
+    }
     REQUIRE((co_await (*created)->commit()).has_value());
     co_return (*created)->id();
 }
