@@ -1,6 +1,7 @@
 #include "registry/service/blob_collector.hpp"
 
 #include "common/log.hpp"
+#include "registry/repo/blob_collector.hpp"
 #include "registry/repo/sql_util.hpp"
 #include "registry/service/content.hpp"
 #include "storage/sealed/sealed_format.hpp"
@@ -42,12 +43,11 @@ asio::awaitable<collection_report> collect_unreachable_blobs(pg::pool& pool, sto
         // Committed on its own before the scan: a publish that comes later finds its intents gone and fails,
         // and one that deleted them first has committed its `blobs` rows, which the scan then sees.
         auto conn = co_await pool.acquire();
-        auto lapsed =
-            co_await sql(*conn, "DELETE FROM blob_intents WHERE expires_at < now() RETURNING store_id");
-        report.lapsed_intents = lapsed.size();
-        if (!lapsed.empty())
+        const std::size_t lapsed = co_await delete_lapsed_intents(*conn);
+        report.lapsed_intents = lapsed;
+        if (lapsed != 0)
             log::warn("collector: intents whose lease ran out were deleted; their pieces are reclaimed",
-                      {{"intents", lapsed.size()}});
+                      {{"intents", lapsed}});
     }
     if (!dry_run) {
         auto incomplete = co_await store.remove_incomplete(older_than);
@@ -76,13 +76,9 @@ asio::awaitable<collection_report> collect_unreachable_blobs(pg::pool& pool, sto
             const auto ids = id_array(*page);
             // One statement, one snapshot: a publish moves a piece from its intent to its `blobs` row in one
             // transaction, so the piece is seen under one or the other.
-            auto rs = co_await sql(*conn,
-                                   "SELECT store_id FROM blobs WHERE store_id = ANY($1::text[]) UNION ALL "
-                                   "SELECT store_id FROM blob_intents WHERE store_id = ANY($1::text[]) "
-                                   "AND (NOT $2 OR expires_at >= now())",
-                                   ids, dry_run);
-            for (auto r : rs)
-                known.emplace(r.text(0));
+            auto rs = co_await known_store_ids(*conn, ids, dry_run);
+            for (auto& id : rs)
+                known.emplace(std::move(id));
         }
         for (const auto& e : *page) {
             if (known.contains(e.id) || e.info.modified >= older_than)
@@ -107,16 +103,6 @@ asio::awaitable<collection_report> collect_unreachable_blobs(pg::pool& pool, sto
     }
     co_return report;
 }
-
-namespace {
-
-/// References each blob row actually has: one per object segment and per multipart part segment.
-constexpr const char* actual_references =
-    "(SELECT count(*) FROM object_segments s WHERE s.blob_id = b.id) + "
-    "(SELECT count(*) FROM multipart_part_segments p WHERE p.blob_id = b.id) + "
-    "(SELECT count(*) FROM model_file_segments m WHERE m.blob_id = b.id)";
-
-} // namespace
 
 asio::awaitable<consistency_report> check_consistency(pg::pool& pool, storage::blob_store& store)
 {
@@ -144,19 +130,14 @@ asio::awaitable<consistency_report> check_consistency(pg::pool& pool, storage::b
         }
         if (ri == rows.size() && !rows_done) {
             auto conn = co_await pool.acquire();
-            auto rs =
-                co_await sql(*conn,
-                             "SELECT store_id, size, sealed IS NOT NULL FROM blobs WHERE store_id COLLATE "
-                             "\"C\" > $1 "
-                             "ORDER BY store_id COLLATE \"C\" LIMIT 1000",
-                             row_after);
+            auto rs = co_await blob_rows_after(*conn, row_after);
             rows.clear();
             // The store holds an encrypted blob sealed: its plaintext size (the row's) plus the format's.
-            for (auto r : rs)
-                rows.emplace_back(r.str(0), r.boolean(2)
-                                                ? static_cast<std::int64_t>(storage::sealed::sealed_size(
-                                                      static_cast<std::uint64_t>(r.i64(1))))
-                                                : r.i64(1));
+            for (auto& r : rs)
+                rows.emplace_back(std::move(r.store_id),
+                                  r.sealed ? static_cast<std::int64_t>(storage::sealed::sealed_size(
+                                                 static_cast<std::uint64_t>(r.size)))
+                                           : r.size);
             ri = 0;
             rows_done = rows.size() < 1000;
             if (!rows.empty())
@@ -186,19 +167,14 @@ asio::awaitable<consistency_report> check_consistency(pg::pool& pool, storage::b
         std::vector<storage::blob_listing_entry> listed;
         for (const auto& [id, size] : report.orphans)
             listed.push_back({.id = id, .info = {}});
-        auto held = co_await sql(*conn, "SELECT store_id FROM blob_intents WHERE store_id = ANY($1::text[])",
-                                 id_array(listed));
+        const std::string ids = id_array(listed);
+        auto held = co_await intent_store_ids(*conn, ids);
         std::unordered_set<std::string> in_flight;
-        for (auto r : held)
-            in_flight.emplace(r.text(0));
+        for (auto& id : held)
+            in_flight.emplace(std::move(id));
         std::erase_if(report.orphans, [&](const auto& orphan) { return in_flight.contains(orphan.first); });
     }
-    auto rs = co_await sql(*conn, std::string("SELECT id, refcount, actual FROM (SELECT b.id, b.refcount, ") +
-                                      actual_references +
-                                      " AS actual FROM blobs b) x WHERE refcount <> actual "
-                                      "ORDER BY id");
-    for (auto r : rs)
-        report.refcount_mismatches.emplace_back(r.i64(0), r.i64(1), r.i64(2));
+    report.refcount_mismatches = co_await refcount_mismatches(*conn);
     co_return report;
 }
 
@@ -212,12 +188,8 @@ asio::awaitable<std::size_t> repair_refcounts(pg::pool& pool, storage::blob_stor
         // any exception the pool rolls the abandoned transaction back.
         auto conn = co_await pool.acquire();
         co_await sql(*conn, "BEGIN ISOLATION LEVEL SERIALIZABLE");
-        auto fixed = co_await sql(*conn, std::string("UPDATE blobs b SET refcount = ") + actual_references +
-                                             " WHERE b.refcount <> " + actual_references + " RETURNING id");
-        corrected = fixed.size();
-        auto gone = co_await sql(*conn, "DELETE FROM blobs WHERE refcount = 0 RETURNING store_id");
-        for (auto r : gone)
-            unreferenced.push_back(r.str(0));
+        corrected = co_await correct_refcounts(*conn);
+        unreferenced = co_await delete_zero_refcount_blobs(*conn);
         co_await sql(*conn, "COMMIT");
     }
     co_await remove_blobs(store, std::move(unreferenced));

@@ -2,6 +2,7 @@
 
 #include "common/hash.hpp"
 #include "common/log.hpp"
+#include "registry/repo/content.hpp"
 #include "registry/repo/sql_util.hpp"
 #include "registry/service/sse.hpp"
 
@@ -51,13 +52,10 @@ asio::awaitable<bool> record_intent(pg::pool& pool, const std::string& upload, c
                                     std::size_t held)
 {
     auto conn = co_await pool.acquire();
-    // The subquery sees the rows as they were before this insert.
-    auto rs = co_await sql(*conn,
-                           "INSERT INTO blob_intents (store_id, owner, upload, expires_at) "
-                           "VALUES ($1, $2, $3, now() + $4 * interval '1 second') "
-                           "RETURNING (SELECT count(*) FROM blob_intents WHERE upload = $3)",
-                           store_id, intent_owner(), upload, lease_seconds());
-    co_return rs[0].i64(0) == static_cast<std::int64_t>(held);
+    const std::string& owner = intent_owner();
+    const std::int64_t lease = lease_seconds();
+    auto before = co_await insert_intent(*conn, store_id, owner, upload, lease);
+    co_return before == static_cast<std::int64_t>(held);
 }
 
 /// Deletes the intents of a body that will not be published (best effort: they lapse with the lease).
@@ -67,7 +65,7 @@ asio::awaitable<void> delete_intents(pg::pool& pool, const std::string& upload)
         co_return;
     try {
         auto conn = co_await pool.acquire();
-        co_await sql(*conn, "DELETE FROM blob_intents WHERE upload = $1", upload);
+        co_await delete_upload_intents(*conn, upload);
     } catch (const std::exception& e) {
         log::warn("deleting the intents of a failed write failed; they lapse with their lease",
                   {{"error", e.what()}});
@@ -85,9 +83,8 @@ const std::string& intent_owner()
 asio::awaitable<void> renew_intents(pg::pool& pool)
 {
     auto conn = co_await pool.acquire();
-    co_await sql(*conn,
-                 "UPDATE blob_intents SET expires_at = now() + $2 * interval '1 second' WHERE owner = $1",
-                 intent_owner(), lease_seconds());
+    const std::int64_t lease = lease_seconds();
+    co_await renew_owner_intents(*conn, intent_owner(), lease);
 }
 
 std::vector<std::string> ingested::store_ids() const
@@ -333,27 +330,20 @@ std::vector<pg::statement> publish_statements(const ingested& in)
 {
     // A bucket without deduplication keeps its blob private: no lookup, and no later write reuses it. So
     // does an encrypted body (its blobs are sealed, schema 0025): encrypted content never deduplicates.
-    const std::string_view text =
-        in.share ? "INSERT INTO blobs (store_id, size, sha256, md5, refcount) VALUES ($1, $2, $3, $4, 1) "
-                   "ON CONFLICT (sha256, size) WHERE shared DO UPDATE SET refcount = blobs.refcount + 1 "
-                   "RETURNING id, store_id"
-                 : "INSERT INTO blobs (store_id, size, sha256, md5, refcount, shared, sealed) "
-                   "VALUES ($1, $2, $3, $4, 1, false, nullif($5, '')) RETURNING id, store_id";
     std::vector<pg::statement> out;
     out.reserve(in.blobs.size());
     for (const auto i : content_order(in)) {
         const auto& b = in.blobs[i];
         if (in.share)
-            out.push_back(statement_of(text, b.store_id, b.size, pg::bytes(b.sha256), pg::bytes(b.md5)));
+            out.push_back(shared_blob_statement(b.store_id, b.size, pg::bytes(b.sha256), pg::bytes(b.md5)));
         else
-            out.push_back(statement_of(text, b.store_id, b.size, pg::bytes(b.sha256), pg::bytes(b.md5),
-                                       std::string(sealing_column(in.sealed))));
+            out.push_back(private_blob_statement(b.store_id, b.size, pg::bytes(b.sha256), pg::bytes(b.md5),
+                                                 std::string(sealing_column(in.sealed))));
     }
     // Last, after the content rows: the intents give way to them. Row locks make this and the collector's
     // deletion of lapsed intents take turns: whichever comes second finds nothing.
     if (!in.intent.empty())
-        out.push_back(
-            statement_of("DELETE FROM blob_intents WHERE upload = $1 RETURNING store_id", in.intent));
+        out.push_back(take_intents_statement(in.intent));
     return out;
 }
 
@@ -398,11 +388,7 @@ asio::awaitable<void> add_references(pg::connection& c, const std::vector<std::i
     if (blob_rows.empty())
         co_return;
     const std::string rows = bigint_array(blob_rows);
-    co_await sql(
-        c,
-        "WITH r AS (SELECT unnest($1::bigint[]) AS id), n AS (SELECT id, count(*) AS k FROM r GROUP BY id) "
-        "UPDATE blobs b SET refcount = b.refcount + n.k FROM n WHERE b.id = n.id",
-        rows);
+    co_await add_blob_references(c, rows);
 }
 
 asio::awaitable<void> drop_references(pg::connection& c, const std::vector<std::int64_t>& blob_rows,
@@ -414,15 +400,10 @@ asio::awaitable<void> drop_references(pg::connection& c, const std::vector<std::
     // Decrement, then delete the rows that reached zero in the same statement order; a concurrent writer
     // that wants the same content either took its reference first (count stays above zero) or waits on
     // the row lock and then inserts a fresh blob.
-    co_await sql(
-        c,
-        "WITH r AS (SELECT unnest($1::bigint[]) AS id), n AS (SELECT id, count(*) AS k FROM r GROUP BY id) "
-        "UPDATE blobs b SET refcount = b.refcount - n.k FROM n WHERE b.id = n.id",
-        rows);
-    auto gone = co_await sql(
-        c, "DELETE FROM blobs WHERE id = ANY($1::bigint[]) AND refcount = 0 RETURNING store_id", rows);
-    for (auto r : gone)
-        unreferenced.push_back(r.str(0));
+    co_await subtract_blob_references(c, rows);
+    auto gone = co_await delete_unreferenced_blobs(c, rows);
+    for (auto& store_id : gone)
+        unreferenced.push_back(std::move(store_id));
 }
 
 std::array<std::string, 4> segment_arrays(const std::vector<segment>& segments)
@@ -443,12 +424,7 @@ asio::awaitable<void> insert_segments(pg::connection& c, std::int64_t row,
     if (segments.empty())
         co_return;
     auto a = segment_arrays(segments);
-    defer_sql(c,
-              "INSERT INTO object_segments (version_row, ordinal, blob_id, blob_offset, length, part_number) "
-              "SELECT $1, s.ord - 1, s.blob, s.off, s.len, nullif(s.part, 0)::int "
-              "FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[]) "
-              "WITH ORDINALITY AS s(blob, off, len, part, ord)",
-              row, a[0], a[1], a[2], a[3]);
+    defer_insert_segments(c, row, a[0], a[1], a[2], a[3]);
 }
 
 asio::awaitable<void> remove_blobs(storage::blob_store& store, std::vector<std::string> store_ids)

@@ -1,4 +1,6 @@
 // model_registry: aliases (names pointing at versions), with If-Match preconditions.
+#include "registry/repo/model_aliases.hpp"
+
 #include "registry/repo/events.hpp"
 #include "registry/repo/model_detail.hpp"
 #include "registry/repo/sql_util.hpp"
@@ -13,19 +15,7 @@ using namespace model_detail;
 asio::awaitable<std::vector<model_alias>> model_registry::aliases(std::int64_t model_id)
 {
     auto conn = co_await pool_.acquire();
-    auto rs =
-        co_await sql(*conn,
-                     "SELECT a.name, v.number, a.updated_by, " DEPOT_MS(
-                         "a.updated_at") " FROM model_aliases a JOIN model_versions v ON v.id = a.version_id "
-                                         "WHERE a.model_id = $1 ORDER BY a.name",
-                     model_id);
-    std::vector<model_alias> out;
-    for (auto r : rs)
-        out.push_back(model_alias{.name = r.str(0),
-                                  .version = static_cast<int>(r.i64(1)),
-                                  .updated_by = r.str(2),
-                                  .updated_at = from_millis(r.i64(3))});
-    co_return out;
+    co_return co_await aliases_of(*conn, model_id);
 }
 
 std::string alias_etag(const model_alias& a)
@@ -44,21 +34,13 @@ asio::awaitable<result<void>> check_alias_precondition(pg::connection& c, std::i
                                                        std::string_view name,
                                                        const std::optional<std::string>& if_match)
 {
-    auto rs = co_await sql(c,
-                           "SELECT v.number, a.updated_by, " DEPOT_MS(
-                               "a.updated_at") " FROM model_aliases a JOIN model_versions v ON v.id = "
-                                               "a.version_id WHERE a.model_id = $1 AND a.name = $2 "
-                                               "FOR UPDATE OF a",
-                           model_id, name);
+    const auto locked = co_await lock_alias(c, model_id, name);
     if (!if_match)
         co_return ok();
-    if (rs.empty())
+    if (!locked)
         co_return make_error(errc::precondition_failed,
                              "If-Match: the alias '" + std::string(name) + "' does not exist");
-    const model_alias current{.name = std::string(name),
-                              .version = static_cast<int>(rs[0].i64(0)),
-                              .updated_by = rs[0].str(1),
-                              .updated_at = from_millis(rs[0].i64(2))};
+    const model_alias& current = *locked;
     std::string_view wanted = *if_match;
     if (wanted.starts_with("W/"))
         wanted.remove_prefix(2);
@@ -82,10 +64,10 @@ asio::awaitable<result<model_alias>> model_registry::set_alias(const model& m, s
         auto precondition = co_await check_alias_precondition(c, m.id, name, if_match);
         if (!precondition)
             co_return std::move(precondition).error();
-        auto state = co_await sql(c, "SELECT state FROM model_versions WHERE id = $1 FOR SHARE", v.id);
-        if (state.empty())
+        const auto state = co_await share_version_state(c, v.id);
+        if (!state)
             co_return make_error(errc::not_found, "No such version");
-        const std::string s = state[0].str(0);
+        const std::string s = *state;
         if (s == "archived")
             co_return make_error(errc::conflict, "An alias cannot point at an archived version");
         if (is_protected && s != "approved")
@@ -94,9 +76,7 @@ asio::awaitable<result<model_alias>> model_registry::set_alias(const model& m, s
                                      "' is protected: it can only point at an approved version "
                                      "(version " +
                                      std::to_string(v.number) + " is " + s + ")");
-        auto label =
-            co_await sql(c, "SELECT 1 FROM model_versions WHERE model_id = $1 AND label = $2", m.id, name);
-        if (!label.empty())
+        if (co_await is_version_label(c, m.id, name))
             co_return make_error(errc::conflict,
                                  "'" + std::string(name) + "' is a version label of this model");
         const auto updated_at = co_await move_alias(c, m, name, v.id, v.number, who);
@@ -117,16 +97,14 @@ asio::awaitable<result<void>> model_registry::delete_alias(const model& m, std::
         auto precondition = co_await check_alias_precondition(c, m.id, name, if_match);
         if (!precondition)
             co_return std::move(precondition).error();
-        auto rs = co_await sql(c,
-                               "DELETE FROM model_aliases a USING model_versions v WHERE a.model_id = $1 AND "
-                               "a.name = $2 AND v.id = a.version_id RETURNING v.id, v.number",
-                               m.id, name);
-        if (rs.empty())
+        const auto deleted = co_await delete_alias_row(c, m.id, name);
+        if (!deleted)
             co_return make_error(errc::not_found, "No such alias");
-        co_await record(c, m.id, rs[0].i64(0), "alias_deleted", who, "", std::nullopt, std::nullopt,
-                        alias_details(name, rs[0].str(1), std::nullopt));
-        const std::string data = event_data(
-            m, who, ",\"alias\":" + events::quote(name) + ",\"from\":" + rs[0].str(1) + ",\"to\":null");
+        const std::string from = std::to_string(deleted->number);
+        co_await record(c, m.id, deleted->version_id, "alias_deleted", who, "", std::nullopt, std::nullopt,
+                        alias_details(name, from, std::nullopt));
+        const std::string data =
+            event_data(m, who, ",\"alias\":" + events::quote(name) + ",\"from\":" + from + ",\"to\":null");
         co_await events::emit_model_event(c, "alias.updated", m.team_id, m.id, m.bucket_id, std::nullopt,
                                           data);
         co_return ok();

@@ -3,7 +3,7 @@
 
 #include "registry/repo/events.hpp"
 #include "registry/repo/model_detail.hpp"
-#include "registry/repo/sql_util.hpp"
+#include "registry/repo/models.hpp"
 #include "registry/service/lookup_cache.hpp"
 #include "registry/transaction.hpp"
 
@@ -16,26 +16,13 @@ asio::awaitable<result<model>> model_registry::create_model(const team& owner, m
                                                             const audit_context& who)
 {
     auto work = [&](pg::connection& c) -> asio::awaitable<result<model>> {
-        std::optional<std::string> role;
-        if (spec.policy.approver_role)
-            role = std::string(to_string(*spec.policy.approver_role));
-        std::optional<std::string> aliases;
-        if (spec.policy.protected_aliases)
-            aliases = text_array(*spec.policy.protected_aliases);
-        auto rs = co_await sql(c,
-                               "INSERT INTO models (team_id, name, bucket_id, prefix, description, "
-                               "required_approvals, approver_role, protected_aliases, created_by) "
-                               "VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text[], $9) "
-                               "ON CONFLICT (team_id, name) DO NOTHING RETURNING id",
-                               owner.id, spec.name, spec.bucket_id, spec.prefix, spec.description,
-                               spec.policy.required_approvals, role, aliases, who.actor);
-        if (rs.empty())
+        const auto inserted = co_await insert_model(c, owner.id, spec, who.actor);
+        if (!inserted)
             co_return make_error(errc::already_exists,
                                  "The team already has a model named '" + spec.name + "'");
-        const auto id = rs[0].i64(0);
+        const auto id = *inserted;
         co_await record(c, id, std::nullopt, "model_created", who, "", std::nullopt, std::nullopt);
-        auto rows = co_await sql(c, std::string(model_select) + "WHERE m.id = $1", id);
-        auto created = model_of(rows[0]);
+        auto created = co_await read_model(c, id);
         const std::string data = event_data(created, who,
                                             ",\"bucket\":" + events::quote(created.bucket) +
                                                 ",\"prefix\":" + events::quote(created.prefix) +
@@ -55,23 +42,16 @@ asio::awaitable<std::vector<model>> model_registry::models(std::int64_t team_id,
                                                            std::size_t limit)
 {
     auto conn = co_await pool_.acquire();
-    auto rs = co_await sql(
-        *conn, std::string(model_select) + "WHERE m.team_id = $1 AND m.name > $2 ORDER BY m.name LIMIT $3",
-        team_id, after, static_cast<std::int64_t>(limit));
-    std::vector<model> out;
-    for (auto r : rs)
-        out.push_back(model_of(r));
-    co_return out;
+    co_return co_await models_after(*conn, team_id, after, static_cast<std::int64_t>(limit));
 }
 
 asio::awaitable<result<model>> model_registry::get_model(std::int64_t team_id, std::string_view name)
 {
     auto conn = co_await pool_.acquire();
-    auto rs = co_await sql(*conn, std::string(model_select) + "WHERE m.team_id = $1 AND m.name = $2", team_id,
-                           name);
-    if (rs.empty())
+    auto found = co_await find_model(*conn, team_id, name);
+    if (!found)
         co_return make_error(errc::not_found, "No such model");
-    co_return model_of(rs[0]);
+    co_return std::move(*found);
 }
 
 asio::awaitable<result<model>> model_registry::update_model(const model& m, model_update update,
@@ -79,28 +59,15 @@ asio::awaitable<result<model>> model_registry::update_model(const model& m, mode
                                                             const audit_context& who)
 {
     auto work = [&](pg::connection& c) -> asio::awaitable<result<model>> {
-        auto cur = co_await sql(c, "SELECT revision FROM models WHERE id = $1 FOR UPDATE", m.id);
-        if (cur.empty())
+        const auto revision = co_await lock_model_revision(c, m.id);
+        if (!revision)
             co_return make_error(errc::not_found, "No such model");
-        if (expected_revision && cur[0].i64(0) != *expected_revision)
+        if (expected_revision && *revision != *expected_revision)
             co_return make_error(errc::precondition_failed,
                                  "The model changed since it was read (If-Match does not match its ETag)");
-        std::optional<std::string> role;
-        if (update.policy.approver_role)
-            role = std::string(to_string(*update.policy.approver_role));
-        std::optional<std::string> aliases;
-        if (update.policy.protected_aliases)
-            aliases = text_array(*update.policy.protected_aliases);
-        co_await sql(c,
-                     "UPDATE models SET description = coalesce($2, description), "
-                     "required_approvals = coalesce($3, required_approvals), "
-                     "approver_role = coalesce($4, approver_role), "
-                     "protected_aliases = coalesce($5::text[], protected_aliases), "
-                     "revision = revision + 1, updated_at = now() WHERE id = $1",
-                     m.id, update.description, update.policy.required_approvals, role, aliases);
+        co_await update_model_row(c, m.id, update);
         co_await record(c, m.id, std::nullopt, "model_updated", who, "", std::nullopt, std::nullopt);
-        auto rs = co_await sql(c, std::string(model_select) + "WHERE m.id = $1", m.id);
-        co_return model_of(rs[0]);
+        co_return co_await read_model(c, m.id);
     };
     co_return co_await transact(pool_, work);
 }

@@ -1,27 +1,11 @@
 // model_registry: teams and their members' roles.
+#include "registry/repo/model_teams.hpp"
+
 #include "registry/repo/audit.hpp"
-#include "registry/repo/model_detail.hpp"
-#include "registry/repo/sql_util.hpp"
 #include "registry/service/model_registry.hpp"
 #include "registry/transaction.hpp"
 
 namespace depot::registry {
-using namespace model_detail;
-
-namespace {
-
-constexpr const char* team_columns = "t.id, t.name, " DEPOT_MS(
-    "t.created_at") ", t.required_approvals, t.approver_role, t.protected_aliases::text";
-
-team team_of(const pg::row& r)
-{
-    return team{.id = r.i64(0),
-                .name = r.str(1),
-                .created_at = from_millis(r.i64(2)),
-                .default_policy = policy_of(r, 3)};
-}
-
-} // namespace
 
 // --- teams -----------------------------------------------------------------------------------------------
 
@@ -29,70 +13,40 @@ asio::awaitable<result<team>> model_registry::create_team(const audit_context& w
                                                           approval_policy defaults)
 {
     co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<team>> {
-        auto rs = co_await sql(c,
-                               std::string("INSERT INTO teams AS t (name, required_approvals, approver_role, "
-                                           "protected_aliases) VALUES ($1, $2, $3, $4::text[]) "
-                                           "ON CONFLICT (name) DO NOTHING RETURNING ") +
-                                   team_columns,
-                               name, defaults.required_approvals, to_string(defaults.approver_role),
-                               text_array(defaults.protected_aliases));
-        if (rs.empty())
+        auto created = co_await insert_team(c, name, defaults);
+        if (!created)
             co_return make_error(errc::already_exists, "A team named '" + name + "' already exists");
         co_await append_audit(c, who, "team.create", name, name);
-        co_return team_of(rs[0]);
+        co_return std::move(*created);
     });
 }
 
 asio::awaitable<std::vector<team>> model_registry::teams_of(std::string_view user_id, bool is_admin)
 {
     auto conn = co_await pool_.acquire();
-    auto rs = co_await sql(*conn,
-                           std::string("SELECT ") + team_columns +
-                               " FROM teams t WHERE $2 OR EXISTS (SELECT 1 FROM team_members m "
-                               "WHERE m.team_id = t.id AND m.user_id = $1) ORDER BY t.name",
-                           user_id, is_admin);
-    std::vector<team> out;
-    for (auto r : rs)
-        out.push_back(team_of(r));
-    co_return out;
+    co_return co_await teams_with_member(*conn, user_id, is_admin);
 }
 
 asio::awaitable<result<team>> model_registry::get_team(std::string_view name)
 {
     auto conn = co_await pool_.acquire();
-    auto rs =
-        co_await sql(*conn, std::string("SELECT ") + team_columns + " FROM teams t WHERE t.name = $1", name);
-    if (rs.empty())
+    auto found = co_await find_team(*conn, name);
+    if (!found)
         co_return make_error(errc::not_found, "No such team");
-    co_return team_of(rs[0]);
+    co_return std::move(*found);
 }
 
 asio::awaitable<std::optional<team_role>> model_registry::role_of(std::int64_t team_id,
                                                                   std::string_view user_id)
 {
     auto conn = co_await pool_.acquire();
-    auto rs = co_await sql(*conn, "SELECT role FROM team_members WHERE team_id = $1 AND user_id = $2",
-                           team_id, user_id);
-    if (rs.empty())
-        co_return std::nullopt;
-    co_return team_role_of(rs[0].text(0));
+    co_return co_await member_role(*conn, team_id, user_id);
 }
 
 asio::awaitable<std::vector<team_member>> model_registry::members(std::int64_t team_id)
 {
     auto conn = co_await pool_.acquire();
-    auto rs = co_await sql(*conn,
-                           "SELECT m.user_id, u.display_name, m.role, " DEPOT_MS(
-                               "m.added_at") " FROM team_members m JOIN users u ON u.id = m.user_id "
-                                             "WHERE m.team_id = $1 ORDER BY m.user_id",
-                           team_id);
-    std::vector<team_member> out;
-    for (auto r : rs)
-        out.push_back(team_member{.user_id = r.str(0),
-                                  .display_name = r.str(1),
-                                  .role = team_role_of(r.text(2)).value_or(team_role::reader),
-                                  .added_at = from_millis(r.i64(3))});
-    co_return out;
+    co_return co_await team_members(*conn, team_id);
 }
 
 asio::awaitable<result<team_member>> model_registry::set_member(const audit_context& who,
@@ -100,21 +54,16 @@ asio::awaitable<result<team_member>> model_registry::set_member(const audit_cont
                                                                 std::string_view user_id, team_role role)
 {
     co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<team_member>> {
-        auto user = co_await sql(c, "SELECT display_name FROM users WHERE id = $1", user_id);
-        if (user.empty())
+        auto display_name = co_await display_name_of_user(c, user_id);
+        if (!display_name)
             co_return make_error(errc::not_found, "No such user");
-        auto rs = co_await sql(c,
-                               "INSERT INTO team_members (team_id, user_id, role) VALUES ($1, $2, $3) "
-                               "ON CONFLICT (team_id, user_id) DO UPDATE SET role = excluded.role "
-                               "RETURNING " DEPOT_MS("added_at") ", (SELECT name FROM teams WHERE id = $1)",
-                               team_id, user_id, to_string(role));
-        const std::string team_name = rs[0].str(1);
-        co_await append_audit(c, who, "team.member.set", team_name + "/" + std::string(user_id), team_name,
-                              "{\"role\":" + audit_quote(to_string(role)) + "}");
+        const auto row = co_await upsert_member(c, team_id, user_id, role);
+        co_await append_audit(c, who, "team.member.set", row.team_name + "/" + std::string(user_id),
+                              row.team_name, "{\"role\":" + audit_quote(to_string(role)) + "}");
         co_return team_member{.user_id = std::string(user_id),
-                              .display_name = user[0].str(0),
+                              .display_name = std::move(*display_name),
                               .role = role,
-                              .added_at = from_millis(rs[0].i64(0))};
+                              .added_at = row.added_at};
     });
 }
 
@@ -122,15 +71,11 @@ asio::awaitable<result<void>> model_registry::remove_member(const audit_context&
                                                             std::string_view user_id)
 {
     co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
-        auto rs = co_await sql(c,
-                               "DELETE FROM team_members WHERE team_id = $1 AND user_id = $2 "
-                               "RETURNING role, (SELECT name FROM teams WHERE id = $1)",
-                               team_id, user_id);
-        if (rs.empty())
+        const auto team_name = co_await delete_member(c, team_id, user_id);
+        if (!team_name)
             co_return make_error(errc::not_found, "The user is not a member of this team");
-        const std::string team_name = rs[0].str(1);
-        co_await append_audit(c, who, "team.member.remove", team_name + "/" + std::string(user_id),
-                              team_name);
+        co_await append_audit(c, who, "team.member.remove", *team_name + "/" + std::string(user_id),
+                              *team_name);
         co_return ok();
     });
 }

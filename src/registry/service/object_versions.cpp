@@ -2,6 +2,8 @@
 // versioning state, and ListObjectVersions. Writes go through the same steps as PutObject (lock the bucket
 // and the key's current row, retire_current, insert_version), so exactly one version of a key is current at
 // any time and a version that is not current keeps its blob references until it is deleted permanently.
+#include "registry/repo/object_versions.hpp"
+
 #include "registry/repo/audit.hpp"
 #include "registry/repo/events.hpp"
 #include "registry/repo/object_lock.hpp"
@@ -19,26 +21,6 @@
 namespace depot::registry {
 namespace {
 
-struct located_version
-{
-    std::int64_t row = 0;
-    bool is_current = false;
-    bool is_delete_marker = false;
-};
-
-/// The row of `version_id` of a key, locked; nullopt when it does not exist (or was purged).
-asio::awaitable<std::optional<located_version>>
-lock_version(pg::connection& c, std::int64_t bucket_id, std::string_view key, const std::string& version_id)
-{
-    auto rs = co_await sql(c,
-                           "SELECT id, superseded_seq IS NULL, is_delete_marker FROM object_versions "
-                           "WHERE bucket_id = $1 AND key = $2 AND version_id = $3 AND NOT purged FOR UPDATE",
-                           bucket_id, key, version_id);
-    if (rs.empty())
-        co_return std::nullopt;
-    co_return located_version{rs[0].i64(0), rs[0].boolean(1), rs[0].boolean(2)};
-}
-
 /// Checks the conditions of a conditional delete against the version row `row` (0: none), locked by the
 /// caller.
 asio::awaitable<result<void>> check_delete_conditions(pg::connection& c, const delete_conditions& req,
@@ -48,21 +30,18 @@ asio::awaitable<result<void>> check_delete_conditions(pg::connection& c, const d
         co_return ok();
     if (row == 0)
         co_return make_error(errc::no_such_key);
-    auto rs =
-        co_await sql(c,
-                     "SELECT etag, size, " DEPOT_MS("last_modified") ", is_delete_marker "
-                                                                     "FROM object_versions WHERE id = $1",
-                     row);
-    if (rs.empty() || rs[0].boolean(3))
+    auto facts = co_await version_condition_facts(c, row);
+    if (!facts || facts->is_delete_marker)
         co_return make_error(errc::no_such_key);
-    if (req.if_match && !s3::etag_list_matches(*req.if_match, rs[0].str(0), false))
+    if (req.if_match && !s3::etag_list_matches(*req.if_match, facts->etag, false))
         co_return make_error(errc::precondition_failed);
-    if (req.if_match_size && static_cast<std::uint64_t>(rs[0].i64(1)) != *req.if_match_size)
+    if (req.if_match_size && static_cast<std::uint64_t>(facts->size) != *req.if_match_size)
         co_return make_error(errc::precondition_failed);
     if (req.if_match_last_modified) {
         using std::chrono::floor;
         using std::chrono::seconds;
-        if (floor<seconds>(from_millis(rs[0].i64(2))) != floor<seconds>(*req.if_match_last_modified))
+        if (floor<seconds>(from_millis(facts->last_modified_ms)) !=
+            floor<seconds>(*req.if_match_last_modified))
             co_return make_error(errc::precondition_failed);
     }
     co_return ok();
@@ -120,23 +99,21 @@ asio::awaitable<result<delete_outcome>> remove_object(const audit_context& who, 
             marker.version_id = slot.version_id;
             marker.is_delete_marker = true;
             marker.owner_id = req.owner_id;
-            if (marker.owner_id.empty()) {
-                auto owner = co_await sql(c, "SELECT owner_id FROM buckets WHERE id = $1", req.bucket_id);
-                marker.owner_id = owner[0].str(0);
-            }
+            if (marker.owner_id.empty())
+                marker.owner_id = co_await bucket_owner_of(c, req.bucket_id);
             co_await insert_version(c, marker, slot.seq);
             out.version_id = slot.version_id;
             out.delete_marker = true;
             co_return co_await audited_delete(c, who, req, out);
         }
         out.version_id = *req.version_id;
-        auto found = co_await lock_version(c, req.bucket_id, req.key, *req.version_id);
+        auto found = co_await lock_version_row(c, req.bucket_id, req.key, *req.version_id);
         if (auto met = co_await check_delete_conditions(c, conditions, found ? found->row : 0); !met)
             co_return std::move(met).error();
         if (!found)
             co_return co_await audited_delete(c, who, req, out);
         out.delete_marker = found->is_delete_marker;
-        // Object Lock: a retained or held version stays (checked under the row lock lock_version took).
+        // Object Lock: a retained or held version stays (checked under the row lock lock_version_row took).
         auto removable = co_await check_removable(c, found->row, req.bypass_governance);
         if (!removable)
             co_return std::move(removable).error();
@@ -144,12 +121,9 @@ asio::awaitable<result<delete_outcome>> remove_object(const audit_context& who, 
         co_await events::emit_object_event(c, "object.deleted", req.bucket_id, req.key, *req.version_id, 0,
                                            "", req.owner_id);
         if (found->is_current) {
-            auto newest = co_await sql(c,
-                                       "SELECT id FROM object_versions WHERE bucket_id = $1 AND key = $2 "
-                                       "AND NOT purged ORDER BY created_seq DESC LIMIT 1",
-                                       req.bucket_id, req.key);
-            if (!newest.empty())
-                co_await reinstate_version(c, newest[0].i64(0));
+            auto newest = co_await newest_version_row(c, req.bucket_id, req.key);
+            if (newest)
+                co_await reinstate_version(c, *newest);
         }
         co_return co_await audited_delete(c, who, req, out, *removable);
     });
@@ -163,18 +137,15 @@ asio::awaitable<result<void>> object_service::set_versioning(const audit_context
     if (mode == versioning_mode::unversioned)
         co_return make_error(errc::invalid_argument, "A bucket cannot return to the unversioned state");
     auto changed = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
-        auto rs =
-            co_await sql(c,
-                         "UPDATE buckets SET versioning = CASE WHEN object_lock THEN versioning ELSE $2 END "
-                         "WHERE id = $1 RETURNING name, object_lock AND versioning <> $2",
-                         bucket_id, to_string(mode));
-        if (rs.empty())
+        const std::string_view stored = to_string(mode);
+        auto rs = co_await update_bucket_versioning(c, bucket_id, stored);
+        if (!rs)
             co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
-        if (rs[0].boolean(1)) // Object Lock keeps versioning Enabled
+        if (rs->refused_by_object_lock) // Object Lock keeps versioning Enabled
             co_return make_error(errc::invalid_bucket_state,
                                  "An Object Lock configuration is present on this "
                                  "bucket, so the versioning state cannot be changed.");
-        co_await append_audit(c, who, "bucket.versioning", rs[0].str(0), "",
+        co_await append_audit(c, who, "bucket.versioning", rs->bucket_name, "",
                               "{\"versioning\":" + audit_quote(to_string(mode)) + "}");
         co_return ok();
     });
@@ -203,43 +174,28 @@ asio::awaitable<result<versions_page>> object_service::list_versions(list_versio
     // whole prefix was listed already and listing_start skips it).
     if (!req.version_id_marker.empty() && !inclusive && bound == req.key_marker) {
         // A version id names its created_seq unless the version was reinstated (reinstate_version).
-        auto rs = co_await sql(*conn,
-                               "SELECT created_seq FROM object_versions WHERE bucket_id = $1 AND key = $2 "
-                               "AND version_id = $3 AND NOT purged",
-                               req.bucket_id, req.key_marker, req.version_id_marker);
-        if (!rs.empty())
-            within = rs[0].i64(0);
+        auto seq = co_await version_created_seq(*conn, req.bucket_id, req.key_marker, req.version_id_marker);
+        if (seq)
+            within = *seq;
         else if (req.version_id_marker != "null")
             within = seq_of_version_id(req.version_id_marker);
     }
 
-    const std::string columns =
-        "SELECT o.key, o.version_id, o.created_seq, o.superseded_seq IS NULL, o.is_delete_marker, o.size, "
-        "o.etag, " DEPOT_MS(
-            "o.last_modified") ", o.owner_id, u.display_name, "
-                               "coalesce(o.checksum_algorithm, ''), coalesce(o.checksum_type, '') "
-                               "FROM object_versions o JOIN users u ON u.id = o.owner_id "
-                               "WHERE o.bucket_id = $1 AND NOT o.purged AND ";
     std::string last_version;
     bool done = false;
     while (!done) {
         const auto batch =
             static_cast<std::int64_t>(std::min<std::size_t>(req.max_keys - fold.count() + 1, 1000));
-        pg::result_set rs;
+        std::vector<version_row> rs;
         const bool in_key = within != 0;
         if (in_key)
-            rs = co_await sql(
-                *conn, columns + "o.key = $2 AND o.created_seq < $3 ORDER BY o.created_seq DESC LIMIT $4",
-                req.bucket_id, bound, within, batch);
+            rs = co_await key_versions_before(*conn, req.bucket_id, bound, within, batch);
         else
-            rs = co_await sql(*conn,
-                              columns + (inclusive ? "o.key >= $2" : "o.key > $2") +
-                                  " AND ($3 = '' OR o.key < $3) ORDER BY o.key, o.created_seq DESC LIMIT $4",
-                              req.bucket_id, bound, upper, batch);
+            rs = co_await versions_from(*conn, req.bucket_id, bound, inclusive, upper, batch);
         const bool full = static_cast<std::int64_t>(rs.size()) == batch;
         bool reseek = false;
-        for (auto r : rs) {
-            auto step = fold.offer(r.text(0));
+        for (auto& r : rs) {
+            auto step = fold.offer(r.entry.key);
             if (step.what == s3::listing_page::action::stop) {
                 done = true;
                 break;
@@ -256,25 +212,14 @@ asio::awaitable<result<versions_page>> object_service::list_versions(list_versio
                 }
                 break;
             }
-            if (step.what == s3::listing_page::action::content) {
-                version_listing_entry e{.key = r.str(0),
-                                        .version_id = r.str(1),
-                                        .is_latest = r.boolean(3),
-                                        .is_delete_marker = r.boolean(4),
-                                        .size = static_cast<std::uint64_t>(r.i64(5)),
-                                        .etag = r.str(6),
-                                        .last_modified = from_millis(r.i64(7)),
-                                        .owner_id = r.str(8),
-                                        .owner_display_name = r.str(9),
-                                        .checksum_algorithm = r.str(10),
-                                        .checksum_type = r.str(11)};
-                last_version = e.version_id;
-                page.entries.push_back(std::move(e));
-            }
             // Resume after this row: the key's older versions, then the following keys.
-            bound = r.str(0);
+            bound = r.entry.key;
             inclusive = false;
-            within = r.i64(2);
+            within = r.created_seq;
+            if (step.what == s3::listing_page::action::content) {
+                last_version = r.entry.version_id;
+                page.entries.push_back(std::move(r.entry));
+            }
         }
         if (done || reseek)
             continue;
