@@ -12,6 +12,7 @@
 #include "common/result.hpp"
 #include "registry/pg/pg.hpp"
 #include "registry/types.hpp"
+#include "registry/vocabulary.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -25,13 +26,7 @@ namespace depot::registry {
 
 namespace asio = boost::asio;
 
-/// The context of work no request caused: actor "system".
-const audit_context& system_audit_context();
-
-/// Outcomes.
-inline constexpr std::string_view audit_allowed = "allowed";
-inline constexpr std::string_view audit_denied = "denied";
-inline constexpr std::string_view audit_failed = "failed";
+// system_audit_context, the outcomes and audit_quote: registry/vocabulary.hpp.
 
 /// Appends one row, done by `ctx`, in `c`'s current transaction (the caller's BEGIN ... COMMIT).
 /// `details_json`: a JSON object. The row is written unsealed (no hashes) and linked into the chain by
@@ -97,8 +92,5 @@ bool take_audit_appended() noexcept;
 /// The id of the last sealed row written before `before` (ISO 8601), if any. invalid_argument for a bad time.
 asio::awaitable<result<std::optional<std::int64_t>>> last_audit_row_before(pg::pool& pool,
                                                                            std::string_view before);
-
-/// A JSON string literal of `s` (for building details).
-std::string audit_quote(std::string_view s);
 
 } // namespace depot::registry

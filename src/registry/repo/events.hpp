@@ -12,6 +12,7 @@
 /// webhook.disabled.
 
 #include "registry/pg/pg.hpp"
+#include "registry/vocabulary.hpp"
 
 #include <array>
 #include <boost/asio/awaitable.hpp>
@@ -24,17 +25,7 @@ namespace depot::registry::events {
 
 namespace asio = boost::asio;
 
-/// Every event type a subscription can filter on.
-inline constexpr std::array<std::string_view, 16> event_types = {
-    "model.created",    "version.created",    "version.submitted", "version.approved",
-    "version.rejected", "version.deprecated", "version.archived",  "alias.updated",
-    "snapshot.created", "object.created",     "object.deleted",    "warmup.completed",
-    "warmup.failed",    "webhook.ping",       "webhook.disabled",  "webhook.enabled"};
-
-bool is_event_type(std::string_view type) noexcept;
-
-/// The NOTIFY channel dispatchers LISTEN on.
-inline constexpr std::string_view channel = "depot_events";
+// event_types, is_event_type and the NOTIFY channel: registry/vocabulary.hpp.
 
 struct event_spec
 {

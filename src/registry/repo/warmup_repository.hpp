@@ -14,6 +14,7 @@
 #include "common/result.hpp"
 #include "registry/pg/pg.hpp"
 #include "registry/types.hpp"
+#include "registry/vocabulary.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
@@ -25,9 +26,6 @@
 namespace depot::registry {
 
 namespace asio = boost::asio;
-
-/// The NOTIFY channel warm-up workers LISTEN on.
-inline constexpr std::string_view warmup_channel = "depot_warmups";
 
 struct warmup_instance_progress
 {
@@ -101,9 +99,6 @@ asio::awaitable<std::int64_t> create_warmup_job(pg::connection& c, std::int64_t 
 asio::awaitable<void> warmup_on_event(pg::connection& c, std::string_view type, std::int64_t team_id,
                                       std::int64_t model_id, std::int64_t version_id,
                                       std::optional<std::string> alias, std::string_view actor);
-
-/// True for the entries a warmup_on list may hold (see warmup_on_event).
-bool is_warmup_trigger(std::string_view entry) noexcept;
 
 class warmup_repository
 {

@@ -10,6 +10,7 @@
 #include "common/result.hpp"
 #include "registry/pg/pg.hpp"
 #include "registry/types.hpp"
+#include "registry/vocabulary.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
@@ -211,13 +212,5 @@ private:
     pg::pool& pool_;
     std::string server_key_;
 };
-
-/// A fresh "whsec_..." secret.
-std::string new_webhook_secret();
-
-/// The Standard Webhooks signature header value: "v1,<base64 HMAC-SHA256(key, id.timestamp.body)>" per
-/// secret, separated by spaces. The HMAC key is the base64 after "whsec_".
-std::string webhook_signature(const std::vector<std::string>& secrets, std::string_view id,
-                              std::string_view timestamp, std::string_view body);
 
 } // namespace depot::registry

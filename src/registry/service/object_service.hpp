@@ -14,7 +14,7 @@
 #include "common/checksum.hpp"
 #include "common/result.hpp"
 #include "registry/pg/pg.hpp"
-#include "registry/repo/versions.hpp"
+#include "registry/vocabulary.hpp"
 #include "registry/service/sse.hpp"
 #include "registry/types.hpp"
 #include "storage/blob_store.hpp"
