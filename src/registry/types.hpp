@@ -6,6 +6,7 @@
 #include "s3/types.hpp"
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -30,6 +31,32 @@ struct audit_context
 };
 
 using time_point = std::chrono::system_clock::time_point;
+
+/// A query of the audit log (REST GET /api/v1/audit): every filter optional, rows in chain order.
+struct audit_query
+{
+    std::string since; ///< ISO 8601; rows at or after
+    std::string until; ///< ISO 8601; rows before
+    std::string actor;
+    std::string team;
+    std::string action;   ///< exact, or a prefix ending in '.' ("model." matches every model action)
+    std::string resource; ///< a prefix of the resource
+    std::int64_t after_id = 0;
+    std::size_t limit = 100;
+    /// Who asks: an installation admin sees every row, anyone else the rows of the teams they administer.
+    std::string viewer;
+    bool viewer_is_admin = false;
+};
+
+/// The result of checking the chain.
+struct audit_verification
+{
+    std::int64_t rows = 0;               ///< sealed rows checked
+    std::int64_t unsealed = 0;           ///< the newest rows, not linked into the chain yet
+    std::int64_t anchor_id = 0;          ///< rows up to this one were archived
+    std::optional<std::int64_t> bad_row; ///< the first row whose hash or link does not hold
+    std::string problem;                 ///< what is wrong (empty when the chain holds)
+};
 
 struct user
 {

@@ -4,7 +4,7 @@
 /// denials of authenticated callers and model downloads, each in a transaction of its own. Also installs the
 /// request's audit context (registry/repo/audit.hpp) for the services it calls.
 
-#include "registry/repo/audit.hpp"
+#include "registry/vocabulary.hpp"
 #include "server/context.hpp"
 
 #include <boost/asio/awaitable.hpp>

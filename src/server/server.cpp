@@ -7,9 +7,9 @@
 #include "config/blob_store_factory.hpp"
 #include "registry/pg/listener.hpp"
 #include "registry/pg/migrations.hpp"
-#include "registry/repo/audit.hpp"
 #include "registry/repo/warmup_repository.hpp"
 #include "registry/repo/webhook_repository.hpp"
+#include "registry/service/audit.hpp"
 #include "registry/service/audit_archive.hpp"
 #include "registry/service/blob_collector.hpp"
 #include "registry/service/content.hpp"
@@ -422,10 +422,10 @@ asio::awaitable<void> seal_loop(services& svc, asio::steady_timer& timer, const 
         co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
         if (ec)
             co_return;
-        if (!registry::take_audit_appended() && round % 50 != 0)
+        if (!registry::audit_log::take_appended() && round % 50 != 0)
             continue;
         try {
-            sealed.inc(static_cast<std::uint64_t>(co_await registry::seal_audit(*svc.db)));
+            sealed.inc(static_cast<std::uint64_t>(co_await registry::audit_log::seal(*svc.db)));
         } catch (const std::exception& e) {
             failed.inc();
             log::warn("sealing the audit log failed; will retry", {{"error", e.what()}});

@@ -45,36 +45,12 @@ asio::awaitable<void> append_object_audit(pg::connection& c, const audit_context
                                           std::string_view action, std::int64_t bucket_id,
                                           std::string_view key, std::string details_json = "{}");
 
-/// A query of the audit log (REST GET /api/v1/audit): every filter optional, rows in chain order.
-struct audit_query
-{
-    std::string since; ///< ISO 8601; rows at or after
-    std::string until; ///< ISO 8601; rows before
-    std::string actor;
-    std::string team;
-    std::string action;   ///< exact, or a prefix ending in '.' ("model." matches every model action)
-    std::string resource; ///< a prefix of the resource
-    std::int64_t after_id = 0;
-    std::size_t limit = 100;
-    /// Who asks: an installation admin sees every row, anyone else the rows of the teams they administer.
-    std::string viewer;
-    bool viewer_is_admin = false;
-};
+// audit_query and audit_verification: registry/types.hpp.
 
 /// Rows as JSON objects (id, at, actor, credential, team, action, resource, outcome, request_id,
 /// client_addr, details, prev_hash, hash), at most `limit`. invalid_argument naming `since`/`until` when
 /// they are not timestamps.
 asio::awaitable<result<std::vector<std::string>>> list_audit(pg::pool& pool, const audit_query& q);
-
-/// The result of checking the chain.
-struct audit_verification
-{
-    std::int64_t rows = 0;               ///< sealed rows checked
-    std::int64_t unsealed = 0;           ///< the newest rows, not linked into the chain yet
-    std::int64_t anchor_id = 0;          ///< rows up to this one were archived
-    std::optional<std::int64_t> bad_row; ///< the first row whose hash or link does not hold
-    std::string problem;                 ///< what is wrong (empty when the chain holds)
-};
 
 /// Recomputes every remaining sealed row's hash from its content and checks each row's link to the one before
 /// (the first to the archive anchor) and the head's link to the last row; unsealed rows must all come after

@@ -1,6 +1,6 @@
 // REST handlers for credentials (API tokens and S3 access keys, optionally scoped) and the audit log.
-#include "registry/repo/audit.hpp"
 #include "registry/repo/credential_scope.hpp"
+#include "registry/service/audit.hpp"
 #include "server/api/http_api.hpp"
 #include "server/api/paging.hpp"
 #include "server/authorization.hpp"
@@ -258,7 +258,7 @@ asio::awaitable<result<response>> list_audit(request_context& ctx, const path_pa
     q.viewer_is_admin = ctx.principal.installation_admin;
     if (auto allowed = co_await authorize_installation(ctx, ctx.permission); !allowed)
         co_return std::move(allowed).error();
-    auto rows = co_await registry::list_audit(*ctx.svc->db, q);
+    auto rows = co_await registry::audit_log::list(*ctx.svc->db, q);
     if (!rows)
         co_return std::move(rows).error();
     std::optional<std::string> next;
