@@ -82,6 +82,43 @@ struct access_key
     bool user_is_admin = false;
 };
 
+/// An API token (registry/service/credentials.hpp): a bearer credential for the REST API.
+struct api_token
+{
+    std::string id;
+    std::string user_id;
+    std::string user_display_name;
+    std::string name;
+    time_point created_at;
+    std::optional<time_point> expires_at;
+    std::optional<time_point> revoked_at;
+    /// The token's scope as a JSON object; empty = not narrowed.
+    std::string scope;
+    /// Whether the token's user is an installation admin.
+    bool user_is_admin = false;
+    /// The whole token; set only by create().
+    std::string token;
+};
+
+/// A console session (registry/service/credentials.hpp).
+struct console_session
+{
+    std::string id;
+    std::string user_id;
+    std::string user_display_name;
+    bool user_is_admin = false;
+    /// The credential the session was opened with: an access key id, or "token:<id>".
+    std::string credential;
+    /// That credential's scope (a JSON object); empty = not narrowed.
+    std::string scope;
+    /// Sent back in the X-Depot-CSRF header of every request that changes something.
+    std::string csrf_token;
+    time_point created_at;
+    time_point expires_at;
+    /// The whole cookie value; set only by create().
+    std::string cookie;
+};
+
 struct bucket
 {
     std::int64_t id = 0;

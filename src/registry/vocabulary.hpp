@@ -5,6 +5,7 @@
 /// the audit outcomes. Pure functions only; the repositories (registry/repo/, internal to the registry) and
 /// the services (registry/service/) use the same definitions.
 
+#include "auth/scope.hpp"
 #include "registry/types.hpp"
 
 #include <array>
@@ -13,6 +14,16 @@
 #include <vector>
 
 namespace depot::registry {
+
+/// Scoped credentials (what a scope is and allows: auth/scope.hpp and auth/authorize.hpp), named here.
+using auth::alias_reads_frozen_file;
+using auth::area_of;
+using auth::area_reaches;
+using credential_scope = auth::access_scope;
+using auth::model_location;
+using auth::parse_scope;
+using auth::scope_area;
+using auth::scope_json;
 
 /// A bucket's S3 versioning state (buckets.versioning).
 enum class versioning_mode

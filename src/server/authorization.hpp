@@ -10,7 +10,7 @@
 /// revoking a credential holds from the next request on.
 
 #include "auth/authorize.hpp"
-#include "registry/repo/credential_scope.hpp"
+#include "registry/vocabulary.hpp"
 #include "registry/service/model_registry.hpp"
 #include "server/api/http_api.hpp"
 #include "server/context.hpp"

@@ -324,7 +324,7 @@ asio::awaitable<void> archive_old_audit_rows(services& svc, audit_retention_metr
 asio::awaitable<void> purge_ended_sessions(services& svc, metrics::counter& purged)
 {
     try {
-        auto n = co_await svc.sessions.purge_ended(std::chrono::system_clock::now());
+        auto n = co_await svc.credentials.purge_ended_sessions(std::chrono::system_clock::now());
         purged.inc(static_cast<std::uint64_t>(n));
         if (n)
             log::info("ended console sessions deleted", {{"sessions", n}});

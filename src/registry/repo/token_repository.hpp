@@ -17,23 +17,6 @@ namespace depot::registry {
 
 namespace asio = boost::asio;
 
-struct api_token
-{
-    std::string id;
-    std::string user_id;
-    std::string user_display_name;
-    std::string name;
-    time_point created_at;
-    std::optional<time_point> expires_at;
-    std::optional<time_point> revoked_at;
-    /// The token's scope as a JSON object; empty = not narrowed.
-    std::string scope;
-    /// Whether the token's user is an installation admin.
-    bool user_is_admin = false;
-    /// The whole token; set only by create().
-    std::string token;
-};
-
 class token_repository
 {
 public:

@@ -252,7 +252,8 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
                 // What the Hub answers an anonymous caller for a repo that is private or absent.
                 res = hub_error(http::status::unauthorized, "RepoNotFound",
                                 "Repository not found: this Depot needs a token (HF_TOKEN=hf_dpt_...)", head);
-            } else if (auto token = co_await ctx.svc->tokens.authenticate(header->substr(7)); !token) {
+            } else if (auto token = co_await ctx.svc->credentials.authenticate_token(header->substr(7));
+                       !token) {
                 res = hub_error(http::status::unauthorized, "", "Invalid credentials in Authorization header",
                                 head);
             } else {

@@ -2,8 +2,8 @@
 #include "server/hf/repo.hpp"
 
 #include "common/hash.hpp"
-#include "registry/repo/credential_scope.hpp"
 #include "registry/repo/hf_commits.hpp"
+#include "registry/vocabulary.hpp"
 #include "server/services.hpp"
 
 #include <algorithm>

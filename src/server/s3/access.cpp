@@ -57,7 +57,7 @@ asio::awaitable<result<void>> check_acl_change(request_context& ctx, const regis
             seen = acl.grants[j].type == s3::grantee_type::user && acl.grants[j].id == g.id;
         if (seen)
             continue;
-        if (auto u = co_await ctx.svc->identities.get_user(g.id); !u)
+        if (auto u = co_await ctx.svc->credentials.get_user(g.id); !u)
             co_return make_error(errc::invalid_argument, "Invalid id", "CanonicalUser/ID");
     }
     co_return auth::authorize(ctx.principal, auth::permission::write_acl,
