@@ -157,6 +157,50 @@ struct bucket
     std::shared_ptr<const auth::bucket_policy> parsed_policy;
 };
 
+/// A bucket's access control settings (schema 0023), each changed with an audit action of its own: the
+/// ACL's stored grants (bucket.acl), the PublicAccessBlock flags (bucket.public_access_block), the object
+/// ownership (bucket.ownership_controls).
+enum class bucket_access_setting
+{
+    acl,
+    public_access_block,
+    object_ownership,
+};
+
+/// What the installation stores: logical bytes (current object versions, delete markers excepted) and
+/// physical bytes (stored blobs, each identical content once).
+struct stored_totals
+{
+    std::int64_t logical = 0;
+    std::int64_t physical = 0;
+};
+
+/// Stored content (registry/service/catalog.hpp): a whole-object digest a caller holds, where to copy such
+/// content from, and space used.
+struct content_match
+{
+    std::string sha256; ///< raw
+    std::uint64_t size = 0;
+};
+
+/// An object version with a given content, to copy references from.
+struct content_source
+{
+    std::string bucket;
+    std::string key;
+    std::string version_id;
+    std::int64_t version_row = 0;
+};
+
+struct usage
+{
+    std::int64_t buckets = 0;
+    std::int64_t objects = 0;        ///< current versions that are not delete markers
+    std::int64_t versions = 0;       ///< every stored version, delete markers excluded
+    std::int64_t logical_bytes = 0;  ///< sum of the stored versions' sizes
+    std::int64_t physical_bytes = 0; ///< sum of the sizes of the distinct blobs they reference
+};
+
 /// Standard HTTP headers S3 stores with an object and returns on GET/HEAD.
 struct object_headers
 {

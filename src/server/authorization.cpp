@@ -1,7 +1,5 @@
 #include "server/authorization.hpp"
 
-#include "registry/repo/bucket_repository.hpp"
-#include "registry/repo/object_acls.hpp"
 #include "s3/acl.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
@@ -230,8 +228,7 @@ asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth
                 auto opened = co_await ctx.svc->objects.open_version(b.id, key, *version_id);
                 if (opened && !opened->version.is_delete_marker) {
                     // A named value, not a co_await's result in an argument (GCC 12's double destruction).
-                    const std::string stored =
-                        co_await registry::object_acl(*ctx.svc->db, opened->version.row_id);
+                    const std::string stored = co_await ctx.svc->objects.acl(opened->version.row_id);
                     r.object_grants = grants_of(stored, ctx.principal.user_id);
                 } else {
                     r.object_missing = true;

@@ -5,8 +5,8 @@
 
 #include "config/options.hpp"
 #include "registry/pg/pg.hpp"
-#include "registry/repo/bucket_repository.hpp"
-#include "registry/repo/content_catalog.hpp"
+#include "registry/service/buckets.hpp"
+#include "registry/service/catalog.hpp"
 #include "registry/service/credentials.hpp"
 #include "registry/service/lifecycle.hpp"
 #include "registry/service/lookup_cache.hpp"
@@ -53,14 +53,14 @@ struct services
     /// Users, access keys, API tokens, console sessions (registry/service/credentials.hpp), shared with
     /// depotctl.
     registry::credential_service credentials;
-    registry::bucket_repository buckets;
+    registry::bucket_service buckets;
     registry::object_service objects;
     registry::multipart_service multipart;
     /// Bucket lifecycle configurations, and their execution by the cleanup (registry/service/lifecycle.hpp).
     registry::lifecycle_service lifecycle;
     registry::model_registry models;
     registry::snapshot_service snapshots;
-    registry::content_catalog catalog;
+    registry::catalog_service catalog;
     rate_limiter limiter;
     /// Failed authentications per client address (rate_limit.hpp); checked before authenticating.
     auth_failure_limiter auth_failures;
