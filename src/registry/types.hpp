@@ -270,4 +270,46 @@ struct object_version
     std::string sse_key_check;
 };
 
+/// Filtered model lists (registry/service/models.hpp).
+/// A version label (the `labels` object of a version): key and value, compared as text (a number 5 matches
+/// "5").
+struct label_match
+{
+    std::string key;
+    std::string value;
+};
+
+struct model_filter
+{
+    /// Part of the model's name (case-insensitive); empty = any.
+    std::string name_contains;
+    /// Some version of the model carries this label.
+    std::optional<label_match> label;
+};
+
+/// The key tree of the S3 models view (registry/service/models.hpp).
+/// A team or a model: a directory level of the view.
+struct view_node
+{
+    std::int64_t id = 0;
+    std::string name;
+};
+
+/// A ref of a model: a version number, a version label, or an alias of a version that is not archived.
+/// When names collide, the ref resolves as the view reads it: number, then label, then alias.
+struct view_ref
+{
+    std::string name;
+    std::int64_t version_id = 0;
+    std::string created_by; ///< of the version
+    time_point created_at;  ///< of the version
+};
+
+/// Where a page of one level starts: segments (name + "/") after `bound`, or from it when `inclusive`.
+struct view_cursor
+{
+    std::string bound;
+    bool inclusive = true;
+};
+
 } // namespace depot::registry

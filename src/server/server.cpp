@@ -7,13 +7,13 @@
 #include "config/blob_store_factory.hpp"
 #include "registry/pg/listener.hpp"
 #include "registry/pg/migrations.hpp"
-#include "registry/repo/warmup_repository.hpp"
-#include "registry/repo/webhook_repository.hpp"
 #include "registry/service/audit.hpp"
 #include "registry/service/audit_archive.hpp"
 #include "registry/service/blob_collector.hpp"
 #include "registry/service/content.hpp"
 #include "registry/service/lifecycle.hpp"
+#include "registry/service/warmups.hpp"
+#include "registry/service/webhooks.hpp"
 #include "server/health.hpp"
 #include "server/log_control.hpp"
 #include "server/rate_limit.hpp"
@@ -519,7 +519,7 @@ void run(const config::options& opts)
         storage::register_cache_metrics();
     }
     register_readiness_metrics();
-    auto webhook_repo = std::make_shared<registry::webhook_repository>(*pool, server_key);
+    auto webhook_repo = std::make_shared<registry::webhook_service>(*pool, server_key);
     services svc(opts, pool, store, std::move(server_key));
     if (!opts.sse_master_key_hex.empty() || !opts.sse_master_key_file.empty()) {
         std::string sse_key;
@@ -536,7 +536,7 @@ void run(const config::options& opts)
     }
     svc.webhooks = webhook_repo;
     svc.cache = cache;
-    svc.warmups = std::make_shared<registry::warmup_repository>(*pool);
+    svc.warmups = std::make_shared<registry::warmup_service>(*pool);
     webhooks::dispatcher dispatcher(svc, ioc);
     warmup::worker warmup_worker(svc, ioc);
     lookup_cache_listener lookup_listener(svc);

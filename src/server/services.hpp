@@ -20,8 +20,8 @@
 #include <memory>
 
 namespace depot::registry {
-class webhook_repository;
-class warmup_repository;
+class webhook_service;
+class warmup_service;
 } // namespace depot::registry
 
 namespace depot::storage {
@@ -66,12 +66,12 @@ struct services
     auth_failure_limiter auth_failures;
     /// Open connections per client address, kept by the accept loop.
     address_counter connections_per_address;
-    /// Webhook subscriptions and deliveries (registry/repo/webhook_repository.hpp); set by `run` before
+    /// Webhook subscriptions and deliveries (registry/service/webhooks.hpp); set by `run` before
     /// serving.
-    std::shared_ptr<registry::webhook_repository> webhooks;
+    std::shared_ptr<registry::webhook_service> webhooks;
     /// The read cache (null when off) and the warm-up jobs; set by `run` before serving.
     std::shared_ptr<storage::cached_blob_store> cache;
-    std::shared_ptr<registry::warmup_repository> warmups;
+    std::shared_ptr<registry::warmup_service> warmups;
 
 private:
     registry::lookup_cache* cached() noexcept

@@ -16,21 +16,7 @@
 
 namespace depot::registry {
 
-/// A version label (the `labels` object of a version): key and value, compared as text (a number 5 matches
-/// "5").
-struct label_match
-{
-    std::string key;
-    std::string value;
-};
-
-struct model_filter
-{
-    /// Part of the model's name (case-insensitive); empty = any.
-    std::string name_contains;
-    /// Some version of the model carries this label.
-    std::optional<label_match> label;
-};
+// label_match and model_filter: registry/types.hpp.
 
 /// A page of the team's models matching `filter`, by name, after `after`.
 asio::awaitable<std::vector<model>> find_models(pg::pool& pool, std::int64_t team_id,

@@ -246,7 +246,7 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
             const auto names = operation_names();
             route_index =
                 static_cast<std::size_t>(std::find(names.begin(), names.end(), found->name) - names.begin());
-            // Authentication: an API token, as dpt_... or hf_dpt_... (registry/repo/token_repository.hpp).
+            // Authentication: an API token, as dpt_... or hf_dpt_... (registry/service/credentials.hpp).
             auto header = ctx.get("authorization");
             if (!header) {
                 // What the Hub answers an anonymous caller for a repo that is private or absent.

@@ -3,7 +3,7 @@
 #include "auth/sigv4.hpp"
 #include "common/hash.hpp"
 #include "common/uri.hpp"
-#include "registry/repo/webhook_repository.hpp"
+#include "registry/service/webhooks.hpp"
 #include "registry/vocabulary.hpp"
 #include "server/api/http_api.hpp"
 
