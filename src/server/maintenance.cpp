@@ -234,8 +234,8 @@ asio::awaitable<void> intent_loop(services& svc, asio::steady_timer& timer)
     }
 }
 
-/// Links committed audit rows into the hash chain (registry::seal_audit) every --audit-seal-interval after
-/// this process appended rows, and every 50 intervals regardless (rows of depotctl or of a process that
+/// Links committed audit rows into the hash chain (registry::audit_log::seal) every --audit-seal-interval
+/// after this process appended rows, and every 50 intervals regardless (rows of depotctl or of a process that
 /// stopped before sealing its own).
 asio::awaitable<void> seal_loop(services& svc, asio::steady_timer& timer, const connection_registry& registry)
 {

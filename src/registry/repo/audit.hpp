@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The audit log (schema/0008_audit.sql): one hash-chained row per state change, written by
 /// `append_audit` inside the transaction of the change it records, and one row per denial or model download

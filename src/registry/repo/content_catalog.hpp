@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// Questions about stored content that the REST API answers: which whole-object digests a caller already
 /// holds (upload avoidance), where such content can be referenced from, and how much space buckets use

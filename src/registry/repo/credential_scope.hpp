@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The database half of scoped credentials: where a scope's model lives, and whether a path is a file of the
 /// version an alias points to. What a scope is and allows: auth/scope.hpp and auth/authorize.hpp.

@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The event outbox (schema/0007_events.sql): the one way changes announce themselves. `emit` runs inside
 /// the transaction of the change, so the event and its deliveries commit with it or not at all, and the

@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// Filtered lists of the model registry (REST listModels and listVersions with ?name= and ?label=): the
 /// same rows and order as model_registry::models and ::versions, narrowed in SQL so that paging (by name,

@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The key tree of the S3 models view (s3://<models bucket>/<team>/<model>/<ref>/<path>), read one bounded
 /// page at a time for listings: each level (teams, models, refs) comes in the byte order of the key

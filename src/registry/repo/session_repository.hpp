@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// Browser sessions of the web console (schema/0017_console_sessions.sql). A session reads
 /// `dps_<id>_<secret>`: the id (16 lower-case alphanumerics) names it, the secret (32 alphanumerics) is in

@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// API tokens: bearer credentials for the REST API. A token reads `dpt_<id>_<secret>`; the id (12
 /// lower-case alphanumerics) is public and names the token, the secret (32 alphanumerics) is shown once

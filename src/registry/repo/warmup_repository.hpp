@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// Warm-up jobs, their per-instance progress, the liveness rows of depotd instances and the warm-up policy
 /// (schema/0009_warmup.sql). The REST API creates and reads jobs; every depotd's warm-up worker

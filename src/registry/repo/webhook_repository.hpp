@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// Webhook subscriptions, deliveries and attempts (schema/0007_events.sql): what the REST API manages and
 /// what the dispatcher claims and records.
