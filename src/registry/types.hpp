@@ -2,10 +2,12 @@
 /// \file
 /// Plain records of the registry. No behaviour; repositories fill them from rows.
 
+#include "common/checksum.hpp"
 #include "s3/object_lock.hpp"
 #include "s3/types.hpp"
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -31,6 +33,32 @@ struct audit_context
 
 using time_point = std::chrono::system_clock::time_point;
 
+/// A query of the audit log (REST GET /api/v1/audit): every filter optional, rows in chain order.
+struct audit_query
+{
+    std::string since; ///< ISO 8601; rows at or after
+    std::string until; ///< ISO 8601; rows before
+    std::string actor;
+    std::string team;
+    std::string action;   ///< exact, or a prefix ending in '.' ("model." matches every model action)
+    std::string resource; ///< a prefix of the resource
+    std::int64_t after_id = 0;
+    std::size_t limit = 100;
+    /// Who asks: an installation admin sees every row, anyone else the rows of the teams they administer.
+    std::string viewer;
+    bool viewer_is_admin = false;
+};
+
+/// The result of checking the chain.
+struct audit_verification
+{
+    std::int64_t rows = 0;               ///< sealed rows checked
+    std::int64_t unsealed = 0;           ///< the newest rows, not linked into the chain yet
+    std::int64_t anchor_id = 0;          ///< rows up to this one were archived
+    std::optional<std::int64_t> bad_row; ///< the first row whose hash or link does not hold
+    std::string problem;                 ///< what is wrong (empty when the chain holds)
+};
+
 struct user
 {
     std::string id;
@@ -53,6 +81,43 @@ struct access_key
     std::string scope;
     /// Whether the key's user is an installation admin (set by find_active_key only).
     bool user_is_admin = false;
+};
+
+/// An API token (registry/service/credentials.hpp): a bearer credential for the REST API.
+struct api_token
+{
+    std::string id;
+    std::string user_id;
+    std::string user_display_name;
+    std::string name;
+    time_point created_at;
+    std::optional<time_point> expires_at;
+    std::optional<time_point> revoked_at;
+    /// The token's scope as a JSON object; empty = not narrowed.
+    std::string scope;
+    /// Whether the token's user is an installation admin.
+    bool user_is_admin = false;
+    /// The whole token; set only by create().
+    std::string token;
+};
+
+/// A console session (registry/service/credentials.hpp).
+struct console_session
+{
+    std::string id;
+    std::string user_id;
+    std::string user_display_name;
+    bool user_is_admin = false;
+    /// The credential the session was opened with: an access key id, or "token:<id>".
+    std::string credential;
+    /// That credential's scope (a JSON object); empty = not narrowed.
+    std::string scope;
+    /// Sent back in the X-Depot-CSRF header of every request that changes something.
+    std::string csrf_token;
+    time_point created_at;
+    time_point expires_at;
+    /// The whole cookie value; set only by create().
+    std::string cookie;
 };
 
 struct bucket
@@ -91,6 +156,50 @@ struct bucket
     /// denying everything (only the owner's policy operations remain): it fails closed.
     std::string policy;
     std::shared_ptr<const auth::bucket_policy> parsed_policy;
+};
+
+/// A bucket's access control settings (schema 0023), each changed with an audit action of its own: the
+/// ACL's stored grants (bucket.acl), the PublicAccessBlock flags (bucket.public_access_block), the object
+/// ownership (bucket.ownership_controls).
+enum class bucket_access_setting
+{
+    acl,
+    public_access_block,
+    object_ownership,
+};
+
+/// What the installation stores: logical bytes (current object versions, delete markers excepted) and
+/// physical bytes (stored blobs, each identical content once).
+struct stored_totals
+{
+    std::int64_t logical = 0;
+    std::int64_t physical = 0;
+};
+
+/// Stored content (registry/service/catalog.hpp): a whole-object digest a caller holds, where to copy such
+/// content from, and space used.
+struct content_match
+{
+    std::string sha256; ///< raw
+    std::uint64_t size = 0;
+};
+
+/// An object version with a given content, to copy references from.
+struct content_source
+{
+    std::string bucket;
+    std::string key;
+    std::string version_id;
+    std::int64_t version_row = 0;
+};
+
+struct usage
+{
+    std::int64_t buckets = 0;
+    std::int64_t objects = 0;        ///< current versions that are not delete markers
+    std::int64_t versions = 0;       ///< every stored version, delete markers excluded
+    std::int64_t logical_bytes = 0;  ///< sum of the stored versions' sizes
+    std::int64_t physical_bytes = 0; ///< sum of the sizes of the distinct blobs they reference
 };
 
 /// Standard HTTP headers S3 stores with an object and returns on GET/HEAD.
@@ -160,6 +269,97 @@ struct object_version
     /// `sse_key_check` is the salted HMAC of the customer's key (sse_key_check in registry/service/sse.hpp).
     std::string sse;
     std::string sse_key_check;
+};
+
+/// Filtered model lists (registry/service/models.hpp).
+/// A version label (the `labels` object of a version): key and value, compared as text (a number 5 matches
+/// "5").
+struct label_match
+{
+    std::string key;
+    std::string value;
+};
+
+struct model_filter
+{
+    /// Part of the model's name (case-insensitive); empty = any.
+    std::string name_contains;
+    /// Some version of the model carries this label.
+    std::optional<label_match> label;
+};
+
+/// The key tree of the S3 models view (registry/service/models.hpp).
+/// A team or a model: a directory level of the view.
+struct view_node
+{
+    std::int64_t id = 0;
+    std::string name;
+};
+
+/// A ref of a model: a version number, a version label, or an alias of a version that is not archived.
+/// When names collide, the ref resolves as the view reads it: number, then label, then alias.
+struct view_ref
+{
+    std::string name;
+    std::int64_t version_id = 0;
+    std::string created_by; ///< of the version
+    time_point created_at;  ///< of the version
+};
+
+/// Where a page of one level starts: segments (name + "/") after `bound`, or from it when `inclusive`.
+struct view_cursor
+{
+    std::string bound;
+    bool inclusive = true;
+};
+
+/// A multipart upload and its parts (registry/service/multipart_service.hpp).
+struct multipart_upload
+{
+    std::int64_t row = 0;
+    std::string upload_id;
+    std::int64_t bucket_id = 0;
+    std::string key;
+    std::string owner_id;
+    std::string owner_display_name;
+    time_point initiated;
+    object_headers headers;
+    /// The flexible checksum declared at creation (x-amz-checksum-algorithm / -type), if any.
+    std::optional<checksum_algorithm> algorithm;
+    checksum_type type = checksum_type::full_object;
+    /// x-amz-tagging of the creation: the completed object's tag set.
+    std::vector<s3::tag> tags;
+    /// The lock headers of the creation: the completed object's retention and legal hold.
+    std::optional<s3::retention> retention;
+    std::optional<bool> legal_hold;
+    /// Server-side encryption of the upload (its parts and the completed object): "AES256", "SSE-C" or
+    /// empty; for SSE-C the key check every part's key must match (registry/service/sse.hpp).
+    std::string sse;
+    std::string sse_key_check;
+    /// The ACL of the creation (x-amz-acl, x-amz-grant-*) in its stored form (s3::stored_acl): the completed
+    /// object's ACL; empty for the default (the owner's FULL_CONTROL alone).
+    std::string acl;
+};
+
+struct part_info
+{
+    int part_number = 0;
+    std::uint64_t size = 0;
+    std::string etag; ///< bare hex MD5 of the part's bytes
+    time_point last_modified;
+    std::string checksum; ///< base64, in the upload's algorithm (empty when the upload has none)
+};
+
+/// A snapshot of a bucket (registry/service/snapshot_service.hpp).
+struct snapshot
+{
+    std::int64_t id = 0;
+    std::int64_t bucket_id = 0;
+    std::string name;
+    std::string prefix; ///< "" = the whole bucket
+    std::int64_t seq = 0;
+    std::string created_by;
+    time_point created_at;
 };
 
 } // namespace depot::registry

@@ -1,7 +1,7 @@
 #include "server/audit_requests.hpp"
 
 #include "common/log.hpp"
-#include "registry/repo/request_audit.hpp"
+#include "registry/service/audit.hpp"
 #include "registry/service/snapshot_service.hpp"
 #include "server/services.hpp"
 
@@ -19,7 +19,8 @@ asio::awaitable<void> audit_denial(const request_context& ctx, std::string_view 
                                    std::string_view resource, std::string_view message)
 {
     try {
-        co_await registry::audit_denial(*ctx.svc->db, audit_context_of(ctx), action, resource, message);
+        co_await registry::audit_log::record_denial(*ctx.svc->db, audit_context_of(ctx), action, resource,
+                                                    message);
     } catch (const std::exception& e) {
         log::warn("cannot record a denial in the audit log",
                   {{"request_id", ctx.request_id}, {"action", std::string(action)}, {"error", e.what()}});
@@ -43,7 +44,8 @@ asio::awaitable<void> audit_download(const request_context& ctx, std::optional<b
             details += ",\"model\":" + registry::audit_quote(ctx.key.substr(0, second)) +
                        ",\"ref\":" + registry::audit_quote(ctx.key.substr(second + 1, third - second - 1));
         details += "}";
-        co_await registry::audit_model_download(*ctx.svc->db, who, resource, team, std::move(details));
+        co_await registry::audit_log::record_model_download(*ctx.svc->db, who, resource, team,
+                                                            std::move(details));
         co_return;
     }
     // A read through the snapshot view (.snapshots/<name>/<key>) reads <key> as it was: a model file when
@@ -54,7 +56,7 @@ asio::awaitable<void> audit_download(const request_context& ctx, std::optional<b
         const auto slash = live.find('/');
         live = slash == std::string_view::npos ? std::string_view() : live.substr(slash + 1);
     }
-    co_await registry::audit_bucket_download(*ctx.svc->db, who, resource, ctx.bucket, live);
+    co_await registry::audit_log::record_bucket_download(*ctx.svc->db, who, resource, ctx.bucket, live);
 }
 
 } // namespace depot::server

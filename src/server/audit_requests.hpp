@@ -2,9 +2,9 @@
 /// \file
 /// The audit rows a request writes itself, as opposed to the rows services write inside their transactions:
 /// denials of authenticated callers and model downloads, each in a transaction of its own. Also installs the
-/// request's audit context (registry/repo/audit.hpp) for the services it calls.
+/// request's audit context (registry/service/audit.hpp) for the services it calls.
 
-#include "registry/repo/audit.hpp"
+#include "registry/vocabulary.hpp"
 #include "server/context.hpp"
 
 #include <boost/asio/awaitable.hpp>

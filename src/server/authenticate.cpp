@@ -52,7 +52,7 @@ asio::awaitable<result<std::optional<auth::parsed_auth>>> check_sigv2(request_co
     auto parsed = auth::sigv2::parse(view);
     if (!parsed)
         co_return std::move(parsed).error();
-    auto key = co_await ctx.svc->identities.find_active_key(parsed->access_key_id);
+    auto key = co_await ctx.svc->credentials.find_active_key(parsed->access_key_id);
     if (!key)
         co_return make_error(errc::invalid_access_key_id,
                              "The AWS Access Key Id you provided does not exist in our records.");
@@ -96,7 +96,7 @@ asio::awaitable<result<std::optional<auth::parsed_auth>>> check_signature(reques
         co_return std::optional<auth::parsed_auth>{};
     auto& a = **parsed;
 
-    auto key = co_await ctx.svc->identities.find_active_key(a.access_key_id);
+    auto key = co_await ctx.svc->credentials.find_active_key(a.access_key_id);
     if (!key)
         co_return make_error(errc::invalid_access_key_id,
                              "The AWS Access Key Id you provided does not exist in our records.");

@@ -1,8 +1,5 @@
 #include "server/authorization.hpp"
 
-#include "registry/repo/bucket_repository.hpp"
-#include "registry/repo/identity_repository.hpp"
-#include "registry/repo/object_acls.hpp"
 #include "s3/acl.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
@@ -21,7 +18,7 @@ asio::awaitable<std::optional<registry::model_location>> scope_model(request_con
     const auto& p = ctx.principal;
     if (!p.scope || p.scope->model.empty())
         co_return std::nullopt;
-    co_return co_await registry::locate_model(*ctx.svc->db, p.scope->team, p.scope->model);
+    co_return co_await ctx.svc->credentials.locate_model(p.scope->team, p.scope->model);
 }
 
 /// An S3 target with the facts its decision needs (owned here: the target points into it).
@@ -48,8 +45,8 @@ asio::awaitable<void> resolve_target(request_context& ctx, resolved_target& r, a
     t.scope_model = r.where ? &*r.where : nullptr;
     r.alias_relative = auth::alias_file_path(ctx.principal, what, bucket, path, t.scope_model);
     if (r.alias_relative && !t.version_id)
-        t.alias_file = co_await registry::alias_has_file(*ctx.svc->db, r.where->model_id,
-                                                         ctx.principal.scope->alias, *r.alias_relative);
+        t.alias_file = co_await ctx.svc->credentials.alias_has_file(
+            r.where->model_id, ctx.principal.scope->alias, *r.alias_relative);
 }
 
 } // namespace
@@ -61,7 +58,7 @@ void set_principal(request_context& ctx)
 
 asio::awaitable<void> resolve_principal(request_context& ctx)
 {
-    auto u = co_await ctx.svc->identities.get_user(ctx.who.user_id);
+    auto u = co_await ctx.svc->credentials.get_user(ctx.who.user_id);
     ctx.principal = auth::make_principal(ctx.who.user_id, u && u->is_admin, ctx.who.scope);
 }
 
@@ -231,8 +228,7 @@ asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth
                 auto opened = co_await ctx.svc->objects.open_version(b.id, key, *version_id);
                 if (opened && !opened->version.is_delete_marker) {
                     // A named value, not a co_await's result in an argument (GCC 12's double destruction).
-                    const std::string stored =
-                        co_await registry::object_acl(*ctx.svc->db, opened->version.row_id);
+                    const std::string stored = co_await ctx.svc->objects.acl(opened->version.row_id);
                     r.object_grants = grants_of(stored, ctx.principal.user_id);
                 } else {
                     r.object_missing = true;

@@ -10,8 +10,8 @@
 /// revoking a credential holds from the next request on.
 
 #include "auth/authorize.hpp"
-#include "registry/repo/credential_scope.hpp"
 #include "registry/service/model_registry.hpp"
+#include "registry/vocabulary.hpp"
 #include "server/api/http_api.hpp"
 #include "server/context.hpp"
 

@@ -62,7 +62,7 @@ struct request_context
     /// Who asks, as authorization sees it: set once after authentication (server/authorization.hpp).
     auth::principal principal;
     /// Who the request's changes are done by, for their audit rows: set with `principal`, passed explicitly
-    /// to every service operation that changes state (registry/repo/audit.hpp).
+    /// to every service operation that changes state (registry/service/audit.hpp).
     registry::audit_context audit;
     /// The permission of the route being served (its table's column).
     auth::permission permission = auth::permission::whoami;

@@ -2,7 +2,7 @@
 
 #include "common/log.hpp"
 #include "common/metrics.hpp"
-#include "registry/repo/webhook_repository.hpp"
+#include "registry/service/webhooks.hpp"
 #include "server/services.hpp"
 
 #include <chrono>
@@ -183,8 +183,7 @@ asio::awaitable<response> metrics_response(services& svc)
     // The webhook queue: deliveries not yet delivered or given up, and how long the oldest has waited.
     // Both read the partial index of pending deliveries, so a scrape stays cheap with a long history.
     try {
-        const auto queue =
-            svc.webhooks ? co_await svc.webhooks->queue() : registry::webhook_repository::queue_state{};
+        const auto queue = svc.webhooks ? co_await svc.webhooks->queue() : registry::webhook_queue_state{};
         w.family("depot_webhook_queue_depth",
                  "Webhook deliveries waiting to be delivered (or being delivered).", "gauge");
         w.sample("depot_webhook_queue_depth", {}, static_cast<double>(queue.depth));

@@ -5,11 +5,9 @@
 
 #include "config/options.hpp"
 #include "registry/pg/pg.hpp"
-#include "registry/repo/bucket_repository.hpp"
-#include "registry/repo/content_catalog.hpp"
-#include "registry/repo/identity_repository.hpp"
-#include "registry/repo/session_repository.hpp"
-#include "registry/repo/token_repository.hpp"
+#include "registry/service/buckets.hpp"
+#include "registry/service/catalog.hpp"
+#include "registry/service/credentials.hpp"
 #include "registry/service/lifecycle.hpp"
 #include "registry/service/lookup_cache.hpp"
 #include "registry/service/model_registry.hpp"
@@ -22,8 +20,8 @@
 #include <memory>
 
 namespace depot::registry {
-class webhook_repository;
-class warmup_repository;
+class webhook_service;
+class warmup_service;
 } // namespace depot::registry
 
 namespace depot::storage {
@@ -37,10 +35,10 @@ struct services
     services(const config::options& o, std::shared_ptr<pg::pool> pool,
              std::shared_ptr<storage::blob_store> store, std::string server_key)
         : opts(o), db(std::move(pool)), blobs(std::move(store)), lookups({.max_age = o.lookup_cache_ttl}),
-          identities(*db, std::move(server_key), cached()), buckets(*db, cached()),
+          credentials(*db, std::move(server_key), cached()), buckets(*db, cached()),
           objects(*db, *blobs, cached()), multipart(*db, *blobs), lifecycle(*db, *blobs, multipart),
-          models(*db, *blobs, objects, multipart, cached()), snapshots(*db, *blobs, objects), tokens(*db),
-          sessions(*db), catalog(*db), limiter(o.rate_limit, o.rate_burst > 0 ? o.rate_burst : o.rate_limit),
+          models(*db, *blobs, objects, multipart, cached()), snapshots(*db, *blobs, objects), catalog(*db),
+          limiter(o.rate_limit, o.rate_burst > 0 ? o.rate_burst : o.rate_limit),
           auth_failures({.limit = o.auth_failure_limit,
                          .window = o.auth_failure_window,
                          .cooldown = o.auth_failure_cooldown})
@@ -52,28 +50,28 @@ struct services
     /// Access keys and buckets in memory (registry/service/lookup_cache.hpp); used once `run` has its LISTEN
     /// up.
     registry::lookup_cache lookups;
-    registry::identity_repository identities;
-    registry::bucket_repository buckets;
+    /// Users, access keys, API tokens, console sessions (registry/service/credentials.hpp), shared with
+    /// depotctl.
+    registry::credential_service credentials;
+    registry::bucket_service buckets;
     registry::object_service objects;
     registry::multipart_service multipart;
     /// Bucket lifecycle configurations, and their execution by the cleanup (registry/service/lifecycle.hpp).
     registry::lifecycle_service lifecycle;
     registry::model_registry models;
     registry::snapshot_service snapshots;
-    registry::token_repository tokens;
-    registry::session_repository sessions;
-    registry::content_catalog catalog;
+    registry::catalog_service catalog;
     rate_limiter limiter;
     /// Failed authentications per client address (rate_limit.hpp); checked before authenticating.
     auth_failure_limiter auth_failures;
     /// Open connections per client address, kept by the accept loop.
     address_counter connections_per_address;
-    /// Webhook subscriptions and deliveries (registry/repo/webhook_repository.hpp); set by `run` before
+    /// Webhook subscriptions and deliveries (registry/service/webhooks.hpp); set by `run` before
     /// serving.
-    std::shared_ptr<registry::webhook_repository> webhooks;
+    std::shared_ptr<registry::webhook_service> webhooks;
     /// The read cache (null when off) and the warm-up jobs; set by `run` before serving.
     std::shared_ptr<storage::cached_blob_store> cache;
-    std::shared_ptr<registry::warmup_repository> warmups;
+    std::shared_ptr<registry::warmup_service> warmups;
 
 private:
     registry::lookup_cache* cached() noexcept

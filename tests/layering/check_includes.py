@@ -2,10 +2,11 @@
 """Fails when a C++ file under the given directories includes a header under a forbidden prefix.
 
 The registry's SQL is in src/registry/repo/; depotd's HTTP layer (src/server, src/depotd, src/config) and
-the tools call the services of src/registry/service/ and never a repository directly. Every include of a
-"registry/repo/..." header there is a finding, unless the allow-list names that exact (file, header) pair
-with a reason; an allow-list entry that no longer matches an include is a finding too (so the list only
-shrinks).
+the tools call the services of src/registry/service/ and never a repository directly. The compiler enforces
+that (each repo/ header is an #error without DEPOT_REGISTRY_INTERNAL, which only the registry gets); this
+check says it in words and also covers files no build compiles. Every include of a "registry/repo/..."
+header there is a finding, unless an allow-list (optional) names that exact (file, header) pair with a
+reason; an allow-list entry that no longer matches an include is a finding too (so a list only shrinks).
 
 Usage: check_includes.py --forbid registry/repo/ [--allow FILE] DIR_OR_FILE...
 Allow-list lines: `path/relative/to/repo header-path  reason` ('#' starts a comment).

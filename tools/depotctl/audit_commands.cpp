@@ -1,7 +1,7 @@
 #include "audit_commands.hpp"
 
 #include "common/json.hpp"
-#include "registry/repo/audit.hpp"
+#include "registry/service/audit.hpp"
 #include "registry/service/audit_archive.hpp"
 
 #include <fstream>
@@ -35,7 +35,7 @@ asio::awaitable<void> each_row(pg::pool& pool, registry::audit_query q, std::int
                                const std::function<void(const std::string&)>& line)
 {
     for (;;) {
-        auto rows = co_await registry::list_audit(pool, q);
+        auto rows = co_await registry::audit_log::list(pool, q);
         if (!rows)
             throw failure(rows.error().message, 2);
         for (const auto& r : *rows) {
@@ -82,8 +82,8 @@ asio::awaitable<void> run_audit(const cli& c, std::shared_ptr<pg::pool> pool,
     if (p[1] == "verify") {
         // Seal what has committed first (what depotd does continuously), so the check covers every row
         // written so far, also when no depotd runs.
-        co_await registry::seal_audit(*pool);
-        auto v = co_await registry::verify_audit(*pool);
+        co_await registry::audit_log::seal(*pool);
+        auto v = co_await registry::audit_log::verify(*pool);
         report(v, json);
         if (v.bad_row)
             throw failure(
@@ -92,7 +92,7 @@ asio::awaitable<void> run_audit(const cli& c, std::shared_ptr<pg::pool> pool,
     }
     if (p[1] == "export") {
         // Rows committed so far get their hashes first, so an export carries the chain (as verify does).
-        co_await registry::seal_audit(*pool);
+        co_await registry::audit_log::seal(*pool);
         std::ofstream file;
         if (c.has("--output")) {
             file.open(c.get("--output"), std::ios::trunc);

@@ -12,11 +12,8 @@
 #include "config/options.hpp"
 #include "registry/pg/migrations.hpp"
 #include "registry/pg/pg.hpp"
-#include "registry/repo/audit.hpp"
-#include "registry/repo/credential_scope.hpp"
-#include "registry/repo/identity_repository.hpp"
-#include "registry/repo/token_repository.hpp"
 #include "registry/service/blob_collector.hpp"
+#include "registry/service/credentials.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -157,7 +154,8 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
             throw failure("missing argument (see depotctl " + p[0] + " -h)", 2);
     };
     need(1);
-    registry::identity_repository ids(*pool, server_key);
+    // The same credential service as the REST API: the same validation, the same audit rows.
+    registry::credential_service credentials(*pool, server_key);
     // The audit rows of what depotctl changes name it as the actor.
     const registry::audit_context audit{
         .actor = "depotctl", .credential = {}, .request_id = {}, .client_addr = {}};
@@ -184,7 +182,7 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
                                   .display_name = c.get("--display-name"),
                                   .email = c.get("--email"),
                                   .is_admin = c.has("--admin")};
-            auto u = co_await ids.create_user(audit, std::move(wanted));
+            auto u = co_await credentials.create_user(audit, std::move(wanted));
             if (!u)
                 throw failure(u.error().message);
             if (json)
@@ -196,7 +194,7 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
             co_return;
         }
         if (p[1] == "list") {
-            auto users = co_await ids.list_users();
+            auto users = co_await credentials.list_users();
             auto arr = boost::json::array();
             for (const auto& u : users) {
                 if (json)
@@ -222,8 +220,8 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
                 throw failure("--access-key and --secret go together", 2);
             const std::string scope = scope_of(c);
             const auto expires = expiry_of(c);
-            auto k = co_await ids.create_key(audit, p[2], c.get("--access-key"), c.get("--secret"), scope,
-                                             expires);
+            auto k = co_await credentials.create_key(audit, p[2], c.get("--access-key"), c.get("--secret"),
+                                                     scope, expires);
             if (!k)
                 throw failure(k.error().message);
             if (c.has("--credentials-file"))
@@ -242,7 +240,7 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
         }
         if (p[1] == "list") {
             need(3);
-            auto keys = co_await ids.list_keys(p[2]);
+            auto keys = co_await credentials.list_keys(p[2]);
             auto arr = boost::json::array();
             for (const auto& k : keys) {
                 std::string state = k.revoked_at ? "revoked" : "active";
@@ -262,7 +260,7 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
         }
         if (p[1] == "revoke") {
             need(3);
-            auto r = co_await ids.revoke_key(audit, p[2]);
+            auto r = co_await credentials.revoke_key(audit, p[2]);
             if (!r)
                 throw failure(r.error().message);
             if (json)
@@ -342,12 +340,11 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
     }
     if (p[0] == "token") {
         need(2);
-        registry::token_repository tokens(*pool);
         if (p[1] == "create") {
             need(3);
             const auto expires = expiry_of(c);
             const std::string scope = scope_of(c);
-            auto t = co_await tokens.create(audit, p[2], c.get("--name"), expires, scope);
+            auto t = co_await credentials.create_token(audit, p[2], c.get("--name"), expires, scope);
             if (!t)
                 throw failure(t.error().message);
             if (json)
@@ -361,7 +358,7 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
         }
         if (p[1] == "list") {
             need(3);
-            auto list = co_await tokens.list(p[2]);
+            auto list = co_await credentials.list_tokens(p[2]);
             auto arr = boost::json::array();
             for (const auto& t : list) {
                 std::string state = t.revoked_at ? "revoked"
@@ -384,7 +381,7 @@ asio::awaitable<void> run_command(const cli& c, std::shared_ptr<pg::pool> pool, 
         }
         if (p[1] == "revoke") {
             need(3);
-            auto r = co_await tokens.revoke(audit, p[2]);
+            auto r = co_await credentials.revoke_token(audit, p[2]);
             if (!r)
                 throw failure(r.error().message);
             if (json)

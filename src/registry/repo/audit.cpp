@@ -20,17 +20,6 @@ std::atomic<bool>& appended_here()
 
 } // namespace
 
-const audit_context& system_audit_context()
-{
-    static const audit_context ctx{.actor = "system", .credential = {}, .request_id = {}, .client_addr = {}};
-    return ctx;
-}
-
-std::string audit_quote(std::string_view s)
-{
-    return json_quote(s);
-}
-
 asio::awaitable<std::int64_t> append_audit(pg::connection& c, const audit_context& ctx,
                                            std::string_view action, std::string_view resource,
                                            std::string_view team, std::string details_json,

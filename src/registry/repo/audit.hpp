@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The audit log (schema/0008_audit.sql): one hash-chained row per state change, written by
 /// `append_audit` inside the transaction of the change it records, and one row per denial or model download
@@ -12,6 +15,7 @@
 #include "common/result.hpp"
 #include "registry/pg/pg.hpp"
 #include "registry/types.hpp"
+#include "registry/vocabulary.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -25,13 +29,7 @@ namespace depot::registry {
 
 namespace asio = boost::asio;
 
-/// The context of work no request caused: actor "system".
-const audit_context& system_audit_context();
-
-/// Outcomes.
-inline constexpr std::string_view audit_allowed = "allowed";
-inline constexpr std::string_view audit_denied = "denied";
-inline constexpr std::string_view audit_failed = "failed";
+// system_audit_context, the outcomes and audit_quote: registry/vocabulary.hpp.
 
 /// Appends one row, done by `ctx`, in `c`'s current transaction (the caller's BEGIN ... COMMIT).
 /// `details_json`: a JSON object. The row is written unsealed (no hashes) and linked into the chain by
@@ -50,36 +48,12 @@ asio::awaitable<void> append_object_audit(pg::connection& c, const audit_context
                                           std::string_view action, std::int64_t bucket_id,
                                           std::string_view key, std::string details_json = "{}");
 
-/// A query of the audit log (REST GET /api/v1/audit): every filter optional, rows in chain order.
-struct audit_query
-{
-    std::string since; ///< ISO 8601; rows at or after
-    std::string until; ///< ISO 8601; rows before
-    std::string actor;
-    std::string team;
-    std::string action;   ///< exact, or a prefix ending in '.' ("model." matches every model action)
-    std::string resource; ///< a prefix of the resource
-    std::int64_t after_id = 0;
-    std::size_t limit = 100;
-    /// Who asks: an installation admin sees every row, anyone else the rows of the teams they administer.
-    std::string viewer;
-    bool viewer_is_admin = false;
-};
+// audit_query and audit_verification: registry/types.hpp.
 
 /// Rows as JSON objects (id, at, actor, credential, team, action, resource, outcome, request_id,
 /// client_addr, details, prev_hash, hash), at most `limit`. invalid_argument naming `since`/`until` when
 /// they are not timestamps.
 asio::awaitable<result<std::vector<std::string>>> list_audit(pg::pool& pool, const audit_query& q);
-
-/// The result of checking the chain.
-struct audit_verification
-{
-    std::int64_t rows = 0;               ///< sealed rows checked
-    std::int64_t unsealed = 0;           ///< the newest rows, not linked into the chain yet
-    std::int64_t anchor_id = 0;          ///< rows up to this one were archived
-    std::optional<std::int64_t> bad_row; ///< the first row whose hash or link does not hold
-    std::string problem;                 ///< what is wrong (empty when the chain holds)
-};
 
 /// Recomputes every remaining sealed row's hash from its content and checks each row's link to the one before
 /// (the first to the archive anchor) and the head's link to the last row; unsealed rows must all come after
@@ -97,8 +71,5 @@ bool take_audit_appended() noexcept;
 /// The id of the last sealed row written before `before` (ISO 8601), if any. invalid_argument for a bad time.
 asio::awaitable<result<std::optional<std::int64_t>>> last_audit_row_before(pg::pool& pool,
                                                                            std::string_view before);
-
-/// A JSON string literal of `s` (for building details).
-std::string audit_quote(std::string_view s);
 
 } // namespace depot::registry

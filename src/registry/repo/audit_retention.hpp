@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The SQL of audit retention (registry/service/audit_archive.hpp): the installation-wide lock of an
 /// archive run and audit_archive() of schema/0008_audit.sql, both inside the run's transaction.

@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// Buckets: creation, lookup, listing and deletion.
 
@@ -72,22 +75,12 @@ public:
     /// (bucket.acl), the PublicAccessBlock flags (bucket.public_access_block), the object ownership
     /// (bucket.ownership_controls). nullopt removes the setting. Precondition: the value is valid (the
     /// operation validated it). no_such_bucket.
-    enum class access_setting
-    {
-        acl,
-        public_access_block,
-        object_ownership,
-    };
+    using access_setting = bucket_access_setting;
     asio::awaitable<result<bucket>> set_access(const audit_context& who, std::string_view name,
                                                access_setting what, std::optional<std::string> value);
 
-    /// What the installation stores: logical bytes (current object versions, delete markers excepted) and
-    /// physical bytes (stored blobs, each identical content once). Two full scans: callers cache the answer.
-    struct stored_totals
-    {
-        std::int64_t logical = 0;
-        std::int64_t physical = 0;
-    };
+    /// What the installation stores (registry/types.hpp). Two full scans: callers cache the answer.
+    using stored_totals = registry::stored_totals;
     asio::awaitable<stored_totals> totals();
 
 private:

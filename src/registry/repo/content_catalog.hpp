@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// Questions about stored content that the REST API answers: which whole-object digests a caller already
 /// holds (upload avoidance), where such content can be referenced from, and how much space buckets use
@@ -20,29 +23,7 @@ namespace depot::registry {
 
 namespace asio = boost::asio;
 
-struct content_match
-{
-    std::string sha256; ///< raw
-    std::uint64_t size = 0;
-};
-
-/// An object version with a given content, to copy references from.
-struct content_source
-{
-    std::string bucket;
-    std::string key;
-    std::string version_id;
-    std::int64_t version_row = 0;
-};
-
-struct usage
-{
-    std::int64_t buckets = 0;
-    std::int64_t objects = 0;        ///< current versions that are not delete markers
-    std::int64_t versions = 0;       ///< every stored version, delete markers excluded
-    std::int64_t logical_bytes = 0;  ///< sum of the stored versions' sizes
-    std::int64_t physical_bytes = 0; ///< sum of the sizes of the distinct blobs they reference
-};
+// content_match, content_source and usage: registry/types.hpp.
 
 class content_catalog
 {

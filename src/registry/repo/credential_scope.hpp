@@ -1,11 +1,14 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The database half of scoped credentials: where a scope's model lives, and whether a path is a file of the
 /// version an alias points to. What a scope is and allows: auth/scope.hpp and auth/authorize.hpp.
 
-#include "auth/scope.hpp"
 #include "common/result.hpp"
 #include "registry/pg/pg.hpp"
+#include "registry/vocabulary.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
@@ -17,15 +20,8 @@ namespace depot::registry {
 
 namespace asio = boost::asio;
 
-// The pure part lives in auth/scope.hpp; these names stay usable from here.
-using auth::alias_reads_frozen_file;
-using auth::area_of;
-using auth::area_reaches;
-using credential_scope = auth::access_scope;
-using auth::model_location;
-using auth::parse_scope;
-using auth::scope_area;
-using auth::scope_json;
+// The pure part (parse_scope, scope_area, model_location, ...): auth/scope.hpp, named in registry/ by
+// registry/vocabulary.hpp.
 
 /// The model `team/model`, if it exists.
 asio::awaitable<std::optional<model_location>> locate_model(pg::pool& pool, std::string_view team,

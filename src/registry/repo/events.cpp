@@ -7,11 +7,6 @@
 
 namespace depot::registry::events {
 
-bool is_event_type(std::string_view type) noexcept
-{
-    return std::find(event_types.begin(), event_types.end(), type) != event_types.end();
-}
-
 std::string quote(std::string_view s)
 {
     return json_quote(s);

@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The event outbox (schema/0007_events.sql): the one way changes announce themselves. `emit` runs inside
 /// the transaction of the change, so the event and its deliveries commit with it or not at all, and the
@@ -12,6 +15,7 @@
 /// webhook.disabled.
 
 #include "registry/pg/pg.hpp"
+#include "registry/vocabulary.hpp"
 
 #include <array>
 #include <boost/asio/awaitable.hpp>
@@ -24,17 +28,7 @@ namespace depot::registry::events {
 
 namespace asio = boost::asio;
 
-/// Every event type a subscription can filter on.
-inline constexpr std::array<std::string_view, 16> event_types = {
-    "model.created",    "version.created",    "version.submitted", "version.approved",
-    "version.rejected", "version.deprecated", "version.archived",  "alias.updated",
-    "snapshot.created", "object.created",     "object.deleted",    "warmup.completed",
-    "warmup.failed",    "webhook.ping",       "webhook.disabled",  "webhook.enabled"};
-
-bool is_event_type(std::string_view type) noexcept;
-
-/// The NOTIFY channel dispatchers LISTEN on.
-inline constexpr std::string_view channel = "depot_events";
+// event_types, is_event_type and the NOTIFY channel: registry/vocabulary.hpp.
 
 struct event_spec
 {

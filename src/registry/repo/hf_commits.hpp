@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// Commit ids of model versions, as the Hugging Face Hub-compatible read API (src/server/hf/) shows them
 /// (schema/0016_hf_commits.sql). A version's commit id is 40 lowercase hex digits, derived from its frozen

@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// Users and their S3 access keys. Secrets are sealed with the server key before they reach the database
 /// and unsealed only when a request is verified.

@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The SQL of bucket lifecycle (registry/service/lifecycle.hpp decides what to do with it): the
 /// configurations in the bucket rows (schema 0022), the installation-wide lock of a pass, and the rows each

@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// What the files of model_registry (model_registry.cpp, model_teams.cpp, model_versions.cpp,
 /// model_approvals.cpp, model_aliases.cpp) share: the text[] columns of approval policies, and what every

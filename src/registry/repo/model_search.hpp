@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// Filtered lists of the model registry (REST listModels and listVersions with ?name= and ?label=): the
 /// same rows and order as model_registry::models and ::versions, narrowed in SQL so that paging (by name,
@@ -16,21 +19,7 @@
 
 namespace depot::registry {
 
-/// A version label (the `labels` object of a version): key and value, compared as text (a number 5 matches
-/// "5").
-struct label_match
-{
-    std::string key;
-    std::string value;
-};
-
-struct model_filter
-{
-    /// Part of the model's name (case-insensitive); empty = any.
-    std::string name_contains;
-    /// Some version of the model carries this label.
-    std::optional<label_match> label;
-};
+// label_match and model_filter: registry/types.hpp.
 
 /// A page of the team's models matching `filter`, by name, after `after`.
 asio::awaitable<std::vector<model>> find_models(pg::pool& pool, std::int64_t team_id,

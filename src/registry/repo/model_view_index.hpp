@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The key tree of the S3 models view (s3://<models bucket>/<team>/<model>/<ref>/<path>), read one bounded
 /// page at a time for listings: each level (teams, models, refs) comes in the byte order of the key
@@ -19,29 +22,7 @@ namespace depot::registry {
 
 namespace asio = boost::asio;
 
-/// A team or a model: a directory level of the view.
-struct view_node
-{
-    std::int64_t id = 0;
-    std::string name;
-};
-
-/// A ref of a model: a version number, a version label, or an alias of a version that is not archived.
-/// When names collide, the ref resolves as the view reads it: number, then label, then alias.
-struct view_ref
-{
-    std::string name;
-    std::int64_t version_id = 0;
-    std::string created_by; ///< of the version
-    time_point created_at;  ///< of the version
-};
-
-/// Where a page of one level starts: segments (name + "/") after `bound`, or from it when `inclusive`.
-struct view_cursor
-{
-    std::string bound;
-    bool inclusive = true;
-};
+// view_node, view_ref and view_cursor: registry/types.hpp.
 
 class model_view_index
 {

@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The SQL of multipart uploads (schema: multipart_uploads, multipart_parts, multipart_part_segments, and
 /// the object_parts of a completed version): the rows and the statements registry/service/multipart_service
@@ -20,41 +23,7 @@ namespace depot::registry {
 
 namespace asio = boost::asio;
 
-struct multipart_upload
-{
-    std::int64_t row = 0;
-    std::string upload_id;
-    std::int64_t bucket_id = 0;
-    std::string key;
-    std::string owner_id;
-    std::string owner_display_name;
-    time_point initiated;
-    object_headers headers;
-    /// The flexible checksum declared at creation (x-amz-checksum-algorithm / -type), if any.
-    std::optional<checksum_algorithm> algorithm;
-    checksum_type type = checksum_type::full_object;
-    /// x-amz-tagging of the creation: the completed object's tag set.
-    std::vector<s3::tag> tags;
-    /// The lock headers of the creation: the completed object's retention and legal hold.
-    std::optional<s3::retention> retention;
-    std::optional<bool> legal_hold;
-    /// Server-side encryption of the upload (its parts and the completed object): "AES256", "SSE-C" or
-    /// empty; for SSE-C the key check every part's key must match (registry/service/sse.hpp).
-    std::string sse;
-    std::string sse_key_check;
-    /// The ACL of the creation (x-amz-acl, x-amz-grant-*) in its stored form (s3::stored_acl): the completed
-    /// object's ACL; empty for the default (the owner's FULL_CONTROL alone).
-    std::string acl;
-};
-
-struct part_info
-{
-    int part_number = 0;
-    std::uint64_t size = 0;
-    std::string etag; ///< bare hex MD5 of the part's bytes
-    time_point last_modified;
-    std::string checksum; ///< base64, in the upload's algorithm (empty when the upload has none)
-};
+// multipart_upload and part_info: registry/types.hpp.
 
 /// The columns of a new multipart_uploads row, as stored (names and JSON already made by the service).
 struct upload_insert

@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// Object versions' ACLs (schema 0023, table object_acls): the stored grants of a version (s3::stored_acl),
 /// absent for the default ACL (the owner's FULL_CONTROL alone).

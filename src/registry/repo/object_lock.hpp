@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// Object Lock in the registry: what a version's retention and legal hold forbid, checked under the
 /// version's row lock inside the transaction of the change, so that no concurrent PutObjectRetention or

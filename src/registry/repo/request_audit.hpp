@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The audit rows a request writes itself, outside the transaction of any change (which services record
 /// with append_audit, registry/repo/audit.hpp): denials of authenticated callers and model downloads, each in

@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// Browser sessions of the web console (schema/0017_console_sessions.sql). A session reads
 /// `dps_<id>_<secret>`: the id (16 lower-case alphanumerics) names it, the secret (32 alphanumerics) is in
@@ -16,24 +19,6 @@
 namespace depot::registry {
 
 namespace asio = boost::asio;
-
-struct console_session
-{
-    std::string id;
-    std::string user_id;
-    std::string user_display_name;
-    bool user_is_admin = false;
-    /// The credential the session was opened with: an access key id, or "token:<id>".
-    std::string credential;
-    /// That credential's scope (a JSON object); empty = not narrowed.
-    std::string scope;
-    /// Sent back in the X-Depot-CSRF header of every request that changes something.
-    std::string csrf_token;
-    time_point created_at;
-    time_point expires_at;
-    /// The whole cookie value; set only by create().
-    std::string cookie;
-};
 
 class session_repository
 {

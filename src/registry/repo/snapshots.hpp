@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The SQL of snapshots (table snapshots, and the purged object_versions rows only snapshots still see):
 /// what registry/service/snapshot_service.hpp runs inside its transactions, which hold the bucket's write
@@ -18,16 +21,7 @@ namespace depot::registry {
 
 namespace asio = boost::asio;
 
-struct snapshot
-{
-    std::int64_t id = 0;
-    std::int64_t bucket_id = 0;
-    std::string name;
-    std::string prefix; ///< "" = the whole bucket
-    std::int64_t seq = 0;
-    std::string created_by;
-    time_point created_at;
-};
+// snapshot: registry/types.hpp.
 
 /// Inserts a snapshot at the next commit sequence number; nullopt when the bucket already has one named so.
 asio::awaitable<std::optional<snapshot>> insert_snapshot(pg::connection& c, std::int64_t bucket_id,

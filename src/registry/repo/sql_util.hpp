@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// Small conversions shared by repositories. Timestamps travel as epoch milliseconds
 /// (`(extract(epoch from col) * 1000)::bigint`), which is S3's precision.

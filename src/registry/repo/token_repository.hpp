@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// API tokens: bearer credentials for the REST API. A token reads `dpt_<id>_<secret>`; the id (12
 /// lower-case alphanumerics) is public and names the token, the secret (32 alphanumerics) is shown once
@@ -16,23 +19,6 @@
 namespace depot::registry {
 
 namespace asio = boost::asio;
-
-struct api_token
-{
-    std::string id;
-    std::string user_id;
-    std::string user_display_name;
-    std::string name;
-    time_point created_at;
-    std::optional<time_point> expires_at;
-    std::optional<time_point> revoked_at;
-    /// The token's scope as a JSON object; empty = not narrowed.
-    std::string scope;
-    /// Whether the token's user is an installation admin.
-    bool user_is_admin = false;
-    /// The whole token; set only by create().
-    std::string token;
-};
 
 class token_repository
 {

@@ -72,28 +72,6 @@ asio::awaitable<bool> lock_bucket(pg::connection& c, std::int64_t bucket_id)
     co_return !rs.empty();
 }
 
-versioning_mode versioning_mode_of(std::string_view stored) noexcept
-{
-    if (stored == "enabled")
-        return versioning_mode::enabled;
-    if (stored == "suspended")
-        return versioning_mode::suspended;
-    return versioning_mode::unversioned;
-}
-
-std::string_view to_string(versioning_mode mode) noexcept
-{
-    switch (mode) {
-    case versioning_mode::enabled:
-        return "enabled";
-    case versioning_mode::suspended:
-        return "suspended";
-    case versioning_mode::unversioned:
-        break;
-    }
-    return "unversioned";
-}
-
 // The bucket's write lock: an advisory lock keyed by two int4s, a class for "bucket writes" and the bucket
 // id ($1). Writers hold it shared, snapshots exclusively (lock_bucket_writes).
 #define DEPOT_BUCKET_WRITES_LOCK "1146114894, ($1 % 2147483647)::integer"
@@ -146,19 +124,6 @@ std::string make_version_id(std::int64_t seq)
     for (int i = 31; i >= 16; --i, r >>= 4)
         id[static_cast<std::size_t>(i)] = hex[r & 0xf];
     return id;
-}
-
-bool is_valid_version_id(std::string_view id) noexcept
-{
-    if (id == "null")
-        return true;
-    if (id.size() != 32)
-        return false;
-    for (char ch : id)
-        if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
-            return false;
-    // created_seq is a positive bigint.
-    return id[0] <= '7' && id.substr(0, 16) != "0000000000000000";
 }
 
 std::int64_t seq_of_version_id(std::string_view id) noexcept

@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// Steps on object version rows shared by the object and multipart services; all run inside the caller's
 /// transaction.
@@ -6,6 +9,7 @@
 #include "common/result.hpp"
 #include "registry/pg/pg.hpp"
 #include "registry/types.hpp"
+#include "registry/vocabulary.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <optional>
@@ -29,17 +33,7 @@ std::vector<s3::tag> tags_from_json(std::string_view text);
 /// Locks the bucket row against deletion for the transaction; false when the bucket is gone.
 asio::awaitable<bool> lock_bucket(pg::connection& c, std::int64_t bucket_id);
 
-/// A bucket's S3 versioning state (buckets.versioning).
-enum class versioning_mode
-{
-    unversioned, ///< never versioned: a write replaces the key's only version
-    enabled,     ///< every write adds a version; replaced versions are kept
-    suspended,   ///< writes create the 'null' version, replacing an earlier 'null' version of the key
-};
-
-/// "unversioned", "enabled" or "suspended" (as stored); anything else reads as unversioned.
-versioning_mode versioning_mode_of(std::string_view stored) noexcept;
-std::string_view to_string(versioning_mode mode) noexcept;
+// versioning_mode, versioning_mode_of and is_valid_version_id: registry/vocabulary.hpp.
 
 /// lock_bucket that also returns the bucket's versioning mode, read under the same lock (a concurrent
 /// PutBucketVersioning waits for the write to commit), and takes the bucket's write lock shared (a snapshot
@@ -63,9 +57,6 @@ asio::awaitable<bool> lock_bucket_writes(pg::connection& c, std::int64_t bucket_
 /// The id of every version created while versioning is enabled: 16 hex digits of its created_seq (so ids
 /// sort by creation) followed by 16 random hex digits; 32 characters of [0-9a-f], URL-safe.
 std::string make_version_id(std::int64_t seq);
-
-/// True for "null" and for ids `make_version_id` produces; S3 answers InvalidArgument for anything else.
-bool is_valid_version_id(std::string_view id) noexcept;
 
 /// The created_seq a non-null version id encodes (its row has this created_seq unless the version was
 /// reinstated: see reinstate_version).

@@ -150,20 +150,6 @@ asio::awaitable<bool> try_complete(pg::connection& c, std::int64_t job_id)
 
 } // namespace
 
-bool is_warmup_trigger(std::string_view entry) noexcept
-{
-    if (entry == "version.approved" || entry == "alias.updated")
-        return true;
-    constexpr std::string_view prefix = "alias.updated:";
-    if (!entry.starts_with(prefix) || entry.size() == prefix.size() || entry.size() > prefix.size() + 63)
-        return false;
-    for (char ch : entry.substr(prefix.size()))
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
-              ch == '_' || ch == '-'))
-            return false;
-    return true;
-}
-
 asio::awaitable<std::int64_t> create_warmup_job(pg::connection& c, std::int64_t team_id,
                                                 std::int64_t model_id, std::int64_t version_id,
                                                 std::optional<std::string> alias, std::string_view trigger,

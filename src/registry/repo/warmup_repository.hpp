@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// Warm-up jobs, their per-instance progress, the liveness rows of depotd instances and the warm-up policy
 /// (schema/0009_warmup.sql). The REST API creates and reads jobs; every depotd's warm-up worker
@@ -14,6 +17,8 @@
 #include "common/result.hpp"
 #include "registry/pg/pg.hpp"
 #include "registry/types.hpp"
+#include "registry/vocabulary.hpp"
+#include "registry/warmup_types.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
@@ -26,68 +31,7 @@ namespace depot::registry {
 
 namespace asio = boost::asio;
 
-/// The NOTIFY channel warm-up workers LISTEN on.
-inline constexpr std::string_view warmup_channel = "depot_warmups";
-
-struct warmup_instance_progress
-{
-    std::string instance;
-    std::string state; ///< running, completed, failed
-    std::int64_t files_total = 0;
-    std::int64_t files_done = 0;
-    std::int64_t bytes_total = 0;
-    std::int64_t bytes_done = 0;
-    std::int64_t errors = 0;
-    std::optional<std::string> last_error;
-    time_point started_at;
-    time_point updated_at;
-};
-
-struct warmup_job
-{
-    std::int64_t id = 0;
-    std::int64_t team_id = 0;
-    std::int64_t model_id = 0;
-    std::int64_t version_id = 0;
-    std::string team;
-    std::string model;
-    int version = 0;
-    std::optional<std::string> alias;
-    std::string trigger; ///< api, version.approved, alias.updated
-    std::string state;   ///< running, completed, failed
-    std::vector<std::string> instances;
-    std::string requested_by;
-    time_point created_at;
-    std::optional<time_point> finished_at;
-    std::int64_t files_total = 0; ///< of the version
-    std::int64_t bytes_total = 0;
-    std::vector<warmup_instance_progress> progress; ///< filled by get() and list()
-};
-
-/// A byte range of a blob that holds part of a file.
-struct warmup_segment
-{
-    std::string store_id;
-    std::uint64_t offset = 0;
-    std::uint64_t length = 0;
-};
-
-struct warmup_file
-{
-    std::string path;
-    std::uint64_t size = 0;
-    std::vector<warmup_segment> segments;
-};
-
-/// The final (or intermediate) numbers of one instance's run of a job.
-struct warmup_report
-{
-    std::string state = "running"; ///< running, completed, failed
-    std::int64_t files_done = 0;
-    std::int64_t bytes_done = 0;
-    std::int64_t errors = 0;
-    std::optional<std::string> last_error;
-};
+// warmup_job, warmup_file, warmup_report, ...: registry/warmup_types.hpp.
 
 /// Inside a transaction: creates a job for `version_id` of the model (waiting for the instances alive now)
 /// and sends NOTIFY depot_warmups with the commit. Returns the job id.
@@ -101,9 +45,6 @@ asio::awaitable<std::int64_t> create_warmup_job(pg::connection& c, std::int64_t 
 asio::awaitable<void> warmup_on_event(pg::connection& c, std::string_view type, std::int64_t team_id,
                                       std::int64_t model_id, std::int64_t version_id,
                                       std::optional<std::string> alias, std::string_view actor);
-
-/// True for the entries a warmup_on list may hold (see warmup_on_event).
-bool is_warmup_trigger(std::string_view entry) noexcept;
 
 class warmup_repository
 {

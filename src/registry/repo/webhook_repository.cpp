@@ -131,32 +131,6 @@ std::chrono::milliseconds backoff(int attempt, const retry_policy& p)
 
 } // namespace
 
-std::string new_webhook_secret()
-{
-    return "whsec_" + to_base64(random_bytes(24));
-}
-
-std::string webhook_signature(const std::vector<std::string>& secrets, std::string_view id,
-                              std::string_view timestamp, std::string_view body)
-{
-    std::string signed_content;
-    signed_content.reserve(id.size() + timestamp.size() + body.size() + 2);
-    signed_content.append(id).append(".").append(timestamp).append(".").append(body);
-    std::string out;
-    for (const auto& s : secrets) {
-        std::string_view encoded = s;
-        if (encoded.starts_with("whsec_"))
-            encoded.remove_prefix(6);
-        auto key = from_base64(encoded);
-        if (!key)
-            continue;
-        if (!out.empty())
-            out += ' ';
-        out += "v1," + to_base64(hmac_sha256(*key, signed_content));
-    }
-    return out;
-}
-
 namespace {
 
 /// The audit row of a subscription change: resource "<team>/webhooks/<id>".

@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// Webhook subscriptions, deliveries and attempts (schema/0007_events.sql): what the REST API manages and
 /// what the dispatcher claims and records.
@@ -10,6 +13,8 @@
 #include "common/result.hpp"
 #include "registry/pg/pg.hpp"
 #include "registry/types.hpp"
+#include "registry/vocabulary.hpp"
+#include "registry/webhook_types.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
@@ -21,119 +26,7 @@ namespace depot::registry {
 
 namespace asio = boost::asio;
 
-struct webhook_subscription
-{
-    std::int64_t id = 0;
-    std::int64_t team_id = 0;
-    std::string url;
-    std::string description;
-    std::vector<std::string> event_types; ///< empty = all
-    std::optional<std::string> model;     ///< model filter (name in the team)
-    std::optional<std::string> bucket;    ///< bucket filter
-    bool enabled = true;
-    std::optional<std::string> disabled_reason;
-    int consecutive_failures = 0;
-    std::optional<time_point> previous_secret_expires_at; ///< set while a rotated-out secret still signs
-    std::string created_by;
-    time_point created_at;
-    time_point updated_at;
-};
-
-struct webhook_spec
-{
-    std::string url;
-    std::string description;
-    std::vector<std::string> event_types;
-    std::optional<std::int64_t> model_id;
-    std::optional<std::int64_t> bucket_id;
-};
-
-struct webhook_update
-{
-    std::optional<std::string> url;
-    std::optional<std::string> description;
-    std::optional<std::vector<std::string>> event_types;
-    std::optional<bool> enabled;
-    /// A new bucket filter; the caller checks that it may see that bucket.
-    std::optional<std::int64_t> bucket_id;
-};
-
-struct webhook_attempt
-{
-    int number = 0;
-    std::string instance;
-    time_point started_at;
-    std::optional<int> status;
-    int latency_ms = 0;
-    std::string response_excerpt;
-    std::optional<std::string> error;
-};
-
-struct webhook_delivery
-{
-    std::int64_t id = 0;
-    std::int64_t event_id = 0;
-    std::string event_type;
-    std::string state; ///< pending, delivering, delivered, failed
-    int attempts = 0;
-    time_point next_attempt_at;
-    std::optional<int> last_status;
-    std::optional<std::string> last_error;
-    time_point created_at;
-    std::optional<time_point> delivered_at;
-    std::vector<webhook_attempt> attempt_log; ///< filled by `delivery` only
-};
-
-/// A delivery a dispatcher has leased for one attempt.
-struct claimed_delivery
-{
-    std::int64_t id = 0;
-    int attempt = 0; ///< this attempt's number (1 = first)
-    std::int64_t subscription_id = 0;
-    std::int64_t team_id = 0;
-    std::string url;
-    std::vector<std::string> secrets; ///< current first, then the previous one during a rotation
-    std::int64_t event_id = 0;
-    std::string event_type;
-    std::string data_json;
-    time_point event_created_at;
-    std::optional<std::int64_t> version_id;
-    std::optional<std::string> team_name;
-};
-
-/// How an attempt went, as the dispatcher saw it.
-struct attempt_outcome
-{
-    bool ok = false;
-    std::optional<int> status;
-    int latency_ms = 0;
-    std::string response_excerpt;
-    std::optional<std::string> error;
-    time_point started_at;
-};
-
-struct retry_policy
-{
-    std::chrono::seconds base{10};
-    std::chrono::seconds max{3600};
-    std::chrono::seconds max_age{3 * 24 * 3600};
-    unsigned failure_limit = 20;
-};
-
-/// One file of a version's manifest, for event payloads.
-struct manifest_entry
-{
-    std::string path;
-    std::uint64_t size = 0;
-    std::string sha256; ///< raw; empty when not known yet
-};
-
-struct version_ref
-{
-    std::string team;
-    std::string model;
-    int number = 0;
-};
+// webhook_subscription, webhook_delivery, claimed_delivery, ...: registry/webhook_types.hpp.
 
 class webhook_repository
 {
@@ -183,11 +76,7 @@ public:
                                  std::string_view instance);
     /// Deliveries not yet delivered or given up, and the age of the oldest (from the partial index of
     /// pending deliveries, so cheap with a long history): the queue the metrics show.
-    struct queue_state
-    {
-        std::int64_t depth = 0;
-        double oldest_seconds = 0;
-    };
+    using queue_state = webhook_queue_state;
     asio::awaitable<queue_state> queue();
     /// The manifest of a version, by path, at most `limit` entries.
     asio::awaitable<std::vector<manifest_entry>> manifest(std::int64_t version_id, std::size_t limit);
@@ -211,13 +100,5 @@ private:
     pg::pool& pool_;
     std::string server_key_;
 };
-
-/// A fresh "whsec_..." secret.
-std::string new_webhook_secret();
-
-/// The Standard Webhooks signature header value: "v1,<base64 HMAC-SHA256(key, id.timestamp.body)>" per
-/// secret, separated by spaces. The HMAC key is the base64 after "whsec_".
-std::string webhook_signature(const std::vector<std::string>& secrets, std::string_view id,
-                              std::string_view timestamp, std::string_view body);
 
 } // namespace depot::registry

@@ -2,8 +2,8 @@
 
 namespace depot::registry {
 
-asio::awaitable<result<object_version>> copy_from_digest(const audit_context& who, content_catalog& catalog,
-                                                         bucket_repository& buckets, object_service& objects,
+asio::awaitable<result<object_version>> copy_from_digest(const audit_context& who, catalog_service& catalog,
+                                                         bucket_service& buckets, object_service& objects,
                                                          const digest_copy_request& req)
 {
     for (int attempt = 0; attempt < 5; ++attempt) {

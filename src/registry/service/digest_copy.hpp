@@ -5,10 +5,10 @@
 /// move. Only content the caller can read may be referenced: a digest is not a capability.
 
 #include "common/result.hpp"
-#include "registry/repo/bucket_repository.hpp"
-#include "registry/repo/content_catalog.hpp"
-#include "registry/repo/credential_scope.hpp"
+#include "registry/service/buckets.hpp"
+#include "registry/service/catalog.hpp"
 #include "registry/service/object_service.hpp"
+#include "registry/vocabulary.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
@@ -37,8 +37,8 @@ struct digest_copy_request
 /// then another one is looked for, a few times. Errors: not_found (no object the caller can read has this
 /// content), conflict (the matching content kept changing), and copy_object's other errors. The three
 /// collaborators must outlive the call.
-asio::awaitable<result<object_version>> copy_from_digest(const audit_context& who, content_catalog& catalog,
-                                                         bucket_repository& buckets, object_service& objects,
+asio::awaitable<result<object_version>> copy_from_digest(const audit_context& who, catalog_service& catalog,
+                                                         bucket_service& buckets, object_service& objects,
                                                          const digest_copy_request& req);
 
 } // namespace depot::registry

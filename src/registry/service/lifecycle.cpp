@@ -2,6 +2,7 @@
 
 #include "common/log.hpp"
 #include "registry/repo/audit.hpp"
+#include "registry/repo/lifecycle_repository.hpp"
 #include "registry/service/conditional_delete.hpp"
 #include "s3/lifecycle.hpp"
 
@@ -158,21 +159,27 @@ private:
 
 } // namespace
 
+lifecycle_service::lifecycle_service(pg::pool& pool, storage::blob_store& store, multipart_service& multipart)
+    : repo_(std::make_unique<lifecycle_repository>(pool)), pool_(pool), store_(store), multipart_(multipart)
+{}
+
+lifecycle_service::~lifecycle_service() = default;
+
 asio::awaitable<std::optional<std::string>> lifecycle_service::configuration(std::int64_t bucket_id)
 {
-    co_return co_await repo_.configuration(bucket_id);
+    co_return co_await repo_->configuration(bucket_id);
 }
 
 asio::awaitable<result<void>> lifecycle_service::set_configuration(const audit_context& who,
                                                                    std::string_view bucket,
                                                                    std::optional<std::string> xml)
 {
-    co_return co_await repo_.set_configuration(who, bucket, std::move(xml));
+    co_return co_await repo_->set_configuration(who, bucket, std::move(xml));
 }
 
 asio::awaitable<lifecycle_counts> lifecycle_service::run(time_point now, std::chrono::seconds day)
 {
-    pass p(repo_, pool_, store_, multipart_, now, day);
+    pass p(*repo_, pool_, store_, multipart_, now, day);
     co_return co_await p.run();
 }
 

@@ -18,7 +18,6 @@
 
 #include "common/result.hpp"
 #include "registry/pg/pg.hpp"
-#include "registry/repo/lifecycle_repository.hpp"
 #include "registry/service/multipart_service.hpp"
 #include "registry/types.hpp"
 #include "storage/blob_store.hpp"
@@ -27,6 +26,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,6 +34,8 @@
 namespace depot::registry {
 
 namespace asio = boost::asio;
+
+class lifecycle_repository;
 
 /// What one pass did.
 struct lifecycle_counts
@@ -50,9 +52,10 @@ class lifecycle_service
 {
 public:
     /// All must outlive the service.
-    lifecycle_service(pg::pool& pool, storage::blob_store& store, multipart_service& multipart)
-        : repo_(pool), pool_(pool), store_(store), multipart_(multipart)
-    {}
+    lifecycle_service(pg::pool& pool, storage::blob_store& store, multipart_service& multipart);
+    ~lifecycle_service();
+    lifecycle_service(const lifecycle_service&) = delete;
+    lifecycle_service& operator=(const lifecycle_service&) = delete;
 
     /// The bucket's configuration as GetBucketLifecycleConfiguration returns it; nullopt when it has none.
     asio::awaitable<std::optional<std::string>> configuration(std::int64_t bucket_id);
@@ -69,7 +72,7 @@ public:
     asio::awaitable<lifecycle_counts> run(time_point now, std::chrono::seconds day);
 
 private:
-    lifecycle_repository repo_;
+    std::unique_ptr<lifecycle_repository> repo_;
     pg::pool& pool_;
     storage::blob_store& store_;
     multipart_service& multipart_;

@@ -9,7 +9,6 @@
 #include "common/checksum.hpp"
 #include "common/result.hpp"
 #include "registry/pg/pg.hpp"
-#include "registry/repo/multipart_uploads.hpp"
 #include "registry/service/content.hpp"
 #include "registry/service/object_service.hpp"
 #include "registry/service/sse.hpp"

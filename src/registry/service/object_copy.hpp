@@ -7,8 +7,8 @@
 
 #include "common/result.hpp"
 #include "registry/pg/pg.hpp"
-#include "registry/repo/versions.hpp"
 #include "registry/service/object_service.hpp"
+#include "registry/vocabulary.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <string>

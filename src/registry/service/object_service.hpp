@@ -14,9 +14,9 @@
 #include "common/checksum.hpp"
 #include "common/result.hpp"
 #include "registry/pg/pg.hpp"
-#include "registry/repo/versions.hpp"
 #include "registry/service/sse.hpp"
 #include "registry/types.hpp"
+#include "registry/vocabulary.hpp"
 #include "storage/blob_store.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -276,6 +276,15 @@ public:
     /// Errors: no_such_version when the version was deleted meanwhile.
     asio::awaitable<result<void>> set_legal_hold(const audit_context& who, const object_version& version,
                                                  bool on);
+
+    /// GetObjectAcl: the stored grants (s3::stored_acl) of the version row `version_row`; "" when it has the
+    /// default ACL (the owner's FULL_CONTROL alone).
+    asio::awaitable<std::string> acl(std::int64_t version_row);
+
+    /// PutObjectAcl: sets the ACL of `version` ("" restores the default), audited as object.acl. Errors:
+    /// no_such_version when the version is gone (or is a delete marker).
+    asio::awaitable<result<void>> set_acl(const audit_context& who, const object_version& version,
+                                          std::string stored);
 
     /// Deletes the current version of a key. Deleting a missing key succeeds (S3 semantics).
     asio::awaitable<result<void>> delete_object(const audit_context& who, std::int64_t bucket_id,

@@ -14,7 +14,6 @@
 
 #include "common/result.hpp"
 #include "registry/pg/pg.hpp"
-#include "registry/repo/snapshots.hpp"
 #include "registry/service/object_service.hpp"
 #include "registry/types.hpp"
 #include "storage/blob_store.hpp"

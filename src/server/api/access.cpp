@@ -1,6 +1,6 @@
 // REST handlers for credentials (API tokens and S3 access keys, optionally scoped) and the audit log.
-#include "registry/repo/audit.hpp"
-#include "registry/repo/credential_scope.hpp"
+#include "registry/service/audit.hpp"
+#include "registry/vocabulary.hpp"
 #include "server/api/http_api.hpp"
 #include "server/api/paging.hpp"
 #include "server/authorization.hpp"
@@ -61,7 +61,7 @@ asio::awaitable<result<credential_request>> credential_request_of(request_contex
         if (auto allowed = authorize_user(ctx, auth::permission::account_write, *user); !allowed)
             co_return std::move(allowed).error();
         if (*user != ctx.who.user_id) {
-            auto known = co_await ctx.svc->identities.get_user(*user);
+            auto known = co_await ctx.svc->credentials.get_user(*user);
             if (!known)
                 co_return make_error(errc::invalid_argument, "No such user", "user");
             owner_is_admin = known->is_admin;
@@ -150,7 +150,8 @@ asio::awaitable<result<response>> create_token(request_context& ctx, const path_
     auto req = co_await credential_request_of(ctx, true);
     if (!req)
         co_return std::move(req).error();
-    auto made = co_await ctx.svc->tokens.create(ctx.audit, req->user, req->name, req->expires_at, req->scope);
+    auto made = co_await ctx.svc->credentials.create_token(ctx.audit, req->user, req->name, req->expires_at,
+                                                           req->scope);
     if (!made)
         co_return std::move(made).error();
     co_return json_response(token_json(*made), http::status::created);
@@ -161,7 +162,7 @@ asio::awaitable<result<response>> list_tokens(request_context& ctx, const path_p
     auto user = co_await listed_user(ctx);
     if (!user)
         co_return std::move(user).error();
-    auto tokens = co_await ctx.svc->tokens.list(*user);
+    auto tokens = co_await ctx.svc->credentials.list_tokens(*user);
     json::array items;
     for (const auto& t : tokens)
         items.push_back(token_json(t));
@@ -171,12 +172,12 @@ asio::awaitable<result<response>> list_tokens(request_context& ctx, const path_p
 asio::awaitable<result<response>> revoke_token(request_context& ctx, const path_params& params)
 {
     const std::string id(path_param(params, "token"));
-    auto t = co_await ctx.svc->tokens.get(id);
+    auto t = co_await ctx.svc->credentials.get_token(id);
     const bool mine = t && authorize_user(ctx, ctx.permission, t->user_id);
     // Another user's token is as absent as an unknown one.
     if (!mine)
         co_return make_error(errc::not_found, "No such token");
-    auto revoked = co_await ctx.svc->tokens.revoke(ctx.audit, id);
+    auto revoked = co_await ctx.svc->credentials.revoke_token(ctx.audit, id);
     if (!revoked)
         co_return std::move(revoked).error();
     response res;
@@ -190,7 +191,7 @@ asio::awaitable<result<response>> create_key(request_context& ctx, const path_pa
     if (!req)
         co_return std::move(req).error();
     auto made =
-        co_await ctx.svc->identities.create_key(ctx.audit, req->user, {}, {}, req->scope, req->expires_at);
+        co_await ctx.svc->credentials.create_key(ctx.audit, req->user, {}, {}, req->scope, req->expires_at);
     if (!made)
         co_return std::move(made).error();
     co_return json_response(key_json(*made), http::status::created);
@@ -201,7 +202,7 @@ asio::awaitable<result<response>> list_keys(request_context& ctx, const path_par
     auto user = co_await listed_user(ctx);
     if (!user)
         co_return std::move(user).error();
-    auto keys = co_await ctx.svc->identities.list_keys(*user);
+    auto keys = co_await ctx.svc->credentials.list_keys(*user);
     json::array items;
     for (const auto& k : keys)
         items.push_back(key_json(k));
@@ -211,11 +212,11 @@ asio::awaitable<result<response>> list_keys(request_context& ctx, const path_par
 asio::awaitable<result<response>> revoke_key(request_context& ctx, const path_params& params)
 {
     const std::string id(path_param(params, "key"));
-    auto k = co_await ctx.svc->identities.get_key(id);
+    auto k = co_await ctx.svc->credentials.get_key(id);
     const bool mine = k && authorize_user(ctx, ctx.permission, k->user_id);
     if (!mine)
         co_return make_error(errc::not_found, "No such access key");
-    auto revoked = co_await ctx.svc->identities.revoke_key(ctx.audit, id);
+    auto revoked = co_await ctx.svc->credentials.revoke_key(ctx.audit, id);
     if (!revoked)
         co_return std::move(revoked).error();
     response res;
@@ -258,7 +259,7 @@ asio::awaitable<result<response>> list_audit(request_context& ctx, const path_pa
     q.viewer_is_admin = ctx.principal.installation_admin;
     if (auto allowed = co_await authorize_installation(ctx, ctx.permission); !allowed)
         co_return std::move(allowed).error();
-    auto rows = co_await registry::list_audit(*ctx.svc->db, q);
+    auto rows = co_await registry::audit_log::list(*ctx.svc->db, q);
     if (!rows)
         co_return std::move(rows).error();
     std::optional<std::string> next;

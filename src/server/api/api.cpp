@@ -199,7 +199,7 @@ std::string own_origin(const request_context& ctx)
 /// without a CORS preflight, which depotd never grants). SECURITY.md explains the choice.
 asio::awaitable<result<bool>> authenticate_session(request_context& ctx, std::string_view cookie)
 {
-    auto s = co_await ctx.svc->sessions.authenticate(cookie);
+    auto s = co_await ctx.svc->credentials.authenticate_session(cookie);
     if (!s) {
         record_auth_failure(ctx);
         co_return false;
@@ -229,7 +229,7 @@ asio::awaitable<result<bool>> authenticate_session(request_context& ctx, std::st
 asio::awaitable<result<bool>> authenticate_api(request_context& ctx)
 {
     if (auto header = ctx.get("authorization"); header && header->starts_with("Bearer ")) {
-        auto token = co_await ctx.svc->tokens.authenticate(header->substr(7));
+        auto token = co_await ctx.svc->credentials.authenticate_token(header->substr(7));
         if (!token) {
             record_auth_failure(ctx);
             co_return false;

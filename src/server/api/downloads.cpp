@@ -4,7 +4,7 @@
 // signed by the team's event-link key (webhooks/manifest.hpp), which reads that team's models only, and the
 // link is audited under the caller (model.download_link) before the download itself is (model.download).
 #include "common/hash.hpp"
-#include "registry/repo/audit.hpp"
+#include "registry/service/audit.hpp"
 #include "registry/service/model_registry.hpp"
 #include "server/api/http_api.hpp"
 #include "server/api/model_access.hpp"
@@ -74,10 +74,8 @@ asio::awaitable<result<response>> get_file_download_link(request_context& ctx, c
                                     ",\"version\":" + std::to_string(v->number) +
                                     ",\"path\":" + registry::audit_quote(file.path) +
                                     ",\"expires_in\":" + std::to_string(*lifetime) + "}";
-        const auto& who = ctx.audit;
-        auto conn = co_await ctx.svc->db->acquire();
-        co_await registry::append_audit(*conn, who, "model.download_link", resource, m->team, details,
-                                        registry::audit_allowed);
+        co_await registry::audit_log::record_download_link(*ctx.svc->db, ctx.audit, resource, m->team,
+                                                           details);
     }
 
     json::object body{{"path", file.path},

@@ -3,8 +3,8 @@
 /// Parsers of the model registry's request bodies: names, approval policies, optional strings and objects,
 /// a transition's comment. Each error is invalid_argument naming the field.
 
-#include "registry/repo/model_search.hpp"
 #include "registry/service/model_registry.hpp"
+#include "registry/service/models.hpp"
 #include "server/api/http_api.hpp"
 
 #include <boost/asio/awaitable.hpp>

@@ -66,8 +66,8 @@ asio::awaitable<result<response>> list_versions(request_context& ctx, const path
         co_return std::move(m).error();
     std::vector<registry::model_version> rows;
     if (*label)
-        rows = co_await registry::find_versions(*ctx.svc->db, m->model.id, **label, static_cast<int>(*before),
-                                                p->limit + 1);
+        rows = co_await registry::model_queries::find_versions(*ctx.svc->db, m->model.id, **label,
+                                                               static_cast<int>(*before), p->limit + 1);
     else
         rows = co_await ctx.svc->models.versions(m->model.id, static_cast<int>(*before), p->limit + 1);
     const auto& owner = m->model;

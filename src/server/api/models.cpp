@@ -28,7 +28,7 @@ asio::awaitable<result<response>> list_models(request_context& ctx, const path_p
     auto t = co_await team_for(ctx, params);
     if (!t)
         co_return std::move(t).error();
-    // Filtered in SQL (registry/repo/model_search.hpp), so a page is a page of matches and the cursor stays
+    // Filtered in SQL (registry/service/models.hpp), so a page is a page of matches and the cursor stays
     // exact.
     std::vector<registry::model> rows;
     if (name->empty() && !*label) {
@@ -36,7 +36,8 @@ asio::awaitable<result<response>> list_models(request_context& ctx, const path_p
     } else {
         // A named filter: GCC 12 mishandles a braced temporary bound to a coroutine's parameter.
         const registry::model_filter filter{*name, *label};
-        rows = co_await registry::find_models(*ctx.svc->db, t->team.id, filter, p->cursor, p->limit + 1);
+        rows = co_await registry::model_queries::find_models(*ctx.svc->db, t->team.id, filter, p->cursor,
+                                                             p->limit + 1);
     }
     co_return page_response(std::move(rows), p->limit, model_json,
                             [](const registry::model& m) { return m.name; });

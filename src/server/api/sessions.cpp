@@ -90,7 +90,7 @@ asio::awaitable<result<response>> create_session(request_context& ctx, const pat
     std::string key_param, token_param;
     std::optional<registry::time_point> credential_expiry;
     if (with_key) {
-        auto key = co_await ctx.svc->identities.find_active_key(*key_id);
+        auto key = co_await ctx.svc->credentials.find_active_key(*key_id);
         if (!key || !constant_time_equal(key->secret, *secret)) {
             record_auth_failure(ctx);
             co_return sign_in_refused(instance, ctx.request_id);
@@ -103,7 +103,7 @@ asio::awaitable<result<response>> create_session(request_context& ctx, const pat
         credential_expiry = key->expires_at;
         key_param = key->access_key_id;
     } else {
-        auto t = co_await ctx.svc->tokens.authenticate(*token);
+        auto t = co_await ctx.svc->credentials.authenticate_token(*token);
         if (!t) {
             record_auth_failure(ctx);
             co_return sign_in_refused(instance, ctx.request_id);
@@ -122,8 +122,8 @@ asio::awaitable<result<response>> create_session(request_context& ctx, const pat
         expires = *credential_expiry;
 
     ctx.audit = audit_context_of(ctx);
-    auto made =
-        co_await ctx.svc->sessions.create(ctx.audit, ctx.who.user_id, key_param, token_param, expires);
+    auto made = co_await ctx.svc->credentials.open_session(ctx.audit, ctx.who.user_id, key_param, token_param,
+                                                           expires);
     if (!made)
         co_return std::move(made).error();
     const auto max_age = std::max<std::int64_t>(1, std::chrono::duration_cast<std::chrono::seconds>(
@@ -140,7 +140,7 @@ asio::awaitable<result<response>> get_current_session(request_context& ctx, cons
     if (ctx.who.session_id.empty())
         co_return make_error(errc::not_found, "This request was not authenticated by a console session");
     auto cookie = session_cookie(ctx);
-    auto s = co_await ctx.svc->sessions.authenticate(cookie.value_or(""));
+    auto s = co_await ctx.svc->credentials.authenticate_session(cookie.value_or(""));
     if (!s)
         co_return std::move(s).error();
     auto res = json_response(session_json(*s));
@@ -152,7 +152,7 @@ asio::awaitable<result<response>> delete_current_session(request_context& ctx, c
 {
     if (ctx.who.session_id.empty())
         co_return make_error(errc::not_found, "This request was not authenticated by a console session");
-    auto revoked = co_await ctx.svc->sessions.revoke(ctx.audit, ctx.who.session_id);
+    auto revoked = co_await ctx.svc->credentials.end_session(ctx.audit, ctx.who.session_id);
     if (!revoked)
         co_return std::move(revoked).error();
     response res;

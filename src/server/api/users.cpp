@@ -24,7 +24,7 @@ asio::awaitable<result<response>> list_users(request_context& ctx, const path_pa
 {
     if (auto allowed = co_await authorize_installation(ctx, ctx.permission); !allowed)
         co_return std::move(allowed).error();
-    const auto users = co_await ctx.svc->identities.list_users();
+    const auto users = co_await ctx.svc->credentials.list_users();
     json::array items;
     for (const auto& u : users)
         items.push_back(user_json(u));
@@ -58,7 +58,7 @@ asio::awaitable<result<response>> create_user(request_context& ctx, const path_p
             co_return make_error(errc::invalid_argument, "The field 'admin' must be true or false", "admin");
         wanted.is_admin = it->value().as_bool();
     }
-    auto made = co_await ctx.svc->identities.create_user(ctx.audit, std::move(wanted));
+    auto made = co_await ctx.svc->credentials.create_user(ctx.audit, std::move(wanted));
     if (!made)
         co_return std::move(made).error();
     co_return json_response(user_json(*made), http::status::created);

@@ -2,7 +2,8 @@
 // /api/v1/teams/{team}/models/{model}/warmups[/{warmup}] and
 // /api/v1/teams/{team}[/models/{model}]/warmup-policy. Authorization: the route's permission on the team
 // (reading: reader, starting a warm-up: writer, changing a policy: admin; auth/authorize.hpp).
-#include "registry/repo/warmup_repository.hpp"
+#include "registry/service/warmups.hpp"
+
 #include "registry/service/model_registry.hpp"
 #include "server/api/http_api.hpp"
 #include "server/api/paging.hpp"

@@ -1,9 +1,10 @@
 // REST handlers for webhook subscriptions: /api/v1/teams/{team}/webhooks[/{webhook}[/rotate|/ping|
 // /deliveries[/{delivery}[/redeliver]]]]. Only a team admin (or an installation admin) manages a team's
 // webhooks; a caller outside the team gets 404 as for a missing team, a member below admin 403.
-#include "registry/repo/events.hpp"
-#include "registry/repo/webhook_repository.hpp"
+#include "registry/service/webhooks.hpp"
+
 #include "registry/service/model_registry.hpp"
+#include "registry/vocabulary.hpp"
 #include "server/api/http_api.hpp"
 #include "server/api/paging.hpp"
 #include "server/authorization.hpp"

@@ -246,13 +246,14 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
             const auto names = operation_names();
             route_index =
                 static_cast<std::size_t>(std::find(names.begin(), names.end(), found->name) - names.begin());
-            // Authentication: an API token, as dpt_... or hf_dpt_... (registry/repo/token_repository.hpp).
+            // Authentication: an API token, as dpt_... or hf_dpt_... (registry/service/credentials.hpp).
             auto header = ctx.get("authorization");
             if (!header) {
                 // What the Hub answers an anonymous caller for a repo that is private or absent.
                 res = hub_error(http::status::unauthorized, "RepoNotFound",
                                 "Repository not found: this Depot needs a token (HF_TOKEN=hf_dpt_...)", head);
-            } else if (auto token = co_await ctx.svc->tokens.authenticate(header->substr(7)); !token) {
+            } else if (auto token = co_await ctx.svc->credentials.authenticate_token(header->substr(7));
+                       !token) {
                 res = hub_error(http::status::unauthorized, "", "Invalid credentials in Authorization header",
                                 head);
             } else {

@@ -3,7 +3,7 @@
 /// The Hugging Face Hub-compatible read API, on the S3 listener: what `huggingface_hub` (Python),
 /// `@huggingface/hub` (JavaScript), `transformers`, vLLM, TGI and SGLang request when HF_ENDPOINT points at
 /// Depot. A repo id `team/model` is Depot's model; a revision is a version number, a label, an alias, or a
-/// version's commit id (registry/repo/hf_commits.hpp). `main` and `HEAD` (what clients ask for when no
+/// version's commit id (registry/service/models.hpp). `main` and `HEAD` (what clients ask for when no
 /// revision is given) are the alias or label `main` when there is one, else the alias `latest`; for a token
 /// scoped to an alias, that alias.
 ///

@@ -2,8 +2,8 @@
 #include "server/hf/repo.hpp"
 
 #include "common/hash.hpp"
-#include "registry/repo/credential_scope.hpp"
-#include "registry/repo/hf_commits.hpp"
+#include "registry/service/models.hpp"
+#include "registry/vocabulary.hpp"
 #include "server/services.hpp"
 
 #include <algorithm>
@@ -32,7 +32,7 @@ resolve_revision(request_context& ctx, const registry::model& m, std::string_vie
         return make_error(errc::no_such_version, "Invalid rev id: " + std::string(revision));
     };
     if (is_commit_id(revision)) {
-        auto number = co_await registry::version_of_commit(*ctx.svc->db, m.id, revision);
+        auto number = co_await registry::model_queries::version_of_commit(*ctx.svc->db, m.id, revision);
         if (!number)
             co_return missing();
         auto v = co_await models.get_version(m, std::to_string(*number), false);
@@ -91,7 +91,7 @@ asio::awaitable<result<repo_at>> open_repo(request_context& ctx, hub_request& re
         if (auto allowed = auth::authorize(ctx.principal, ctx.permission, at); !allowed)
             co_return std::move(allowed).error();
     }
-    auto commit = co_await registry::version_commit(*ctx.svc->db, model->id, version->id);
+    auto commit = co_await registry::model_queries::version_commit(*ctx.svc->db, model->id, version->id);
     req.commit = commit;
     co_return repo_at{std::move(*model), std::move(*version), std::move(commit)};
 }

@@ -7,8 +7,7 @@
 // another host would make the clients drop the Authorization header.
 #include "common/hash.hpp"
 #include "common/uri.hpp"
-#include "registry/repo/audit.hpp"
-#include "registry/repo/request_audit.hpp"
+#include "registry/service/audit.hpp"
 #include "server/audit_requests.hpp"
 #include "server/hf/repo.hpp"
 #include "server/s3/operations.hpp"
@@ -86,8 +85,8 @@ asio::awaitable<result<response>> resolve(request_context& ctx, hub_request& req
             ",\"ref\":" + registry::audit_quote(req.revision) +
             ",\"version\":" + std::to_string(repo->version.number) +
             ",\"commit\":" + registry::audit_quote(repo->commit) + "}";
-        co_await registry::audit_model_download(*ctx.svc->db, ctx.audit, ctx.bucket + "/" + ctx.key, req.team,
-                                                details);
+        co_await registry::audit_log::record_model_download(*ctx.svc->db, ctx.audit,
+                                                            ctx.bucket + "/" + ctx.key, req.team, details);
     }
     co_return res;
 }

@@ -1,7 +1,5 @@
 #include "server/s3/access.hpp"
 
-#include "registry/repo/bucket_repository.hpp"
-#include "registry/repo/object_acls.hpp"
 #include "server/authorization.hpp"
 #include "server/s3/common.hpp"
 #include "server/services.hpp"
@@ -57,7 +55,7 @@ asio::awaitable<result<void>> check_acl_change(request_context& ctx, const regis
             seen = acl.grants[j].type == s3::grantee_type::user && acl.grants[j].id == g.id;
         if (seen)
             continue;
-        if (auto u = co_await ctx.svc->identities.get_user(g.id); !u)
+        if (auto u = co_await ctx.svc->credentials.get_user(g.id); !u)
             co_return make_error(errc::invalid_argument, "Invalid id", "CanonicalUser/ID");
     }
     co_return auth::authorize(ctx.principal, auth::permission::write_acl,
@@ -84,7 +82,7 @@ asio::awaitable<result<void>> store_object_acl(request_context& ctx, const regis
     std::string stored = stored_object_acl(b, version.owner_id, acl);
     if (stored.empty())
         co_return ok();
-    co_return co_await registry::set_object_acl(*ctx.svc->db, ctx.audit, version, std::move(stored));
+    co_return co_await ctx.svc->objects.set_acl(ctx.audit, version, std::move(stored));
 }
 
 asio::awaitable<result<std::optional<s3::access_control_list>>> object_acl_of_write(request_context& ctx,
@@ -163,7 +161,7 @@ asio::awaitable<result<bucket_access_request>> bucket_access_of_create(request_c
 asio::awaitable<result<void>> apply_bucket_access(request_context& ctx, const registry::bucket& b,
                                                   const bucket_access_request& access)
 {
-    using setting = registry::bucket_repository::access_setting;
+    using setting = registry::bucket_service::access_setting;
     // Named values, not temporaries in a co_await's operand (GCC 12 destroys those twice).
     if (access.ownership && *access.ownership != b.object_ownership) {
         std::optional<std::string> ownership = *access.ownership;

@@ -32,7 +32,7 @@ asio::awaitable<result<response>> put_bucket_policy(request_context& ctx)
     if (!policy)
         co_return std::move(policy).error();
     for (const auto& user : auth::named_users(*policy))
-        if (auto u = co_await ctx.svc->identities.get_user(user); !u)
+        if (auto u = co_await ctx.svc->credentials.get_user(user); !u)
             co_return make_error(errc::malformed_policy, "Invalid principal in policy");
     if (auth::is_public(*policy) && blocks_public_policy(ctx, *bucket))
         co_return make_error(errc::access_denied,

@@ -3,8 +3,8 @@
 // from SSE-S3). Otherwise — into or out of encryption, or anything SSE-C, whose blobs are sealed under one
 // customer's key — the source's plaintext streams through the write protocol again, encrypted as the copy
 // asks: a PutObject of the source's bytes, audited as the copy it is.
-#include "registry/repo/audit.hpp"
 #include "registry/service/sse.hpp"
+#include "registry/vocabulary.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
 #include "server/s3/sse.hpp"

@@ -13,7 +13,7 @@ asio::awaitable<result<response>> delete_bucket_ownership_controls(request_conte
     if (!bucket)
         co_return std::move(bucket).error();
     auto set = co_await ctx.svc->buckets.set_access(
-        ctx.audit, bucket->name, registry::bucket_repository::access_setting::object_ownership, std::nullopt);
+        ctx.audit, bucket->name, registry::bucket_service::access_setting::object_ownership, std::nullopt);
     if (!set)
         co_return std::move(set).error();
     response res;

@@ -11,8 +11,7 @@ asio::awaitable<result<response>> delete_public_access_block(request_context& ct
     if (!bucket)
         co_return std::move(bucket).error();
     auto set = co_await ctx.svc->buckets.set_access(
-        ctx.audit, bucket->name, registry::bucket_repository::access_setting::public_access_block,
-        std::nullopt);
+        ctx.audit, bucket->name, registry::bucket_service::access_setting::public_access_block, std::nullopt);
     if (!set)
         co_return std::move(set).error();
     response res;

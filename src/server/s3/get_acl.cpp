@@ -2,7 +2,6 @@
 // GetObjectAcl — https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObjectAcl.html
 // The stored grants (s3/acl.hpp), or the owner's FULL_CONTROL alone when there are none. Under
 // BucketOwnerEnforced ACLs are disabled: the answer is the bucket owner's FULL_CONTROL, as on S3.
-#include "registry/repo/object_acls.hpp"
 #include "s3/acl.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
@@ -50,7 +49,7 @@ asio::awaitable<result<response>> get_object_acl(request_context& ctx)
     const bool enforced = bucket->object_ownership == "BucketOwnerEnforced";
     std::string stored;
     if (!enforced)
-        stored = co_await registry::object_acl(*ctx.svc->db, v.row_id);
+        stored = co_await ctx.svc->objects.acl(v.row_id);
     auto res = enforced ? acl_response("", bucket->owner_id, bucket->owner_display_name)
                         : acl_response(stored, v.owner_id, v.owner_display_name);
     set_version_header(res, *bucket, v);

@@ -3,8 +3,8 @@
 // models through it. A caller sees the teams they belong to (every team for an installation admin); other
 // teams' keys do not exist for them. An alias is resolved once per request, so a download in flight keeps
 // reading the version it started with (its blobs are referenced by the version, not by the alias).
-#include "registry/repo/model_view_index.hpp"
 #include "registry/service/model_registry.hpp"
+#include "registry/service/models.hpp"
 #include "s3/listing.hpp"
 #include "s3/names.hpp"
 #include "server/s3/common.hpp"
@@ -77,7 +77,7 @@ class view_walk
 public:
     view_walk(request_context& ctx, const registry::list_request& req, s3::listing_page& fold,
               registry::list_page& page, std::string bound, bool inclusive)
-        : ctx_(ctx), index_(*ctx.svc->db), req_(req), fold_(fold), page_(page), bound_(std::move(bound)),
+        : ctx_(ctx), db_(*ctx.svc->db), req_(req), fold_(fold), page_(page), bound_(std::move(bound)),
           inclusive_(inclusive), chunk_(std::min<std::size_t>(req.max_keys, 1000) + 1)
     {}
 
@@ -85,8 +85,8 @@ public:
     {
         auto cursor = start_of("");
         for (;;) {
-            auto teams =
-                co_await index_.teams(ctx_.who.user_id, ctx_.principal.installation_admin, cursor, chunk_);
+            auto teams = co_await registry::model_queries::view_teams(
+                db_, ctx_.who.user_id, ctx_.principal.installation_admin, cursor, chunk_);
             for (const auto& team : teams) {
                 const std::string tp = team.name + "/";
                 if (beyond_prefix(tp))
@@ -108,7 +108,7 @@ private:
     {
         auto cursor = start_of(tp);
         for (;;) {
-            auto models = co_await index_.models(team.id, cursor, chunk_);
+            auto models = co_await registry::model_queries::view_models(db_, team.id, cursor, chunk_);
             for (const auto& model : models) {
                 const std::string mp = tp + model.name + "/";
                 if (beyond_prefix(mp))
@@ -129,7 +129,7 @@ private:
     {
         auto cursor = start_of(mp);
         for (;;) {
-            auto refs = co_await index_.refs(model.id, cursor, chunk_);
+            auto refs = co_await registry::model_queries::view_refs(db_, model.id, cursor, chunk_);
             for (const auto& ref : refs) {
                 const std::string rp = mp + ref.name + "/";
                 if (beyond_prefix(rp))
@@ -255,7 +255,7 @@ private:
     }
 
     request_context& ctx_;
-    registry::model_view_index index_;
+    pg::pool& db_;
     const registry::list_request& req_;
     s3::listing_page& fold_;
     registry::list_page& page_;

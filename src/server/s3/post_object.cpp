@@ -380,7 +380,7 @@ asio::awaitable<result<std::optional<auth::parsed_auth>>> authenticate_post_obje
     if (!*credentials)
         co_return std::optional<auth::parsed_auth>{};
 
-    auto found = co_await ctx.svc->identities.find_active_key((*credentials)->access_key_id);
+    auto found = co_await ctx.svc->credentials.find_active_key((*credentials)->access_key_id);
     if (!found) {
         record_auth_failure(ctx);
         co_return make_error(errc::invalid_access_key_id,

@@ -23,7 +23,7 @@ asio::awaitable<result<response>> put_bucket_acl(request_context& ctx)
     if (!s3::is_owner_only(*acl, bucket->owner_id) || acl->grants.size() != 1)
         stored = s3::stored_acl(*acl);
     auto set = co_await ctx.svc->buckets.set_access(
-        ctx.audit, bucket->name, registry::bucket_repository::access_setting::acl, std::move(stored));
+        ctx.audit, bucket->name, registry::bucket_service::access_setting::acl, std::move(stored));
     if (!set)
         co_return std::move(set).error();
     co_return response{};

@@ -25,7 +25,7 @@ asio::awaitable<result<response>> put_bucket_ownership_controls(request_context&
         co_return make_error(errc::acl_with_object_ownership,
                              "The bucket's ACL grants to others than its owner: set it to private first");
     auto set = co_await ctx.svc->buckets.set_access(
-        ctx.audit, bucket->name, registry::bucket_repository::access_setting::object_ownership,
+        ctx.audit, bucket->name, registry::bucket_service::access_setting::object_ownership,
         std::move(*ownership));
     if (!set)
         co_return std::move(set).error();

@@ -1,5 +1,5 @@
 // PutBucketVersioning — https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutBucketVersioning.html
-#include "registry/repo/versions.hpp"
+#include "registry/vocabulary.hpp"
 #include "s3/xml.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"

@@ -1,7 +1,6 @@
 // PutObjectAcl — https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObjectAcl.html
 // The grants of one object version (versionId, or the current one), in place: no new version. The
 // bucket's owner, or a WRITE_ACP grantee of the version, sets them; audited as object.acl.
-#include "registry/repo/object_acls.hpp"
 #include "server/s3/access.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
@@ -34,7 +33,7 @@ asio::awaitable<result<response>> put_object_acl(request_context& ctx)
     std::string stored;
     if (!default_acl)
         stored = s3::stored_acl(*acl);
-    if (auto set = co_await registry::set_object_acl(*ctx.svc->db, ctx.audit, v, std::move(stored)); !set) {
+    if (auto set = co_await ctx.svc->objects.set_acl(ctx.audit, v, std::move(stored)); !set) {
         if (!version_id->has_value() && set.error().code == errc::no_such_version) // deleted meanwhile
             co_return make_error(errc::no_such_key, "The specified key does not exist.");
         co_return std::move(set).error();

@@ -21,7 +21,7 @@ asio::awaitable<result<response>> put_public_access_block(request_context& ctx)
     if (!flags)
         co_return std::move(flags).error();
     auto set = co_await ctx.svc->buckets.set_access(
-        ctx.audit, bucket->name, registry::bucket_repository::access_setting::public_access_block,
+        ctx.audit, bucket->name, registry::bucket_service::access_setting::public_access_block,
         std::move(*flags));
     if (!set)
         co_return std::move(set).error();

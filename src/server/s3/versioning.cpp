@@ -1,7 +1,7 @@
 #include "server/s3/versioning.hpp"
 
 #include "common/http_date.hpp"
-#include "registry/repo/versions.hpp"
+#include "registry/vocabulary.hpp"
 #include "server/errors.hpp"
 
 namespace depot::server::s3op {

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The warm-up worker of one depotd: preloads model versions into this instance's read cache
-/// (storage/cache) as warm-up jobs (registry/repo/warmup_repository.hpp) ask.
+/// (storage/cache) as warm-up jobs (registry/service/warmups.hpp) ask.
 ///
 /// - Liveness: the worker renews this instance's row in depot_instances every poll (and while it warms), so
 ///   jobs know which instances to wait for; a clean shutdown removes the row.
@@ -15,7 +15,7 @@
 ///   twice a second and at the end, where the last awaited instance completes the job and its event
 ///   (warmup.completed / warmup.failed) commits with that.
 
-#include "registry/repo/warmup_repository.hpp"
+#include "registry/service/warmups.hpp"
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>

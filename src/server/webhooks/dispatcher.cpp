@@ -7,7 +7,6 @@
 #include "common/metrics.hpp"
 #include "common/uri.hpp"
 #include "registry/pg/listener.hpp"
-#include "registry/repo/events.hpp"
 #include "server/api/http_api.hpp"
 #include "server/services.hpp"
 #include "server/webhooks/manifest.hpp"

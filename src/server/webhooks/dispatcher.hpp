@@ -16,7 +16,7 @@
 ///   presigned GET URL into the S3 model view, signed by the team's event-link key (a team reader created
 ///   on first use), valid for --event-url-expiry from the attempt.
 
-#include "registry/repo/webhook_repository.hpp"
+#include "registry/service/webhooks.hpp"
 #include "server/webhooks/manifest.hpp"
 
 #include <atomic>

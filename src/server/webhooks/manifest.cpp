@@ -3,8 +3,8 @@
 #include "auth/sigv4.hpp"
 #include "common/hash.hpp"
 #include "common/uri.hpp"
-#include "registry/repo/audit.hpp"
-#include "registry/repo/webhook_repository.hpp"
+#include "registry/service/webhooks.hpp"
+#include "registry/vocabulary.hpp"
 #include "server/api/http_api.hpp"
 
 #include <algorithm>
@@ -47,7 +47,7 @@ asio::awaitable<std::optional<link_key>> team_link_key(services& svc, std::int64
     auto& repo = *svc.webhooks;
     for (int round = 0; round < 2; ++round) {
         if (auto recorded = co_await repo.event_key_of(team_id)) {
-            auto key = co_await svc.identities.find_active_key(*recorded);
+            auto key = co_await svc.credentials.find_active_key(*recorded);
             if (key)
                 co_return link_key{key->access_key_id, key->secret};
             co_await repo.forget_event_key(team_id);
@@ -56,17 +56,17 @@ asio::awaitable<std::optional<link_key>> team_link_key(services& svc, std::int64
         registry::user u;
         u.id = "depot-events." + std::string(team);
         u.display_name = "Presigned links of team " + std::string(team) + "'s events";
-        co_await svc.identities.create_user(registry::system_audit_context(),
-                                            u); // already_exists from an earlier round is fine
+        co_await svc.credentials.create_user(registry::system_audit_context(),
+                                             u); // already_exists from an earlier round is fine
         co_await svc.models.set_member(registry::system_audit_context(), team_id, u.id,
                                        registry::team_role::reader);
-        auto created = co_await svc.identities.create_key(registry::system_audit_context(), u.id);
+        auto created = co_await svc.credentials.create_key(registry::system_audit_context(), u.id);
         if (!created)
             co_return std::nullopt;
         if (co_await repo.claim_event_key(team_id, created->access_key_id))
             co_return link_key{created->access_key_id, created->secret};
-        co_await svc.identities.revoke_key(registry::system_audit_context(),
-                                           created->access_key_id); // another depotd won the race
+        co_await svc.credentials.revoke_key(registry::system_audit_context(),
+                                            created->access_key_id); // another depotd won the race
     }
     co_return std::nullopt;
 }

@@ -1,4 +1,4 @@
-#include "registry/repo/webhook_repository.hpp"
+#include "registry/vocabulary.hpp"
 #include "server/webhooks/target.hpp"
 
 #include <doctest/doctest.h>

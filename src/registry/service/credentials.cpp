@@ -1,0 +1,124 @@
+#include "registry/service/credentials.hpp"
+
+#include "registry/repo/credential_scope.hpp"
+#include "registry/repo/identity_repository.hpp"
+#include "registry/repo/session_repository.hpp"
+#include "registry/repo/token_repository.hpp"
+
+namespace depot::registry {
+
+credential_service::credential_service(pg::pool& pool, std::string server_key, lookup_cache* cache)
+    : pool_(pool), identities_(std::make_unique<identity_repository>(pool, std::move(server_key), cache)),
+      tokens_(std::make_unique<token_repository>(pool)), sessions_(std::make_unique<session_repository>(pool))
+{}
+
+credential_service::~credential_service() = default;
+
+asio::awaitable<result<user>> credential_service::create_user(const audit_context& who, user u)
+{
+    return identities_->create_user(who, std::move(u));
+}
+
+asio::awaitable<result<user>> credential_service::get_user(std::string_view id)
+{
+    return identities_->get_user(id);
+}
+
+asio::awaitable<std::vector<user>> credential_service::list_users()
+{
+    return identities_->list_users();
+}
+
+asio::awaitable<result<access_key>>
+credential_service::create_key(const audit_context& who, std::string_view user_id, std::string access_key_id,
+                               std::string secret, std::string scope, std::optional<time_point> expires_at)
+{
+    return identities_->create_key(who, user_id, std::move(access_key_id), std::move(secret),
+                                   std::move(scope), expires_at);
+}
+
+asio::awaitable<result<access_key>> credential_service::get_key(std::string_view access_key_id)
+{
+    return identities_->get_key(access_key_id);
+}
+
+asio::awaitable<result<access_key>> credential_service::find_active_key(std::string_view access_key_id)
+{
+    return identities_->find_active_key(access_key_id);
+}
+
+asio::awaitable<std::vector<access_key>> credential_service::list_keys(std::string_view user_id)
+{
+    return identities_->list_keys(user_id);
+}
+
+asio::awaitable<result<void>> credential_service::revoke_key(const audit_context& who,
+                                                             std::string_view access_key_id)
+{
+    return identities_->revoke_key(who, access_key_id);
+}
+
+asio::awaitable<result<api_token>>
+credential_service::create_token(const audit_context& who, std::string_view user_id, std::string name,
+                                 std::optional<time_point> expires_at, std::string scope)
+{
+    return tokens_->create(who, user_id, std::move(name), expires_at, std::move(scope));
+}
+
+asio::awaitable<result<api_token>> credential_service::get_token(std::string_view id)
+{
+    return tokens_->get(id);
+}
+
+asio::awaitable<result<api_token>> credential_service::authenticate_token(std::string_view token)
+{
+    return tokens_->authenticate(token);
+}
+
+asio::awaitable<std::vector<api_token>> credential_service::list_tokens(std::string_view user_id)
+{
+    return tokens_->list(user_id);
+}
+
+asio::awaitable<result<void>> credential_service::revoke_token(const audit_context& who, std::string_view id)
+{
+    return tokens_->revoke(who, id);
+}
+
+asio::awaitable<result<console_session>> credential_service::open_session(const audit_context& who,
+                                                                          std::string_view user_id,
+                                                                          std::string_view access_key_id,
+                                                                          std::string_view token_id,
+                                                                          time_point expires_at)
+{
+    return sessions_->create(who, user_id, access_key_id, token_id, expires_at);
+}
+
+asio::awaitable<result<console_session>> credential_service::authenticate_session(std::string_view cookie)
+{
+    return sessions_->authenticate(cookie);
+}
+
+asio::awaitable<result<void>> credential_service::end_session(const audit_context& who, std::string_view id)
+{
+    return sessions_->revoke(who, id);
+}
+
+asio::awaitable<std::int64_t> credential_service::purge_ended_sessions(time_point before)
+{
+    return sessions_->purge_ended(before);
+}
+
+asio::awaitable<std::optional<model_location>> credential_service::locate_model(std::string_view team,
+                                                                                std::string_view model)
+{
+    return registry::locate_model(pool_, team, model);
+}
+
+asio::awaitable<bool> credential_service::alias_has_file(std::int64_t model_id, std::string_view alias,
+                                                         std::string_view path)
+{
+    return registry::alias_has_file(pool_, model_id, alias, path);
+}
+
+} // namespace depot::registry
