@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The SQL of the blob collector and the consistency check (schema: blobs, blob_intents, object_segments,
 /// multipart_part_segments, model_file_segments): what registry/service/blob_collector.cpp runs, each

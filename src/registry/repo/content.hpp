@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The SQL of content (schema: blobs, blob_intents, object_segments): what registry/service/content.cpp
 /// runs, each statement on the connection (or inside the transaction) the service passes, or returned as a

@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The SQL of model aliases (schema: model_aliases): what registry/service/model_aliases.cpp runs, inside
 /// the transaction (or on the connection) the service passes. Rows are locked here where the service asks

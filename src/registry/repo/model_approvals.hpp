@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The SQL of the approval workflow and a model's history (schema: model_versions' state, model_events):
 /// what registry/service/model_approvals.cpp runs, inside the transaction (or on the connection) the service

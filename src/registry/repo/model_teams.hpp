@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The SQL of teams and their members (schema: teams, team_members): what registry/service/model_teams.cpp
 /// runs, inside the transaction (or on the connection) the service passes. The audit rows are the

@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The SQL of model versions (schema: model_versions, model_files, model_file_segments, and the
 /// object_versions rows a version freezes): what registry/service/model_versions.cpp runs, each statement

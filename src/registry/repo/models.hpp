@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The SQL of models (schema: models, read with their team's and bucket's names): what
 /// registry/service/model_registry.cpp runs, inside the transaction (or on the connection) the service

@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The SQL of listing current keys (schema: object_versions, users): what
 /// registry/service/object_listing.cpp runs on the connection it passes. The folding into common prefixes

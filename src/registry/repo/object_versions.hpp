@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The SQL of S3 versioning on objects (schema: object_versions, buckets, users): what
 /// registry/service/object_versions.cpp runs, each statement inside the transaction (or on the connection)

@@ -1,4 +1,7 @@
 #pragma once
+#if !defined(DEPOT_REGISTRY_INTERNAL)
+#error "registry/repo/ is internal to the registry: outside src/registry, call a service of registry/service/"
+#endif
 /// \file
 /// The SQL of reading object versions (schema: object_versions with its users row, object_segments, blobs,
 /// object_parts): what registry/service/object_service.cpp runs on the connection (or inside the
