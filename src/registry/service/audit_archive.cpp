@@ -68,22 +68,14 @@ asio::awaitable<std::string> rows_document(pg::pool& pool, std::int64_t through_
     }
 }
 
-} // namespace
-
-asio::awaitable<result<audit_archive_outcome>> archive_audit_rows(const audit_context& who, pg::pool& pool,
+/// The archive itself, in `lock`'s transaction (which holds the archive lock): COMMITs it when rows left the
+/// database; any other way out leaves it open for the caller to end.
+asio::awaitable<result<audit_archive_outcome>> archive_under_lock(const audit_context& who, pg::pool& pool,
                                                                   storage::blob_store& store,
-                                                                  const audit_archive_request& req)
+                                                                  const audit_archive_request& req,
+                                                                  pg::connection& lock)
 {
     audit_archive_outcome out;
-    // The lock lives in this connection's transaction: released at its COMMIT or ROLLBACK, or when the pool
-    // rolls back a connection given back mid-transaction (any exception below), or with the session.
-    auto lock = co_await pool.acquire();
-    co_await lock->execute("BEGIN");
-    if (!co_await try_transaction_lock(*lock, archive_lock_key)) {
-        co_await lock->execute("ROLLBACK");
-        out.busy = true;
-        co_return out;
-    }
     // The bucket first: a missing one is reported on every run, also while no row is old enough.
     bucket_repository buckets(pool);
     auto bucket = co_await buckets.get(req.bucket);
@@ -95,10 +87,8 @@ asio::awaitable<result<audit_archive_outcome>> archive_audit_rows(const audit_co
     auto through = co_await last_audit_row_before(pool, req.before);
     if (!through)
         co_return std::move(through).error();
-    if (!*through) {
-        co_await lock->execute("ROLLBACK");
+    if (!*through)
         co_return out;
-    }
     // Only an intact chain is archived: what leaves the database must verify too.
     auto v = co_await verify_audit(pool);
     if (v.bad_row)
@@ -124,14 +114,39 @@ asio::awaitable<result<audit_archive_outcome>> archive_audit_rows(const audit_co
         co_return make_error(stored.error().code, "cannot write s3://" + out.bucket + "/" + out.key + ": " +
                                                       stored.error().message);
     // The rows leave the database only once their copy is stored, and with the row that says where it is.
-    out.archived = co_await delete_archived_audit_rows(*lock, out.last_row);
+    out.archived = co_await delete_archived_audit_rows(lock, out.last_row);
     const std::string details =
         "{\"before\":" + audit_quote(req.before) + ",\"first_row\":" + std::to_string(out.first_row) +
         ",\"last_row\":" + std::to_string(out.last_row) + ",\"rows\":" + std::to_string(out.archived) + "}";
     const std::string resource = out.bucket + "/" + out.key;
-    co_await append_audit(*lock, who, "audit.archive", resource, "", details);
-    co_await lock->execute("COMMIT");
+    co_await append_audit(lock, who, "audit.archive", resource, "", details);
+    co_await lock.execute("COMMIT");
     co_return out;
+}
+
+} // namespace
+
+asio::awaitable<result<audit_archive_outcome>> archive_audit_rows(const audit_context& who, pg::pool& pool,
+                                                                  storage::blob_store& store,
+                                                                  const audit_archive_request& req)
+{
+    // The lock lives in this connection's transaction: released at its COMMIT or ROLLBACK, or when the pool
+    // rolls back a connection given back mid-transaction (an exception), or with the session.
+    auto lock = co_await pool.acquire();
+    co_await lock->execute("BEGIN");
+    if (!co_await try_transaction_lock(*lock, archive_lock_key)) {
+        co_await lock->execute("ROLLBACK");
+        audit_archive_outcome busy;
+        busy.busy = true;
+        co_return busy;
+    }
+    auto done = co_await archive_under_lock(who, pool, store, req, *lock);
+    // Every way out that did not commit (nothing old enough, a missing bucket, a failed write) ends the
+    // transaction here, so the lock is free once this returns. Left to the pool, the rollback ran in the
+    // background, and a run right after a failed one could find the lock still held and answer "busy".
+    if (lock->in_transaction())
+        co_await lock->execute("ROLLBACK");
+    co_return done;
 }
 
 } // namespace depot::registry
