@@ -358,6 +358,7 @@ def test_export_writes_json_lines(depot, s3, bucket, tmp_path):
     assert target.read_text() == out
 
 
+@pytest.mark.storage
 def test_archive_moves_old_rows_into_a_bucket_and_what_remains_verifies(depot, s3):
     archive = unique_bucket_name("audit-archive")
     s3.create_bucket(Bucket=archive)

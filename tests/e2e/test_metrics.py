@@ -18,6 +18,7 @@ import time
 import urllib.parse
 from pathlib import Path
 
+import pytest
 import requests
 
 from depot_harness import REPO_ROOT, Database, sanitizer_reports
@@ -225,6 +226,7 @@ def test_metrics_are_unauthenticated_well_formed_and_export_exactly_the_document
     assert s.value("depot_s3_requests_in_flight") == 0
 
 
+@pytest.mark.storage
 def test_request_counters_bytes_and_latency_move_by_exactly_the_traffic_sent(depot, bucket):
     small, large = secrets.token_bytes(1000), secrets.token_bytes(3 * 1024 * 1024 + 17)
     before = scrape(depot.endpoint)
@@ -402,6 +404,7 @@ def test_access_log_marks_a_download_the_client_abandoned_as_incomplete(depot, b
 # /readyz, and a second depotd whose PostgreSQL connection the test controls
 
 
+@pytest.mark.storage
 def test_readyz_reports_every_check_ready(depot):
     r = requests.get(depot.endpoint + "/readyz", timeout=10)
     assert r.status_code == 200, r.text
