@@ -1,5 +1,6 @@
 #include "server/authorization.hpp"
 
+#include "common/strings.hpp"
 #include "s3/acl.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
@@ -51,6 +52,15 @@ asio::awaitable<void> resolve_target(request_context& ctx, resolved_target& r, a
 
 } // namespace
 
+bool asks_bypass_governance(const request_context& ctx)
+{
+    if (ctx.s3_action != "s3:DeleteObject" && ctx.s3_action != "s3:DeleteObjectVersion" &&
+        ctx.s3_action != "s3:PutObjectRetention")
+        return false;
+    auto header = ctx.get("x-amz-bypass-governance-retention");
+    return header && iequals_ascii(trim_ows(*header), "true");
+}
+
 void set_principal(request_context& ctx)
 {
     ctx.principal = auth::make_principal(ctx.who.user_id, ctx.who.is_admin, ctx.who.scope);
@@ -92,6 +102,7 @@ asio::awaitable<result<void>> authorize_s3_request(request_context& ctx, auth::p
                                 parsed->key, false);
         own.target.copy_source = &source.target;
     }
+    own.target.bypass_governance = asks_bypass_governance(ctx);
     auto allowed = auth::authorize(ctx.principal, what, own.target);
     if (allowed && own.target.alias_file) {
         const auto& s = *ctx.principal.scope;
@@ -197,7 +208,8 @@ asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth
                             .has_models = b.has_models,
                             .acls_disabled = b.object_ownership == "BucketOwnerEnforced",
                             .ignore_public = ignores_public_acls(ctx, b),
-                            .object = !key.empty()};
+                            .object = !key.empty(),
+                            .bypass_governance = !auth::is_read(what) && asks_bypass_governance(ctx)};
     const bool owner = (!ctx.principal.user_id.empty() && b.owner_id == ctx.principal.user_id) ||
                        ctx.principal.installation_admin;
     std::vector<std::pair<std::string_view, std::string>> context;
