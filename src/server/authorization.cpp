@@ -4,6 +4,7 @@
 #include "s3/acl.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
+#include "server/s3/post_object.hpp"
 #include "server/s3/versioning.hpp"
 #include "server/services.hpp"
 
@@ -177,9 +178,15 @@ std::vector<std::pair<std::string_view, std::string>> policy_context(const reque
         if (auto m = ctx.param("max-keys"))
             out.emplace_back("s3:max-keys", std::string(*m));
     }
+    // What the write is made of: a POST upload's signed form fields (its HTTP headers are neither signed nor
+    // used: the object would be stored as the form says while the policy read something else), the headers
+    // of every other request.
+    const auto value = [&ctx](std::string_view header, std::string_view field) {
+        return ctx.post_form ? s3op::post_form_field(*ctx.post_form, field) : ctx.get(header);
+    };
     for (std::string_view h :
          {"x-amz-server-side-encryption", "x-amz-server-side-encryption-customer-algorithm", "x-amz-acl"})
-        if (auto v = ctx.get(h))
+        if (auto v = value(h, h == "x-amz-acl" ? "acl" : h))
             out.emplace_back(h == "x-amz-acl" ? "s3:x-amz-acl"
                              : h == "x-amz-server-side-encryption"
                                  ? "s3:x-amz-server-side-encryption"

@@ -346,6 +346,13 @@ bool is_http_url(std::string_view url)
 
 } // namespace
 
+std::optional<std::string_view> post_form_field(const post_form& form, std::string_view name)
+{
+    if (const auto* v = form.field(name))
+        return std::string_view(*v);
+    return std::nullopt;
+}
+
 asio::awaitable<result<std::optional<auth::parsed_auth>>> authenticate_post_object(request_context& ctx)
 {
     auto content_type = ctx.get("content-type").value_or("");
