@@ -184,6 +184,8 @@ asio::awaitable<result<object_version>> copy_version_in(pg::connection& c, versi
         blobs.push_back(seg.blob_row);
     co_await add_references(c, blobs);
     auto current = co_await lock_current(c, req.target->id, req.key);
+    if (auto met = check_write_conditions(req.if_match, req.if_none_match, current); !met)
+        co_return std::move(met).error();
     auto slot = co_await retire_current(c, mode, req.target->id, req.key, current, unreferenced);
     object_version v = source.version;
     v.bucket_id = req.target->id;

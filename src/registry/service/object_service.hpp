@@ -85,6 +85,10 @@ struct copy_object_request
     std::int64_t expected_source_row = 0;
     /// The source was named by version id (x-amz-copy-source ?versionId=): it need not be current.
     bool source_version_pinned = false;
+    /// Conditional write on the target (If-Match / If-None-Match), checked against the target key's current
+    /// version as put_object_request's are, atomically with the publish.
+    std::optional<std::string> if_match = std::nullopt;
+    std::optional<std::string> if_none_match = std::nullopt;
 };
 
 /// DeleteObject / one entry of DeleteObjects.

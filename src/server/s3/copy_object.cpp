@@ -107,6 +107,8 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
         co_return res;
     }
 
+    // If-Match / If-None-Match on the target, checked with the publish as PutObject's are.
+    auto conditions = write_conditions_of(ctx);
     registry::copy_object_request request{.source_bucket = &*source_bucket,
                                           .source_key = source->key,
                                           .target = &*target,
@@ -119,7 +121,9 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
                                           .expected_source_row = src.row_id,
                                           // A snapshot's version need not be current (or even listed).
                                           .source_version_pinned = source->version_id.has_value() ||
-                                                                   registry::is_snapshot_key(source->key)};
+                                                                   registry::is_snapshot_key(source->key),
+                                          .if_match = std::move(conditions.if_match),
+                                          .if_none_match = std::move(conditions.if_none_match)};
     auto copied = co_await ctx.svc->objects.copy_object(ctx.audit, std::move(request));
     if (!copied)
         co_return std::move(copied).error();

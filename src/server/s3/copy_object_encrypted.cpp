@@ -28,6 +28,7 @@ copy_reencrypting(request_context& ctx, const registry::bucket& target, const re
                   const registry::object_handle& source, registry::sse_spec sse,
                   std::optional<registry::object_headers> headers, std::optional<std::vector<s3::tag>> tags)
 {
+    auto conditions = write_conditions_of(ctx); // the copy's own If-Match / If-None-Match, as PutObject's
     const auto& src = source.version;
     auto body = ctx.svc->objects.read(source, 0, src.size);
     registry::put_object_request request{
@@ -36,6 +37,8 @@ copy_reencrypting(request_context& ctx, const registry::bucket& target, const re
         .owner_id = ctx.who.user_id,
         .headers = headers ? std::move(*headers) : src.headers,
         .content_length = src.size,
+        .if_match = std::move(conditions.if_match),
+        .if_none_match = std::move(conditions.if_none_match),
         .body = body.get(),
         .tags = tags ? std::move(*tags) : src.tags,
         .sse = std::move(sse),

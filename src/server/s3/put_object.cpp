@@ -64,10 +64,9 @@ asio::awaitable<result<response>> put_object(request_context& ctx)
                                          .retention = lock->retention,
                                          .legal_hold = lock->legal_hold,
                                          .sse = *sse};
-    if (auto v = ctx.get("if-match"))
-        request.if_match = std::string(*v);
-    if (auto v = ctx.get("if-none-match"))
-        request.if_none_match = std::string(*v);
+    auto conditions = write_conditions_of(ctx);
+    request.if_match = std::move(conditions.if_match);
+    request.if_none_match = std::move(conditions.if_none_match);
     auto stored = co_await ctx.svc->objects.put_object(ctx.audit, std::move(request));
     if (!stored)
         co_return std::move(stored).error();
