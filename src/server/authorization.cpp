@@ -1,8 +1,10 @@
 #include "server/authorization.hpp"
 
+#include "common/strings.hpp"
 #include "s3/acl.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
+#include "server/s3/post_object.hpp"
 #include "server/s3/versioning.hpp"
 #include "server/services.hpp"
 
@@ -51,6 +53,15 @@ asio::awaitable<void> resolve_target(request_context& ctx, resolved_target& r, a
 
 } // namespace
 
+bool asks_bypass_governance(const request_context& ctx)
+{
+    if (ctx.s3_action != "s3:DeleteObject" && ctx.s3_action != "s3:DeleteObjectVersion" &&
+        ctx.s3_action != "s3:PutObjectRetention")
+        return false;
+    auto header = ctx.get("x-amz-bypass-governance-retention");
+    return header && iequals_ascii(trim_ows(*header), "true");
+}
+
 void set_principal(request_context& ctx)
 {
     ctx.principal = auth::make_principal(ctx.who.user_id, ctx.who.is_admin, ctx.who.scope);
@@ -92,6 +103,7 @@ asio::awaitable<result<void>> authorize_s3_request(request_context& ctx, auth::p
                                 parsed->key, false);
         own.target.copy_source = &source.target;
     }
+    own.target.bypass_governance = asks_bypass_governance(ctx);
     auto allowed = auth::authorize(ctx.principal, what, own.target);
     if (allowed && own.target.alias_file) {
         const auto& s = *ctx.principal.scope;
@@ -166,9 +178,15 @@ std::vector<std::pair<std::string_view, std::string>> policy_context(const reque
         if (auto m = ctx.param("max-keys"))
             out.emplace_back("s3:max-keys", std::string(*m));
     }
+    // What the write is made of: a POST upload's signed form fields (its HTTP headers are neither signed nor
+    // used: the object would be stored as the form says while the policy read something else), the headers
+    // of every other request.
+    const auto value = [&ctx](std::string_view header, std::string_view field) {
+        return ctx.post_form ? s3op::post_form_field(*ctx.post_form, field) : ctx.get(header);
+    };
     for (std::string_view h :
          {"x-amz-server-side-encryption", "x-amz-server-side-encryption-customer-algorithm", "x-amz-acl"})
-        if (auto v = ctx.get(h))
+        if (auto v = value(h, h == "x-amz-acl" ? "acl" : h))
             out.emplace_back(h == "x-amz-acl" ? "s3:x-amz-acl"
                              : h == "x-amz-server-side-encryption"
                                  ? "s3:x-amz-server-side-encryption"
@@ -197,7 +215,8 @@ asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth
                             .has_models = b.has_models,
                             .acls_disabled = b.object_ownership == "BucketOwnerEnforced",
                             .ignore_public = ignores_public_acls(ctx, b),
-                            .object = !key.empty()};
+                            .object = !key.empty(),
+                            .bypass_governance = !auth::is_read(what) && asks_bypass_governance(ctx)};
     const bool owner = (!ctx.principal.user_id.empty() && b.owner_id == ctx.principal.user_id) ||
                        ctx.principal.installation_admin;
     std::vector<std::pair<std::string_view, std::string>> context;

@@ -34,6 +34,12 @@ namespace asio = boost::asio;
 void set_principal(request_context& ctx);
 asio::awaitable<void> resolve_principal(request_context& ctx);
 
+/// Whether the request asks to bypass GOVERNANCE retention: x-amz-bypass-governance-retention: true on an
+/// operation that honours it (DeleteObject, DeleteObjects, PutObjectRetention; AWS ignores it elsewhere). A
+/// fact of the request: authorize_s3_request and authorize_bucket_access hand it to auth::authorize, which
+/// decides who may (the owner, an installation admin, a policy naming s3:BypassGovernanceRetention).
+bool asks_bypass_governance(const request_context& ctx);
+
 /// An S3 request's route, before the handler: the scope and the read-only views. `operation`: the AWS
 /// action name (for messages). For an alias-scoped credential reading a path of its model's bucket, sets
 /// ctx.frozen_view_key: the read serves that frozen file of the aliased version, never the live object. A

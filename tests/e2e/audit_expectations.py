@@ -102,15 +102,12 @@ S3_OPERATIONS: dict[str, Callable] = {
     # One row per key deleted (also keys that did not exist: S3 reports them deleted); the keys are in the
     # request body, which the log does not carry, so only their bucket is checked.
     "DeleteObjects": lambda line, facts: [Row("object.delete", prefix=BUCKET(line) + "/", min=0, max=None)],
-    # With an ACL other than the default (x-amz-acl, x-amz-grant-*): its object.acl row after the write.
-    "PutObject": lambda line, facts: [Row("object.put", resource=obj(line)),
-                                      Row("object.acl", resource=obj(line), min=0)],
-    # A browser form upload (the key comes from the form); with an acl field other than the default, its
-    # object.acl row after the write.
-    "PostObject": lambda line, facts: [Row("object.put", resource=obj(line)),
-                                       Row("object.acl", resource=obj(line), min=0)],
-    "CopyObject": lambda line, facts: [Row("object.copy", resource=obj(line)),
-                                       Row("object.acl", resource=obj(line), min=0)],
+    # One row per write, also with an ACL (x-amz-acl, x-amz-grant-*, a form's acl field): the ACL is stored in
+    # the write's transaction and named in its row's details, never a second row (issue 34 item 13).
+    "PutObject": one("object.put", obj),
+    # A browser form upload (the key comes from the form).
+    "PostObject": one("object.put", obj),
+    "CopyObject": one("object.copy", obj),
     "GetObject": lambda line, facts: ([Row("model.download", resource=obj(line))]
                                       if facts.is_model_file(line.get("bucket", ""), line.get("key", "")) else []),
     "HeadObject": NONE,
@@ -121,9 +118,8 @@ S3_OPERATIONS: dict[str, Callable] = {
     "CreateMultipartUpload": one("multipart.create", obj),
     "UploadPart": one("multipart.part", obj),
     "UploadPartCopy": one("multipart.part", obj),
-    # With the ACL CreateMultipartUpload asked for (other than the default): its object.acl row.
-    "CompleteMultipartUpload": lambda line, facts: [Row("object.put", resource=obj(line)),
-                                                    Row("object.acl", resource=obj(line), min=0)],
+    # With the ACL CreateMultipartUpload asked for in its details, as PutObject's.
+    "CompleteMultipartUpload": one("object.put", obj),
     "AbortMultipartUpload": one("multipart.abort", obj),
     "ListParts": NONE,
     "GetObjectTagging": NONE,

@@ -406,3 +406,85 @@ TEST_CASE("authorize: DeleteObjects as a whole goes on when a statement may allo
                           c.resource("s3:DeleteObject", "tmp/keep", true)));
     CHECK(authorize(user("alice"), permission::delete_objects, c.resource("s3:DeleteObject", "other", true)));
 }
+
+TEST_CASE("authorize: bypassing GOVERNANCE retention needs the owner, an admin or a policy naming it exactly")
+{
+    const auto with_bypass = [](bucket_resource r) {
+        r.bypass_governance = true;
+        return r;
+    };
+    const auto alice = user("alice"); // the bucket's owner
+    const auto root = make_principal("root", true, "");
+    SUBCASE("an ACL grant never allows the bypass")
+    {
+        bucket_resource r{.name = "b", .owner_id = "alice", .object = true};
+        r.bucket_grants = acl_grants{.user = acl_right::write, .authenticated_users = acl_right::write};
+        CHECK(authorize(user("bob"), permission::write_object, r));
+        CHECK_FALSE(authorize(user("bob"), permission::write_object, with_bypass(r)));
+        r.object = false;
+        CHECK(authorize(user("bob"), permission::delete_objects, r));
+        CHECK_FALSE(authorize(user("bob"), permission::delete_objects, with_bypass(r)));
+        CHECK(authorize(alice, permission::write_object, with_bypass(r)));
+        CHECK(authorize(root, permission::delete_objects, with_bypass(r)));
+        CHECK_FALSE(authorize(principal{}, permission::write_object, with_bypass(r)));
+    }
+    SUBCASE("the actions a bypass goes with, or s3:*, do not allow it")
+    {
+        policy_case c{parsed(statement(R"(
+            {"Effect":"Allow","Principal":{"AWS":"bob"},"Action":["s3:DeleteObjectVersion","s3:DeleteObject","s3:PutObjectRetention"],"Resource":"arn:aws:s3:::b/*"},
+            {"Effect":"Allow","Principal":{"AWS":"carol"},"Action":"s3:*","Resource":"arn:aws:s3:::b/*"},
+            {"Effect":"Allow","Principal":{"AWS":"dave"},"Action":"s3:Bypass*","Resource":"arn:aws:s3:::b/*"})")),
+                      {}};
+        CHECK(authorize(user("bob"), permission::write_object,
+                        c.resource("s3:DeleteObjectVersion", "k", true)));
+        CHECK_FALSE(authorize(user("bob"), permission::write_object,
+                              with_bypass(c.resource("s3:DeleteObjectVersion", "k", true))));
+        CHECK(authorize(user("bob"), permission::write_object_lock,
+                        c.resource("s3:PutObjectRetention", "k", true)));
+        CHECK_FALSE(authorize(user("bob"), permission::write_object_lock,
+                              with_bypass(c.resource("s3:PutObjectRetention", "k", true))));
+        CHECK(authorize(user("bob"), permission::delete_objects, c.resource("s3:DeleteObject", "", false)));
+        CHECK_FALSE(authorize(user("bob"), permission::delete_objects,
+                              with_bypass(c.resource("s3:DeleteObject", "", false))));
+        CHECK_FALSE(authorize(user("bob"), permission::delete_objects,
+                              with_bypass(c.resource("s3:DeleteObjectVersion", "k", true))));
+        for (auto who : {"carol", "dave"})
+            CHECK_FALSE(authorize(user(who), permission::write_object,
+                                  with_bypass(c.resource("s3:DeleteObjectVersion", "k", true))));
+        // The owner needs no statement.
+        CHECK(authorize(alice, permission::write_object,
+                        with_bypass(c.resource("s3:DeleteObjectVersion", "k", true))));
+    }
+    SUBCASE("a statement naming s3:BypassGovernanceRetention allows it where its resource and conditions do")
+    {
+        policy_case c{parsed(statement(R"(
+            {"Effect":"Allow","Principal":{"AWS":"bob"},"Action":["s3:DeleteObjectVersion","s3:BypassGovernanceRetention"],"Resource":"arn:aws:s3:::b/tmp/*"})")),
+                      {}};
+        CHECK(authorize(user("bob"), permission::write_object,
+                        with_bypass(c.resource("s3:DeleteObjectVersion", "tmp/x", true))));
+        CHECK_FALSE(authorize(user("bob"), permission::write_object,
+                              with_bypass(c.resource("s3:DeleteObjectVersion", "keep/x", true))));
+        CHECK_FALSE(authorize(user("carol"), permission::write_object,
+                              with_bypass(c.resource("s3:DeleteObjectVersion", "tmp/x", true))));
+        // DeleteObjects as a whole goes on; each key decides.
+        CHECK(authorize(user("bob"), permission::delete_objects,
+                        with_bypass(c.resource("s3:DeleteObjectVersion", "", false))));
+        // Void in a bucket in which models live (team roles govern it).
+        auto models = with_bypass(c.resource("s3:DeleteObjectVersion", "tmp/x", true));
+        models.has_models = true;
+        CHECK_FALSE(authorize(user("bob"), permission::write_object, models));
+    }
+    SUBCASE("a Deny of s3:BypassGovernanceRetention binds the owner and installation admins")
+    {
+        policy_case c{parsed(statement(R"(
+            {"Effect":"Deny","Principal":"*","Action":"s3:BypassGovernanceRetention","Resource":"arn:aws:s3:::b/*"})")),
+                      {}};
+        for (const auto& who : {alice, root}) {
+            CHECK(authorize(who, permission::write_object, c.resource("s3:DeleteObjectVersion", "k", true)));
+            CHECK_FALSE(authorize(who, permission::write_object,
+                                  with_bypass(c.resource("s3:DeleteObjectVersion", "k", true))));
+            CHECK_FALSE(authorize(who, permission::write_object_lock,
+                                  with_bypass(c.resource("s3:PutObjectRetention", "k", true))));
+        }
+    }
+}
