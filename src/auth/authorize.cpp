@@ -219,11 +219,15 @@ result<void> decide(const principal& who, permission what, const bucket_resource
             if (effect == policy_effect::deny && !(owner && is_policy_management(r.action)))
                 return make_error(errc::access_denied,
                                   "Access Denied: the bucket policy denies " + std::string(r.action));
-            policy_allows = effect == policy_effect::allow && !b.has_models && !is_policy_management(r.action);
+            policy_allows =
+                effect == policy_effect::allow && !b.has_models && !is_policy_management(r.action);
         }
     }
     if (owner)
         return ok();
+    if (b.owner_only)
+        return make_error(errc::access_denied, "Access Denied: the snapshots of bucket " +
+                                                   std::string(b.name) + " are its owner's");
     const auto refused = [] { return make_error(errc::access_denied, "Access Denied"); };
     if (who.user_id.empty() && !is_read(what))
         return refused(); // anonymous callers only read, whatever a grant says

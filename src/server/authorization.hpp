@@ -49,6 +49,8 @@ result<void> authorize_bucket(const request_context& ctx, auth::permission what,
 /// the bucket's ownership controls, its PublicAccessBlock and the installation's --allow-public-access.
 /// `key`: the object the permission is about ("" for bucket permissions).
 /// The bucket's policy decides too (auth/bucket_policy.hpp), for the request's AWS action (ctx.s3_action).
+/// A snapshot view's key or listing (`.snapshots/<name>/...`) is decided as what it serves: the policy is
+/// asked about the key (or prefix) inside the snapshot, and only the owner and installation admins reach it.
 asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth::permission what,
                                                       const registry::bucket& b, std::string_view key);
 /// The same for `action` (e.g. DeleteObjects' s3:DeleteObject of each key; empty: the policy is not asked).

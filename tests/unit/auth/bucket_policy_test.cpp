@@ -480,3 +480,39 @@ TEST_CASE("authorize: DeleteObjects as a whole goes on when a statement may allo
                           c.resource("s3:DeleteObject", "tmp/keep", true)));
     CHECK(authorize(user("alice"), permission::delete_objects, c.resource("s3:DeleteObject", "other", true)));
 }
+
+TEST_CASE("authorize: a snapshot view is its owner's, and the policy's Deny of the key it serves binds")
+{
+    // The server resolves .snapshots/s1/secret/x to the key it serves (secret/x) and marks the view
+    // owner-only.
+    policy_case c{parsed(statement(R"(
+        {"Effect":"Allow","Principal":{"AWS":"bob"},"Action":"s3:*","Resource":["arn:aws:s3:::b","arn:aws:s3:::b/*"]},
+        {"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::b/pub/*"},
+        {"Effect":"Deny","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::b/secret/*"})")),
+                  {}};
+    auto view = [&](std::string_view action, std::string_view key, bool object_action) {
+        auto r = c.resource(action, key, object_action);
+        r.owner_only = true;
+        return r;
+    };
+    // Live keys: bob's Allow, the public statement and the Deny, as always.
+    CHECK(authorize(user("bob"), permission::read_object, c.resource("s3:GetObject", "private/x", true)));
+    CHECK(authorize(principal{}, permission::read_object, c.resource("s3:GetObject", "pub/x", true)));
+    CHECK_FALSE(
+        authorize(user("alice"), permission::read_object, c.resource("s3:GetObject", "secret/x", true)));
+    // The view: no Allow and no grant reaches it, the owner reads it, the Deny of the key holds for her too.
+    CHECK_FALSE(authorize(user("bob"), permission::read_object, view("s3:GetObject", "private/x", true)));
+    CHECK_FALSE(authorize(user("bob"), permission::list_objects, view("s3:ListBucket", "", false)));
+    CHECK_FALSE(authorize(principal{}, permission::read_object, view("s3:GetObject", "pub/x", true)));
+    CHECK(authorize(user("alice"), permission::read_object, view("s3:GetObject", "private/x", true)));
+    CHECK(authorize(user("alice"), permission::list_objects, view("s3:ListBucket", "", false)));
+    auto denied = authorize(user("alice"), permission::read_object, view("s3:GetObject", "secret/x", true));
+    REQUIRE_FALSE(denied);
+    CHECK(denied.error().message.find("policy denies") != std::string::npos);
+    // ACL grants do not reach it either.
+    auto granted = view("s3:GetObject", "private/x", true);
+    granted.bucket_grants = acl_grants{.user = acl_right::read};
+    granted.object_grants = acl_grants{.user = acl_right::read};
+    CHECK_FALSE(authorize(user("bob"), permission::read_object, granted));
+    CHECK(authorize(make_principal("root", true, ""), permission::read_object, granted));
+}
