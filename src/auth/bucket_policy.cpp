@@ -19,7 +19,7 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr std::array<known_action, 57> actions = {{
+constexpr std::array<known_action, 58> actions = {{
     {"s3:GetObject", true},
     {"s3:GetObjectVersion", true},
     {"s3:PutObject", true},
@@ -77,6 +77,7 @@ constexpr std::array<known_action, 57> actions = {{
     {"s3:GetBucketWebsite", false},
     {"s3:GetBucketLogging", false},
     {"s3:GetBucketNotification", false},
+    {"s3:PutBucketNotification", false}, // REST: a bucket's object_events (PATCH /api/v1/buckets/{bucket})
 }};
 
 constexpr std::array<std::string_view, 13> condition_keys = {

@@ -232,8 +232,9 @@ asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth
 
 namespace {
 
-/// The facts of `b` a decision needs besides the ACL grants: ownership controls, the views, and the policy
-/// asked for `action` about `key`. `context` holds the condition values the resource points into.
+/// The facts of `b` that S3 and REST decisions share (everything but the ACL grants, which only S3 reads):
+/// ownership controls, the views, and the policy asked for `action` about `key`. `context` holds the
+/// condition values the resource points into.
 auth::bucket_resource bucket_facts(const request_context& ctx, auth::permission what,
                                    const registry::bucket& b, std::string_view key, std::string_view action,
                                    std::vector<std::pair<std::string_view, std::string>>& context)
@@ -266,6 +267,17 @@ auth::bucket_resource bucket_facts(const request_context& ctx, auth::permission 
 }
 
 } // namespace
+
+result<void> authorize_bucket_rest(const request_context& ctx, auth::permission what,
+                                   const registry::bucket& b, std::string_view action, std::string_view key)
+{
+    std::vector<std::pair<std::string_view, std::string>> context;
+    auto r = bucket_facts(ctx, what, b, key, action, context);
+    // REST's own rule first (owner or installation admin), then the shared decision with the policy.
+    if (auto mine = authorize_bucket(ctx, what, b); !mine)
+        return mine;
+    return auth::authorize(ctx.principal, what, r);
+}
 
 asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth::permission what,
                                                       const registry::bucket& b, std::string_view key,

@@ -60,6 +60,16 @@ asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth
                                                       const registry::bucket& b, std::string_view key,
                                                       std::string_view action, bool object_acls = true);
 
+/// A REST request about bucket `b` (its objects, snapshots, settings or usage) by its owner or an
+/// installation admin — the REST API acts on no other user's bucket (caller_bucket answers 404 before): the
+/// same facts and auth::authorize as authorize_bucket_access, so the bucket policy's explicit Deny of
+/// `action` (with the request's condition values) binds these routes exactly as it binds S3. `key`: the
+/// object the action is about (an object action's resource is bucket/key), "" for bucket actions. Pure once
+/// the row is loaded: the owner's requests read no ACL. access_denied names the policy.
+result<void> authorize_bucket_rest(const request_context& ctx, auth::permission what,
+                                   const registry::bucket& b, std::string_view action,
+                                   std::string_view key = {});
+
 /// Whether public statements of `b`'s policy are void: its RestrictPublicBuckets, or the installation does
 /// not allow public access.
 bool restricts_public_policy(const request_context& ctx, const registry::bucket& b);
