@@ -445,6 +445,66 @@ def test_a_policy_costs_no_extra_query_on_4kib_get_and_put(private_depot):
     assert _statements(depot, get(bob, with_policy)) == get_plain
 
 
+def test_policies_public_in_effect_are_public(depot, s3):
+    """Issue 34 item 4: Principal "*" with aws:SourceIp ::/1 (which holds every IPv4-mapped address), or
+    0.0.0.0/1 + 128.0.0.0/1, was stored with BlockPublicPolicy on, GetBucketPolicyStatus said not public, and
+    anonymous GET and listing answered 200 under RestrictPublicBuckets. Depot counts the addresses a policy's
+    statements to everyone admit: more than one IPv4 /8 or one IPv6 /32 is public."""
+    bucket = new_bucket(depot)
+    s3.put_object(Bucket=bucket, Key="k", Body=b"v")
+    everything = [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"]
+    wide = (["::/1"], ["0.0.0.0/1", "128.0.0.0/1"], ["::/1", "8000::/1"], ["10.0.0.0/7"], ["2001:db8::/31"])
+
+    def from_(sources):
+        return allow("*", ["s3:GetObject", "s3:ListBucket"], everything,
+                     Condition={"IpAddress": {"aws:SourceIp": sources}})
+
+    s3.put_public_access_block(Bucket=bucket, PublicAccessBlockConfiguration={
+        "BlockPublicPolicy": True, "RestrictPublicBuckets": True})
+    before = depot.snapshot(bucket)
+    for sources in wide:
+        e = expect_error("AccessDenied", 403, s3.put_bucket_policy, Bucket=bucket, Policy=policy(from_(sources)))
+        assert "BlockPublicPolicy" in e["Error"]["Message"], sources
+    # Two statements, each narrow on its own (one /8), together more than one /8.
+    e = expect_error("AccessDenied", 403, s3.put_bucket_policy, Bucket=bucket,
+                     Policy=policy(from_(["10.0.0.0/8"]), from_(["11.0.0.0/8"])))
+    assert "BlockPublicPolicy" in e["Error"]["Message"]
+    expect_error("NoSuchBucketPolicy", 404, s3.get_bucket_policy, Bucket=bucket)
+    assert requests.get(f"{depot.endpoint}/{bucket}/k", timeout=30).status_code == 403
+    assert requests.get(f"{depot.endpoint}/{bucket}?list-type=2", timeout=30).status_code == 403
+    depot.assert_unchanged(before)
+    # The edges that stay narrow: one /8, two /9s of IPv4, one IPv6 /32.
+    for sources in (["10.0.0.0/8"], ["0.0.0.0/9", "128.0.0.0/9"], ["2001:db8::/32", "10.0.0.0/8"]):
+        s3.put_bucket_policy(Bucket=bucket, Policy=policy(from_(sources)))
+        assert s3.get_bucket_policy_status(Bucket=bucket)["PolicyStatus"]["IsPublic"] is False, sources
+
+    # Stored where BlockPublicPolicy is off: the status says public, and RestrictPublicBuckets voids it.
+    s3.put_public_access_block(Bucket=bucket, PublicAccessBlockConfiguration={"RestrictPublicBuckets": True})
+    s3.put_bucket_policy(Bucket=bucket, Policy=policy(from_(["::/1"])))
+    assert s3.get_bucket_policy_status(Bucket=bucket)["PolicyStatus"]["IsPublic"] is True
+    assert requests.get(f"{depot.endpoint}/{bucket}/k", timeout=30).status_code == 403
+    assert requests.get(f"{depot.endpoint}/{bucket}?list-type=2", timeout=30).status_code == 403
+    expect_error("AccessDenied", 403, anonymous(depot).get_object, Bucket=bucket, Key="k")
+    # It is public indeed: without RestrictPublicBuckets (and public access allowed) 127.0.0.1 reads it.
+    s3.delete_public_access_block(Bucket=bucket)
+    assert requests.get(f"{depot.endpoint}/{bucket}/k", timeout=30).status_code == 200
+    s3.delete_bucket_policy(Bucket=bucket)
+
+
+def test_a_public_in_effect_policy_is_refused_when_public_access_is_off(private_depot):
+    server = private_depot("--allow-public-access", "false")
+    s3 = server.client("alice")
+    bucket = unique_bucket_name("pol-wide")
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="k", Body=b"v")
+    before = server.snapshot(bucket)
+    e = expect_error("AccessDenied", 403, s3.put_bucket_policy, Bucket=bucket, Policy=policy(
+        allow("*", "s3:GetObject", f"arn:aws:s3:::{bucket}/*", Condition={"IpAddress": {"aws:SourceIp": "::/1"}})))
+    assert "allow-public-access" in e["Error"]["Message"]
+    assert requests.get(f"{server.endpoint}/{bucket}/k", timeout=30).status_code == 403
+    server.assert_unchanged(before)
+
+
 def test_rest_routes_about_a_buckets_objects_obey_its_policy(depot, s3):
     """Issue 34 item 5: under Deny s3:* unless aws:SourceIp 10.0.0.0/8, S3 PutObject from 127.0.0.1 was 403
     but POST /api/v1/buckets/{b}/objects (an object from a digest) was 201 and a snapshot restore 200: the
