@@ -266,6 +266,9 @@ result<void> decide_access(const principal& who, permission what, const bucket_r
     }
     if (owner)
         return ok();
+    if (b.owner_only)
+        return make_error(errc::access_denied, "Access Denied: the snapshots of bucket " +
+                                                   std::string(b.name) + " are its owner's");
     const auto refused = [] { return make_error(errc::access_denied, "Access Denied"); };
     if (who.user_id.empty() && !is_read(what))
         return refused(); // anonymous callers only read, whatever a grant says

@@ -204,6 +204,8 @@ struct acl_grants
 ///   owner's and installation admins' alone), and grants the sensitive actions (s3:DeleteBucket, the
 ///   bucket's PublicAccessBlock, ownership controls and Object Lock configuration,
 ///   s3:BypassGovernanceRetention) only to statements naming them without a wildcard.
+/// - a view only the owner reaches (`owner_only`: a bucket's snapshots) is refused to everyone else, whatever
+///   a grant or an Allow says; the policy's Denies about what it serves still bind the owner.
 /// What a permission needs: list_objects, list_object_versions, list_uploads and read_bucket the bucket's
 /// READ; write_object and delete_objects the bucket's WRITE; read_object the object's READ (or, when the
 /// object was looked up and does not exist, the bucket's READ: the caller may learn that from a listing
@@ -235,6 +237,11 @@ struct bucket_resource
     /// DeleteObject, DeleteObjects or PutObjectRetention). DeleteObjects as a whole (`object` unset) goes on
     /// when the policy may allow the bypass for some key; each key then decides.
     bool bypass_governance = false;
+    /// The request reads a view of the bucket that only its owner and installation admins reach (its
+    /// snapshots, `.snapshots/<name>/<key>`): ACL grants and policy Allows do not count. The caller sets
+    /// `request.key` (and a listing's s3:prefix) to what the view serves, so the policy's Denies hold there
+    /// exactly as on the live key.
+    bool owner_only = false;
 };
 
 /// The AWS actions only a bucket's owner and installation admins perform whatever a policy says.

@@ -1,6 +1,7 @@
 #include "server/authorization.hpp"
 
 #include "common/strings.hpp"
+#include "registry/service/snapshot_service.hpp"
 #include "s3/acl.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
@@ -155,7 +156,10 @@ bool blocks_public_policy(const request_context& ctx, const registry::bucket& b)
 namespace {
 
 /// The condition values of the request a bucket policy may test (auth/bucket_policy.hpp), keys lower-cased.
-std::vector<std::pair<std::string_view, std::string>> policy_context(const request_context& ctx)
+/// `action`: the action asked about; `listing_prefix`: the s3:prefix of a listing (what a view's listing
+/// serves; the request's prefix otherwise).
+std::vector<std::pair<std::string_view, std::string>>
+policy_context(const request_context& ctx, std::string_view action, std::string_view listing_prefix)
 {
     std::vector<std::pair<std::string_view, std::string>> out;
     out.emplace_back("aws:sourceip", ctx.remote);
@@ -168,11 +172,11 @@ std::vector<std::pair<std::string_view, std::string>> policy_context(const reque
     const auto secs = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
     out.emplace_back("aws:epochtime", std::to_string(secs));
     out.emplace_back("aws:currenttime", std::to_string(secs));
-    const bool listing = ctx.s3_action == "s3:ListBucket" || ctx.s3_action == "s3:ListBucketVersions" ||
-                         ctx.s3_action == "s3:ListBucketMultipartUploads";
+    const bool listing = action == "s3:ListBucket" || action == "s3:ListBucketVersions" ||
+                         action == "s3:ListBucketMultipartUploads";
     if (listing) {
         // S3 sets s3:prefix on every listing ("" without a prefix parameter).
-        out.emplace_back("s3:prefix", std::string(ctx.param("prefix").value_or("")));
+        out.emplace_back("s3:prefix", std::string(listing_prefix));
         if (auto d = ctx.param("delimiter"))
             out.emplace_back("s3:delimiter", std::string(*d));
         if (auto m = ctx.param("max-keys"))
@@ -197,6 +201,45 @@ std::vector<std::pair<std::string_view, std::string>> policy_context(const reque
     return out;
 }
 
+/// What a request of a bucket's snapshot view serves: `.snapshots/<name>/<key>` reads <key> as of the
+/// snapshot, a listing with prefix `.snapshots/<name>/<p>` lists keys under <p>. So the policy is asked
+/// about <key> (or <p>), and only the owner reaches it (README: a bucket's snapshots are its owner's).
+struct view_target
+{
+    bool snapshot = false;
+    std::string_view key;    ///< the key the request is about, as the view resolves it
+    std::string_view prefix; ///< a listing's prefix, as the view resolves it
+};
+
+/// The part of `path` below `.snapshots/<name>/` ("" when it names no key inside a snapshot).
+std::string_view below_snapshot_root(std::string_view path)
+{
+    const auto rest = path.substr(std::min(path.size(), registry::snapshot_key_prefix.size()));
+    const auto slash = rest.find('/');
+    return slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+}
+
+view_target view_of(const request_context& ctx, auth::permission what, std::string_view key)
+{
+    using auth::permission;
+    const std::string_view prefix = ctx.param("prefix").value_or("");
+    view_target v{.key = key, .prefix = prefix};
+    if (!key.empty()) {
+        if (registry::is_snapshot_key(key)) {
+            v.snapshot = true;
+            v.key = below_snapshot_root(key);
+        }
+        return v;
+    }
+    const bool listing = what == permission::list_objects || what == permission::list_object_versions ||
+                         what == permission::list_uploads;
+    if (listing && prefix.starts_with(registry::snapshot_key_prefix)) {
+        v.snapshot = true;
+        v.prefix = below_snapshot_root(prefix);
+    }
+    return v;
+}
+
 } // namespace
 
 asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth::permission what,
@@ -205,11 +248,15 @@ asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth
     co_return co_await authorize_bucket_access(ctx, what, b, key, ctx.s3_action);
 }
 
-asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth::permission what,
-                                                      const registry::bucket& b, std::string_view key,
-                                                      std::string_view action, bool object_acls)
+namespace {
+
+/// The facts of `b` that S3 and REST decisions share (everything but the ACL grants, which only S3 reads):
+/// ownership controls, the views, and the policy asked for `action` about `key`. `context` holds the
+/// condition values the resource points into.
+auth::bucket_resource bucket_facts(const request_context& ctx, auth::permission what,
+                                   const registry::bucket& b, std::string_view key, std::string_view action,
+                                   std::vector<std::pair<std::string_view, std::string>>& context)
 {
-    using auth::permission;
     auth::bucket_resource r{.name = b.name,
                             .owner_id = b.owner_id,
                             .has_models = b.has_models,
@@ -217,11 +264,12 @@ asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth
                             .ignore_public = ignores_public_acls(ctx, b),
                             .object = !key.empty(),
                             .bypass_governance = !auth::is_read(what) && asks_bypass_governance(ctx)};
-    const bool owner = (!ctx.principal.user_id.empty() && b.owner_id == ctx.principal.user_id) ||
-                       ctx.principal.installation_admin;
-    std::vector<std::pair<std::string_view, std::string>> context;
+    // A view is decided by what it serves: a snapshot's key is the policy's resource, and only the owner
+    // reads it (no grant and no Allow reaches a snapshot, and the literal view key has no ACL of its own).
+    const auto view = view_of(ctx, what, key);
+    r.owner_only = view.snapshot;
     if (b.parsed_policy && !action.empty()) {
-        context = policy_context(ctx);
+        context = policy_context(ctx, action, view.prefix);
         const auto actions = auth::known_s3_actions();
         const bool object_action =
             std::any_of(actions.begin(), actions.end(),
@@ -229,14 +277,39 @@ asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth
         r.policy = b.parsed_policy.get();
         r.request = auth::policy_request{.action = action,
                                          .bucket = b.name,
-                                         .key = key,
+                                         .key = view.key,
                                          .object_action = object_action,
                                          .context = context};
         r.ignore_public_policy = restricts_public_policy(ctx, b);
     }
+    return r;
+}
+
+} // namespace
+
+result<void> authorize_bucket_rest(const request_context& ctx, auth::permission what,
+                                   const registry::bucket& b, std::string_view action, std::string_view key)
+{
+    std::vector<std::pair<std::string_view, std::string>> context;
+    auto r = bucket_facts(ctx, what, b, key, action, context);
+    // REST's own rule first (owner or installation admin), then the shared decision with the policy.
+    if (auto mine = authorize_bucket(ctx, what, b); !mine)
+        return mine;
+    return auth::authorize(ctx.principal, what, r);
+}
+
+asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth::permission what,
+                                                      const registry::bucket& b, std::string_view key,
+                                                      std::string_view action, bool object_acls)
+{
+    using auth::permission;
+    std::vector<std::pair<std::string_view, std::string>> context;
+    auto r = bucket_facts(ctx, what, b, key, action, context);
+    const bool owner = (!ctx.principal.user_id.empty() && b.owner_id == ctx.principal.user_id) ||
+                       ctx.principal.installation_admin;
     // Grants matter only to others than the owner, and only where they can count: nothing is read for the
     // owner's requests, nor for a bucket whose grants are void.
-    if (!owner && !r.has_models && !r.acls_disabled) {
+    if (!owner && !r.has_models && !r.acls_disabled && !r.owner_only) {
         r.bucket_grants = grants_of(b.acl, ctx.principal.user_id);
         const bool object_acl = object_acls && !key.empty() &&
                                 (what == permission::read_object || what == permission::read_acl ||

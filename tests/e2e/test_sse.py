@@ -568,3 +568,36 @@ def test_rclone_sse_c_and_sse_s3(sse, s3e, bucket, tmp_path):
            f"depot:{bucket}/rclone/s3.bin")
     assert s3e.head_object(Bucket=bucket, Key="rclone/s3.bin")["ServerSideEncryption"] == "AES256"
     assert {b[1] for b in blobs_of(sse, bucket, "rclone/s3.bin")} == {"master"}
+
+
+def test_encrypted_content_takes_no_part_in_digest_lookups_or_sources(depot, sse, s3e, bucket):
+    """Issue 34 item 19: the plaintext SHA-256 of an SSE-C object answered POST /content/lookup (`found`, a
+    guessed plaintext confirmed without the key), and POST /buckets/{b}/objects {key, sha256, size} cloned
+    the object without the key, which CopyObject refuses. Encrypted content (SSE-C and SSE-S3) is no digest
+    source and no lookup match."""
+    token = token_for(depot, "alice")["token"]
+    secret = b"the guessed plaintext: salary=100000\n"
+    managed = b"sse-s3 content " + os.urandom(16)
+    s3e.put_object(Bucket=bucket, Key="c/secret", Body=secret, **sse_c())
+    s3e.put_object(Bucket=bucket, Key="s/managed", Body=managed, ServerSideEncryption="AES256")
+    # CopyObject of the SSE-C object without its key is refused.
+    expect_error("InvalidRequest", 400, s3e.copy_object, Bucket=bucket, Key="copied",
+                 CopySource={"Bucket": bucket, "Key": "c/secret"})
+    before = depot.snapshot(bucket)
+    digests = [hashlib.sha256(secret).hexdigest(), hashlib.sha256(managed).hexdigest()]
+    r = call(depot, "POST", "/api/v1/content/lookup", token=token, body={"sha256": digests})
+    assert r.status_code == 200 and r.json() == {"found": [], "missing": digests}, r.text
+    for key, data in (("clone-c", secret), ("clone-s", managed)):
+        r = call(depot, "POST", f"/api/v1/buckets/{bucket}/objects", token=token,
+                 body={"key": key, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)})
+        assert r.status_code == 404 and r.json()["type"] == "urn:depot:problem:not-found", r.text
+    depot.assert_unchanged(before)
+    expect_error("NoSuchKey", 404, s3e.head_object, Bucket=bucket, Key="clone-c")
+    # Plaintext content still answers (the same bytes stored plain are found and referenced).
+    s3e.put_object(Bucket=bucket, Key="p/plain", Body=secret)
+    r = call(depot, "POST", "/api/v1/content/lookup", token=token, body={"sha256": digests[:1]})
+    assert [f["sha256"] for f in r.json()["found"]] == digests[:1]
+    r = call(depot, "POST", f"/api/v1/buckets/{bucket}/objects", token=token,
+             body={"key": "clone-p", "sha256": digests[0], "size": len(secret)})
+    assert r.status_code == 201, r.text
+    assert s3e.get_object(Bucket=bucket, Key="clone-p")["Body"].read() == secret

@@ -174,6 +174,17 @@ asio::awaitable<result<registry::bucket>> caller_bucket(request_context& ctx, st
     co_return b;
 }
 
+asio::awaitable<result<registry::bucket>> caller_bucket(request_context& ctx, std::string_view name,
+                                                        std::string_view action, std::string_view key)
+{
+    auto b = co_await caller_bucket(ctx, name);
+    if (!b)
+        co_return b;
+    if (auto allowed = authorize_bucket_rest(ctx, ctx.permission, *b, action, key); !allowed)
+        co_return std::move(allowed).error();
+    co_return b;
+}
+
 std::string iso8601(std::chrono::system_clock::time_point t)
 {
     return format_iso8601(t);

@@ -57,6 +57,11 @@ result<void> only_fields(const json::object& o, std::initializer_list<std::strin
 /// The bucket if the caller may use it; no_such_bucket for another owner's bucket as for a missing one, so
 /// a caller learns nothing about buckets that are not theirs.
 asio::awaitable<result<registry::bucket>> caller_bucket(request_context& ctx, std::string_view name);
+/// caller_bucket for a route about the bucket's objects or settings, decided with the bucket's policy too
+/// (authorize_bucket_rest): the AWS action the route counts as, about `key` ("" for a bucket action).
+/// access_denied when the policy denies it.
+asio::awaitable<result<registry::bucket>> caller_bucket(request_context& ctx, std::string_view name,
+                                                        std::string_view action, std::string_view key = {});
 
 std::string iso8601(std::chrono::system_clock::time_point t);
 
