@@ -244,6 +244,18 @@ def test_errors_and_scopes_are_the_hubs(depot, hub):
                     body={"version": 1}).status_code == 200
 
 
+def test_hub_refuses_text_postgresql_cannot_hold_before_authenticating(depot, hub):
+    """Issue 34 item 11: the Hub pipeline skipped the UTF-8/NUL validation S3 and REST run: a NUL or an
+    invalid UTF-8 byte in a team, model, revision, path or query reached the token lookup and the
+    registry's queries. Now 400 before anything is looked up, with or without a token."""
+    team = hub["team"]
+    for path in (f"/api/models/{team}/res%00net", f"/api/models/{team}/%ff", f"/{team}/resnet/resolve/ma%00in/x",
+                 f"/{team}/resnet/resolve/main/con%c3fig.json", f"/api/models/{team}/resnet?x=%00"):
+        for token in (hub["bob"], None, "dpt_" + secrets.token_hex(16)):
+            r = requests.get(depot.endpoint + path, headers=hf_headers(token), timeout=60)
+            assert r.status_code == 400 and "UTF-8" in r.json()["error"], (path, r.status_code, r.text)
+
+
 def test_downloads_are_audited_as_model_downloads(depot, hub):
     token = "hf_" + hub["bob"]
     marker = secrets.token_hex(4)
