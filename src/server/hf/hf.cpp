@@ -146,45 +146,7 @@ response error_response(const error& err, const hub_request& req, bool head)
     }
 }
 
-bool bearer(std::string_view header)
-{
-    return header.size() > 7 && (header.starts_with("Bearer ") || header.starts_with("bearer "));
-}
-
 } // namespace
-
-bool is_hf_request(const request_context& ctx)
-{
-    const auto method = ctx.header->method();
-    if (method != http::verb::get && method != http::verb::head && method != http::verb::post)
-        return false;
-    if (auto auth = ctx.get("authorization"); auth && !bearer(*auth))
-        return false;
-    auto target = ctx.header->target();
-    const std::string_view raw(target.data(), target.size());
-    const auto qmark = raw.find('?');
-    const std::string_view path = raw.substr(0, qmark);
-    if (qmark != std::string_view::npos && raw.find("X-Amz-", qmark) != std::string_view::npos)
-        return false; // a presigned S3 request
-    const auto& domain = ctx.svc->opts.domain;
-    if (!domain.empty()) {
-        auto host = ctx.get("host").value_or("");
-        if (auto colon = host.rfind(':');
-            colon != std::string_view::npos && host.find(']') == std::string_view::npos)
-            host = host.substr(0, colon);
-        if (host.size() > domain.size() + 1 && host.ends_with(domain) &&
-            host[host.size() - domain.size() - 1] == '.')
-            return false; // virtual-hosted S3
-    }
-    if (path.starts_with("/api/models/"))
-        return true;
-    if (api::is_api_target(path))
-        return false;
-    if (method == http::verb::post)
-        return false;
-    const auto segments = split(path);
-    return segments.size() >= 5 && segments[2] == "resolve";
-}
 
 std::vector<route_permission_entry> route_permissions()
 {
