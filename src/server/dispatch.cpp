@@ -611,18 +611,22 @@ asio::awaitable<response> dispatch(request_context& ctx)
 
     if (chosen == surface::hub) {
         std::optional<std::size_t> route;
-        auto hf_res = co_await hf::dispatch(ctx, route);
+        bool denied = false;
+        auto hf_res = co_await hf::dispatch(ctx, route, denied);
         const std::size_t index =
             route ? first_rest_route + api::operation_ids().size() + *route : unknown_operation;
-        request_record::attach(std::move(record), ctx, index, operation_names()[index], "", hf_res);
+        request_record::attach(std::move(record), ctx, index, operation_names()[index],
+                               denied ? to_string(errc::access_denied) : std::string_view(), hf_res);
         co_return hf_res;
     }
 
     if (chosen == surface::rest) {
         std::optional<std::size_t> route;
-        auto api_res = co_await api::dispatch(ctx, route);
+        bool denied = false;
+        auto api_res = co_await api::dispatch(ctx, route, denied);
         const std::size_t index = route ? first_rest_route + *route : rest_api_operation;
-        request_record::attach(std::move(record), ctx, index, operation_names()[index], "", api_res);
+        request_record::attach(std::move(record), ctx, index, operation_names()[index],
+                               denied ? to_string(errc::access_denied) : std::string_view(), api_res);
         co_return api_res;
     }
 

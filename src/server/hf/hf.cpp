@@ -167,8 +167,10 @@ std::vector<std::string_view> operation_names()
     return out;
 }
 
-asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size_t>& route_index)
+asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size_t>& route_index,
+                                   bool& denial_audited)
 {
+    (void)take_refusal(ctx); // nothing recorded before this request started counts
     auto target = ctx.header->target();
     const std::string_view raw(target.data(), target.size());
     const std::string_view path = raw.substr(0, raw.find('?'));
@@ -278,14 +280,19 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
     } catch (const std::exception& e) {
         failure = error_from_exception(e, ctx.request_id);
     }
-    if (failure && failure->code == errc::access_denied && !ctx.who.user_id.empty()) {
+    // Every refusal of an authenticated caller is an audit row, RepoNotFound for a team the caller is not
+    // in (take_refusal) too, with the team it was aimed at.
+    const auto refused = take_refusal(ctx);
+    if (failure && !ctx.who.user_id.empty() && (failure->code == errc::access_denied || refused)) {
         const std::string action = "hf." + std::string(operation);
         std::string resource = req.team + "/" + req.model;
         if (!req.revision.empty())
             resource += "/" + req.revision;
         if (!req.path.empty())
             resource += "/" + req.path;
-        co_await audit_denial(ctx, action, resource, failure->message);
+        const std::string team = refused && !refused->team.empty() ? refused->team : req.team;
+        co_await audit_denial(ctx, action, resource, team, "", failure->message);
+        denial_audited = true;
     }
     if (failure)
         res = error_response(*failure, req, head);

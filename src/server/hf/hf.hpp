@@ -43,6 +43,9 @@ std::vector<std::string_view> operation_names();
 
 /// Serves one request of this API. Never throws: failures become Hub-shaped error responses. `route` is set
 /// to the index (into operation_names) of the route that served it, if one matched.
-asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size_t>& route);
+/// `denial_audited`: set when the request was refused and its denial audit row written (the access log then
+/// says access_denied, also for a refusal answered 404).
+asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size_t>& route,
+                                   bool& denial_audited);
 
 } // namespace depot::server::hf
