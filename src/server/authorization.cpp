@@ -3,6 +3,7 @@
 #include "common/strings.hpp"
 #include "registry/service/snapshot_service.hpp"
 #include "s3/acl.hpp"
+#include "server/audit_requests.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
 #include "server/s3/post_object.hpp"
@@ -115,8 +116,11 @@ asio::awaitable<result<void>> authorize_s3_request(request_context& ctx, auth::p
 
 result<void> authorize_bucket(const request_context& ctx, auth::permission what, const registry::bucket& b)
 {
-    return auth::authorize(ctx.principal, what,
-                           auth::bucket_resource{.name = b.name, .owner_id = b.owner_id});
+    auto allowed =
+        auth::authorize(ctx.principal, what, auth::bucket_resource{.name = b.name, .owner_id = b.owner_id});
+    if (!allowed)
+        note_refusal(ctx, {.bucket = b.name}); // answered as an absent bucket: still a refusal, audited
+    return allowed;
 }
 
 bool ignores_public_acls(const request_context& ctx, const registry::bucket& b)
@@ -371,8 +375,10 @@ asio::awaitable<result<team_access>> authorize_team(request_context& ctx, auth::
     auto role = co_await ctx.svc->models.role_of(t->id, ctx.principal.user_id);
     if (auto allowed =
             auth::authorize(ctx.principal, what, auth::team_resource{.name = t->name, .role = role});
-        !allowed)
+        !allowed) {
+        note_refusal(ctx, {.team = t->name}); // answered 404 to a non-member: still a refusal, audited
         co_return std::move(allowed).error();
+    }
     co_return team_access{std::move(*t), role.value_or(auth::team_role::admin)};
 }
 

@@ -15,6 +15,7 @@
 #include "server/hf/hf.hpp"
 #include "server/metrics_endpoint.hpp"
 #include "server/metrics_requests.hpp"
+#include "server/pipeline.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/expected_bucket_owner.hpp"
 #include "server/s3/operations.hpp"
@@ -342,6 +343,22 @@ const request_metrics& s3_request_metrics()
     return m;
 }
 
+/// The bucket a virtual-hosted-style request names in its Host header (BUCKET.<--domain>), else "".
+std::string_view virtual_host_bucket_of(const request_context& ctx)
+{
+    const auto& domain = ctx.svc->opts.domain;
+    if (domain.empty())
+        return {};
+    auto host = ctx.get("host").value_or("");
+    if (auto colon = host.rfind(':');
+        colon != std::string_view::npos && host.find(']') == std::string_view::npos)
+        host = host.substr(0, colon);
+    if (host.size() > domain.size() + 1 && host.ends_with(domain) &&
+        host[host.size() - domain.size() - 1] == '.')
+        return host.substr(0, host.size() - domain.size() - 1);
+    return {};
+}
+
 /// Splits the request into bucket and key: virtual-hosted style when Host is BUCKET.<domain>, else path
 /// style.
 result<void> resolve_address(request_context& ctx, std::string_view path)
@@ -354,18 +371,10 @@ result<void> resolve_address(request_context& ctx, std::string_view path)
         return make_error(errc::invalid_request, "The request path must start with '/'");
     p.remove_prefix(1);
 
-    const auto& domain = ctx.svc->opts.domain;
-    if (!domain.empty()) {
-        auto host = ctx.get("host").value_or("");
-        if (auto colon = host.rfind(':');
-            colon != std::string_view::npos && host.find(']') == std::string_view::npos)
-            host = host.substr(0, colon);
-        if (host.size() > domain.size() + 1 && host.ends_with(domain) &&
-            host[host.size() - domain.size() - 1] == '.') {
-            ctx.bucket = std::string(host.substr(0, host.size() - domain.size() - 1));
-            ctx.key = std::string(p);
-            return ok();
-        }
+    if (auto vhost = virtual_host_bucket_of(ctx); !vhost.empty()) {
+        ctx.bucket = std::string(vhost);
+        ctx.key = std::string(p);
+        return ok();
     }
     auto slash = p.find('/');
     ctx.bucket = std::string(p.substr(0, slash));
@@ -574,20 +583,50 @@ asio::awaitable<response> dispatch(request_context& ctx)
         co_return console_res;
     }
 
-    if (hf::is_hf_request(ctx)) {
+    // Which surface serves the request: decided by its credentials and host first, then by its path's
+    // shape (server/pipeline.hpp), so that no valid S3 request is answered by another protocol.
+    const auto authorization = ctx.get("authorization");
+    const auto qmark = raw.find('?');
+    const request_shape shape{
+        .method = std::string_view(ctx.header->method_string().data(), ctx.header->method_string().size()),
+        .path = resource,
+        .credentials =
+            credential_of(authorization.has_value(), authorization.value_or(""),
+                          qmark == std::string_view::npos ? std::string_view() : raw.substr(qmark + 1)),
+        .virtual_hosted = !virtual_host_bucket_of(ctx).empty()};
+    auto chosen = choose_surface(shape);
+    if (chosen == surface::hub_unless_bucket) {
+        // No credentials: an S3 read only if public grants can answer it, i.e. public access is allowed and
+        // the first segment names a bucket (the cached lookup anonymous S3 requests make anyway).
+        chosen = surface::hub;
+        if (ctx.svc->opts.allow_public_access) {
+            const auto first = resource.substr(1, resource.find('/', 1) == std::string_view::npos
+                                                      ? std::string_view::npos
+                                                      : resource.find('/', 1) - 1);
+            if (auto name = uri_decode(first); name && s3::is_storable_text(*name) && !name->empty())
+                if (auto b = co_await ctx.svc->buckets.get(*name); b)
+                    chosen = surface::s3;
+        }
+    }
+
+    if (chosen == surface::hub) {
         std::optional<std::size_t> route;
-        auto hf_res = co_await hf::dispatch(ctx, route);
+        bool denied = false;
+        auto hf_res = co_await hf::dispatch(ctx, route, denied);
         const std::size_t index =
             route ? first_rest_route + api::operation_ids().size() + *route : unknown_operation;
-        request_record::attach(std::move(record), ctx, index, operation_names()[index], "", hf_res);
+        request_record::attach(std::move(record), ctx, index, operation_names()[index],
+                               denied ? to_string(errc::access_denied) : std::string_view(), hf_res);
         co_return hf_res;
     }
 
-    if (api::is_api_target(raw)) {
+    if (chosen == surface::rest) {
         std::optional<std::size_t> route;
-        auto api_res = co_await api::dispatch(ctx, route);
+        bool denied = false;
+        auto api_res = co_await api::dispatch(ctx, route, denied);
         const std::size_t index = route ? first_rest_route + *route : rest_api_operation;
-        request_record::attach(std::move(record), ctx, index, operation_names()[index], "", api_res);
+        request_record::attach(std::move(record), ctx, index, operation_names()[index],
+                               denied ? to_string(errc::access_denied) : std::string_view(), api_res);
         co_return api_res;
     }
 

@@ -320,8 +320,10 @@ std::vector<std::string_view> operation_ids()
     return out;
 }
 
-asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size_t>& route_index)
+asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size_t>& route_index,
+                                   bool& denial_audited)
 {
+    (void)take_refusal(ctx); // nothing recorded before this request started counts
     const auto started = std::chrono::steady_clock::now();
     auto target = ctx.header->target();
     std::string_view raw(target.data(), target.size());
@@ -330,6 +332,7 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
 
     std::optional<error> failure;
     std::optional<response> res;
+    path_params params;
     try {
         // Route first (a 404/405 needs no credentials to tell), then authenticate, then run.
         std::vector<std::string> decoded;
@@ -359,7 +362,6 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
         std::vector<std::string_view> segments(decoded.begin(), decoded.end());
         const route* found = nullptr;
         bool path_known = false;
-        path_params params;
         if (!bad_encoding)
             for (const auto& r : routes)
                 if (match(r.pattern, segments, params)) {
@@ -423,10 +425,19 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
     } catch (const std::exception& e) {
         failure = error_from_exception(e, ctx.request_id);
     }
-    if (failure && failure->code == errc::access_denied && !ctx.who.user_id.empty()) {
+    // Every refusal of an authenticated caller is an audit row: a 403, and a refusal answered 404 because
+    // the caller may not learn that the team or bucket exists (take_refusal), with the team and bucket it
+    // was aimed at, so that the team's admins read it.
+    const auto refused = take_refusal(ctx);
+    if (failure && !ctx.who.user_id.empty() && (failure->code == errc::access_denied || refused)) {
         const std::string action = "api." + std::string(operation);
         const std::string resource(path.substr(root.size()));
-        co_await audit_denial(ctx, action, resource, failure->message);
+        const std::string team =
+            refused && !refused->team.empty() ? refused->team : std::string(path_param(params, "team"));
+        const std::string bucket =
+            refused && !refused->bucket.empty() ? refused->bucket : std::string(path_param(params, "bucket"));
+        co_await audit_denial(ctx, action, resource, team, bucket, failure->message);
+        denial_audited = true;
     }
     if (failure)
         res = problem_response(*failure, path, ctx.request_id);

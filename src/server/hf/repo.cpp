@@ -4,6 +4,7 @@
 #include "common/hash.hpp"
 #include "registry/service/models.hpp"
 #include "registry/vocabulary.hpp"
+#include "server/audit_requests.hpp"
 #include "server/services.hpp"
 
 #include <algorithm>
@@ -70,8 +71,10 @@ asio::awaitable<result<repo_at>> open_repo(request_context& ctx, hub_request& re
         co_return repo_not_found();
     const auth::team_resource member{.name = team->name,
                                      .role = co_await models.role_of(team->id, ctx.who.user_id)};
-    if (!auth::authorize(ctx.principal, ctx.permission, member))
+    if (!auth::authorize(ctx.principal, ctx.permission, member)) {
+        note_refusal(ctx, {.team = team->name}); // answered RepoNotFound, audited as a refusal
         co_return repo_not_found();
+    }
     auto model = co_await models.get_model(team->id, req.model);
     if (!model)
         co_return repo_not_found();
