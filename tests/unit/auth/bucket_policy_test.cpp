@@ -561,6 +561,8 @@ TEST_CASE("authorize: bypassing GOVERNANCE retention needs the owner, an admin o
                                   with_bypass(c.resource("s3:PutObjectRetention", "k", true))));
         }
     }
+}
+
 TEST_CASE("authorize: a snapshot view is its owner's, and the policy's Deny of the key it serves binds")
 {
     // The server resolves .snapshots/s1/secret/x to the key it serves (secret/x) and marks the view
