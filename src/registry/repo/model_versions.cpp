@@ -137,13 +137,8 @@ asio::awaitable<std::int64_t> insert_version(pg::connection& c, std::int64_t mod
 
 asio::awaitable<void> freeze_prefix(pg::connection& c, std::int64_t version_id, const freeze_source& source)
 {
-    // The object rows visible now (or at the snapshot's sequence number $5). Directory markers (the prefix
-    // itself, empty keys ending in '/') are not files.
-    const std::string visible =
-        std::string("FROM object_versions o WHERE o.bucket_id = $2 AND o.key > $3 AND ($4 = '' OR o.key < "
-                    "$4) AND NOT o.is_delete_marker AND NOT (o.size = 0 AND o.key LIKE '%/') AND ") +
-        (source.as_of_seq ? "o.created_seq <= $5 AND (o.superseded_seq IS NULL OR o.superseded_seq > $5) "
-                          : "o.superseded_seq IS NULL ");
+    // The object rows visible now (or at the snapshot's sequence number $5).
+    const std::string visible = visible_rows(source);
     const std::string files_sql = "INSERT INTO model_files (version_id, path, size, sha256, etag, "
                                   "content_type) SELECT $1, substr(o.key, char_length($3) + 1), o.size, "
                                   "o.sha256, o.etag, o.content_type " +
@@ -154,14 +149,16 @@ asio::awaitable<void> freeze_prefix(pg::connection& c, std::int64_t version_id, 
         "$1, substr(o.key, char_length($3) + 1), s.ordinal, s.blob_id, s.blob_offset, s.length FROM "
         "object_segments s JOIN (SELECT o.id, o.key " +
         visible + ") o ON o.id = s.version_row";
-    if (source.as_of_seq) {
-        co_await sql(c, files_sql, version_id, source.bucket_id, source.prefix, source.upper,
-                     *source.as_of_seq);
-        co_await sql(c, segments_sql, version_id, source.bucket_id, source.prefix, source.upper,
-                     *source.as_of_seq);
-    } else {
-        co_await sql(c, files_sql, version_id, source.bucket_id, source.prefix, source.upper);
-        co_await sql(c, segments_sql, version_id, source.bucket_id, source.prefix, source.upper);
+    // Who wrote the files: the four-eyes rule all_contributors keeps them from approving the version.
+    const std::string contributors_sql =
+        "UPDATE model_versions SET contributors = coalesce((SELECT array_agg(DISTINCT o.owner_id ORDER BY "
+        "o.owner_id) " +
+        visible + "), '{}') WHERE id = $1";
+    for (const auto* q : {&files_sql, &segments_sql, &contributors_sql}) {
+        if (source.as_of_seq)
+            co_await sql(c, *q, version_id, source.bucket_id, source.prefix, source.upper, *source.as_of_seq);
+        else
+            co_await sql(c, *q, version_id, source.bucket_id, source.prefix, source.upper);
     }
     co_await sql(c,
                  "UPDATE blobs b SET refcount = b.refcount + n.k FROM (SELECT blob_id, count(*) AS k FROM "

@@ -39,11 +39,23 @@ using auth::team_role;
 using auth::team_role_of;
 using auth::to_string;
 
+/// Who may not approve a version (four-eyes). `author_and_submitter`: neither the user who created it nor
+/// anyone who submitted it. `all_contributors`: nor anyone who wrote one of its files either (the owners of
+/// the object versions it froze, model_version::contributors).
+enum class four_eyes_rule
+{
+    author_and_submitter,
+    all_contributors,
+};
+std::string_view to_string(four_eyes_rule r);
+std::optional<four_eyes_rule> four_eyes_rule_of(std::string_view s);
+
 struct approval_policy
 {
     int required_approvals = 1;
     team_role approver_role = team_role::maintainer;
     std::vector<std::string> protected_aliases;
+    four_eyes_rule four_eyes = four_eyes_rule::author_and_submitter;
 
     /// The alias can only point at an approved version.
     bool protects(std::string_view alias) const
@@ -92,6 +104,7 @@ struct policy_override
     std::optional<int> required_approvals;
     std::optional<team_role> approver_role;
     std::optional<std::vector<std::string>> protected_aliases;
+    std::optional<four_eyes_rule> four_eyes;
 };
 
 struct model_spec
@@ -152,9 +165,10 @@ struct model_version
     std::int64_t total_bytes = 0;
     std::string created_by;
     time_point created_at;
-    std::vector<std::string> aliases;   ///< aliases pointing at it
-    std::vector<std::string> approvals; ///< users who approved it since its last submission
-    std::string submitted_by;           ///< of the last submission
+    std::vector<std::string> aliases;      ///< aliases pointing at it
+    std::vector<std::string> approvals;    ///< users who approved it since its last submission
+    std::string submitted_by;              ///< of the last submission
+    std::vector<std::string> contributors; ///< who wrote its files (owners of the frozen object versions)
 };
 
 struct model_file
@@ -257,8 +271,9 @@ public:
     asio::awaitable<std::vector<model_file>> files(std::int64_t version_id, std::string_view after,
                                                    std::size_t limit, bool inclusive = false);
     asio::awaitable<file_diff> diff(std::int64_t from_version, std::int64_t to_version);
-    /// One approval. Errors: conflict (not pending, already approved by this user), access_denied
-    /// (self-approval). `actor_role` has been checked against the policy by the caller.
+    /// One approval. Errors: conflict (not pending, already approved by this user), access_denied (the
+    /// version's author, a submitter of it, or under all_contributors a writer of one of its files).
+    /// `actor_role` has been checked against the policy by the caller.
     asio::awaitable<result<model_version>> approve(const model& m, const model_version& v,
                                                    const audit_context& who, std::string comment);
     asio::awaitable<result<model_version>> transition_version(const model& m, const model_version& v,
