@@ -225,6 +225,17 @@ asio::awaitable<std::optional<model_version>> version_by_alias(pg::connection& c
     co_return first_version(rs);
 }
 
+asio::awaitable<std::optional<model_version>> version_by_alias_id(pg::connection& c, std::int64_t model_id,
+                                                                  std::int64_t alias_id)
+{
+    auto rs = co_await sql(c,
+                           std::string(version_select) +
+                               "JOIN model_aliases al ON al.version_id = v.id WHERE al.model_id = $1 AND "
+                               "al.id = $2 AND v.state <> 'archived'",
+                           model_id, alias_id);
+    co_return first_version(rs);
+}
+
 asio::awaitable<std::vector<model_file>> version_files(pg::connection& c, std::int64_t version_id,
                                                        std::string_view after, std::int64_t limit,
                                                        bool inclusive)

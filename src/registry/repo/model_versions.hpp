@@ -102,6 +102,11 @@ asio::awaitable<std::optional<model_version>> version_by_label(pg::connection& c
 asio::awaitable<std::optional<model_version>> version_by_alias(pg::connection& c, std::int64_t model_id,
                                                                std::string_view alias);
 
+/// The version the alias with id `alias_id` (of model `model_id`) points at, unless it is archived; nullopt
+/// when that alias no longer exists.
+asio::awaitable<std::optional<model_version>> version_by_alias_id(pg::connection& c, std::int64_t model_id,
+                                                                  std::int64_t alias_id);
+
 /// The version's files by path, after `after` (from it when `inclusive`), at most `limit`.
 asio::awaitable<std::vector<model_file>> version_files(pg::connection& c, std::int64_t version_id,
                                                        std::string_view after, std::int64_t limit,

@@ -182,6 +182,7 @@ struct model_file
 
 struct model_alias
 {
+    std::int64_t id = 0; ///< the alias's identity: a deleted alias's id names nothing ever again
     std::string name;
     int version = 0;
     std::string updated_by;
@@ -264,8 +265,8 @@ public:
     /// Versions newest first, below `before` (0 = from the newest).
     asio::awaitable<std::vector<model_version>> versions(std::int64_t model_id, int before,
                                                          std::size_t limit);
-    /// By number ("3"), label ("v1.2.0") or, when `aliases` is set, alias; not_found otherwise. An alias to
-    /// an archived version does not resolve.
+    /// By number ("3"), alias (when `aliases` is set) or label ("v1.2.0"), in that order; not_found
+    /// otherwise. An alias to an archived version does not resolve.
     asio::awaitable<result<model_version>> get_version(const model& m, std::string_view ref, bool aliases);
     /// The version's files by path, after `after` (from it when `inclusive`).
     asio::awaitable<std::vector<model_file>> files(std::int64_t version_id, std::string_view after,
@@ -299,9 +300,19 @@ public:
     /// A version's file ready to read (segments hold blob references of the version). not_found.
     asio::awaitable<result<object_handle>> open_file(const model_version& v, std::string_view path);
 
+    /// A version of `m` by its alias's identity (model_alias::id), whatever the alias is named and whatever
+    /// else (a label) has that name now; not_found when the alias no longer exists or its version is
+    /// archived.
+    asio::awaitable<result<model_version>> version_of_alias(const model& m, std::int64_t alias_id);
+
 private:
-    asio::awaitable<result<void>> hash_unknown_digests(const model& m);
-    asio::awaitable<result<void>> hash_version_files(std::int64_t version_id);
+    /// Digests (raw SHA-256) by segment list (model_versions.cpp segments_key).
+    using known_digests = std::map<std::string, std::string>;
+    /// Hashes the files `source` would freeze whose digest is not recorded (recording it on their object
+    /// rows) and the objects `uploads` would complete into, adding them to `known`.
+    asio::awaitable<result<void>> hash_unknown_digests(const freeze_source& source,
+                                                       const std::vector<version_upload>& uploads,
+                                                       known_digests& known);
 
     pg::pool& pool_;
     storage::blob_store& store_;

@@ -165,10 +165,22 @@ asio::awaitable<result<model_version>> model_registry::get_version(const model& 
         const auto number = static_cast<std::int64_t>(std::stoll(std::string(ref)));
         v = co_await version_by_number(*conn, m.id, number);
     } else {
-        v = co_await version_by_label(*conn, m.id, ref);
-        if (!v && aliases)
+        // Aliases first: they are a maintainer's, labels a writer's. (A name is never both at once, since
+        // neither may take the other's; the order is the rule should that ever change.)
+        if (aliases)
             v = co_await version_by_alias(*conn, m.id, ref);
+        if (!v)
+            v = co_await version_by_label(*conn, m.id, ref);
     }
+    if (!v)
+        co_return make_error(errc::not_found, "No such version");
+    co_return std::move(*v);
+}
+
+asio::awaitable<result<model_version>> model_registry::version_of_alias(const model& m, std::int64_t alias_id)
+{
+    auto conn = co_await pool_.acquire();
+    auto v = co_await version_by_alias_id(*conn, m.id, alias_id);
     if (!v)
         co_return make_error(errc::not_found, "No such version");
     co_return std::move(*v);
