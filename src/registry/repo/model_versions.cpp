@@ -49,17 +49,30 @@ std::optional<model_version> first_version(const pg::result_set& rs)
 
 // --- digests of files not hashed yet --------------------------------------------------------------------
 
-asio::awaitable<std::vector<std::int64_t>> current_rows_without_sha256(pg::connection& c,
-                                                                       std::int64_t bucket_id,
-                                                                       std::string_view prefix,
-                                                                       std::string_view upper)
+namespace {
+
+/// The object rows freeze_prefix copies, `o`: parameters $<n> bucket, $<n+1> prefix, $<n+2> upper,
+/// $<n+3> as_of_seq when set. Directory markers (the prefix itself, empty keys ending in '/') are not files.
+std::string visible_rows(const freeze_source& source, int n = 2)
 {
-    auto rows = co_await sql(c,
-                             "SELECT id FROM object_versions WHERE bucket_id = $1 AND key >= $2 AND "
-                             "($3 = '' OR key < $3) AND superseded_seq IS NULL AND NOT is_delete_marker "
-                             "AND sha256 IS NULL ORDER BY key",
-                             bucket_id, prefix, upper);
-    co_return first_column(rows);
+    const auto p = [n](int i) { return "$" + std::to_string(n + i); };
+    return "FROM object_versions o WHERE o.bucket_id = " + p(0) + " AND o.key > " + p(1) + " AND (" + p(2) +
+           " = '' OR o.key < " + p(2) +
+           ") AND NOT o.is_delete_marker AND NOT (o.size = 0 AND o.key LIKE '%/') AND " +
+           (source.as_of_seq ? "o.created_seq <= " + p(3) +
+                                   " AND (o.superseded_seq IS NULL OR o.superseded_seq > " + p(3) + ") "
+                             : std::string("o.superseded_seq IS NULL "));
+}
+
+} // namespace
+
+asio::awaitable<std::vector<std::int64_t>> rows_without_sha256(pg::connection& c, const freeze_source& source)
+{
+    const std::string q = "SELECT o.id " + visible_rows(source, 1) + "AND o.sha256 IS NULL ORDER BY o.key";
+    if (source.as_of_seq)
+        co_return first_column(
+            co_await sql(c, q, source.bucket_id, source.prefix, source.upper, *source.as_of_seq));
+    co_return first_column(co_await sql(c, q, source.bucket_id, source.prefix, source.upper));
 }
 
 asio::awaitable<std::vector<segment>> object_row_segments(pg::connection& c, std::int64_t version_row)
@@ -101,6 +114,17 @@ asio::awaitable<void> set_version_file_sha256(pg::connection& c, std::int64_t ve
 {
     co_await sql(c, "UPDATE model_files SET sha256 = $3 WHERE version_id = $1 AND path = $2", version_id,
                  path, sha256);
+}
+
+asio::awaitable<std::optional<std::string>> customer_sealed_file(pg::connection& c, std::int64_t version_id)
+{
+    auto rs = co_await sql(c,
+                           "SELECT s.path FROM model_file_segments s JOIN blobs b ON b.id = s.blob_id WHERE "
+                           "s.version_id = $1 AND b.sealed = 'customer' ORDER BY s.path LIMIT 1",
+                           version_id);
+    if (rs.empty())
+        co_return std::nullopt;
+    co_return rs[0].str(0);
 }
 
 // --- creating a version ----------------------------------------------------------------------------------

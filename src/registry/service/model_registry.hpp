@@ -6,13 +6,18 @@
 /// Creating a version freezes the files under the model's prefix: one transaction takes the bucket's write
 /// lock exclusively (writers hold it shared while they publish; see lock_bucket_writes), copies the current
 /// object rows' manifests into model_files / model_file_segments and takes one blob reference per segment. No
-/// bytes move, and nothing done to the prefix later can change or remove a version's files. Files whose
-/// whole-object SHA-256 was not known (multipart uploads) are hashed from the blob store before the
-/// transaction and recorded on the object row too, so the digest is computed once per object.
+/// bytes move, and nothing done to the prefix later can change or remove a version's files. A version is
+/// complete when it becomes visible: every file's SHA-256 is recorded by the transaction that creates it.
+/// Files whose whole-object SHA-256 was not known (multipart uploads, those the version completes included)
+/// are hashed from the blob store before the transaction and recorded on the object row too, so the digest
+/// is computed once per object; a file that appears in between sends the version round again. A file
+/// stored under a customer's key (SSE-C) cannot be hashed or served without that key: the version is
+/// refused (conflict, naming it).
 ///
 /// Approval: a version is submitted (draft or rejected -> pending); approvers whose team role is at least
-/// the policy's approver role approve or reject with a comment; the submitter cannot approve their own
-/// version; the version becomes approved once `required_approvals` distinct approvers approved since the
+/// the policy's approver role approve or reject with a comment; neither its author nor anyone who submitted
+/// it may approve it (nor, under four_eyes_rule::all_contributors, anyone who wrote one of its files); the
+/// version becomes approved once `required_approvals` distinct approvers approved since the
 /// last submission. A protected alias (policy) can only point at an approved version; no alias can point at
 /// an archived one. Every transition is a model_events row.
 
@@ -26,6 +31,7 @@
 
 #include <algorithm>
 #include <boost/asio/awaitable.hpp>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -221,6 +227,8 @@ enum class transition
     archive,
 };
 
+struct freeze_source;
+
 class model_registry
 {
 public:
@@ -257,9 +265,10 @@ public:
 
     // Versions.
     /// Freezes the files under the model's prefix as the next version, completing `spec.uploads` first in
-    /// the same transaction. Errors: conflict (label taken, or equal to an alias), invalid_argument (unknown
-    /// parent), an upload's completion error (field "uploads", naming its path), and store errors while
-    /// hashing.
+    /// the same transaction, with every file's SHA-256. Errors (none of them after the commit: an error means
+    /// nothing changed): conflict (label taken, or equal to an alias; a file under an SSE-C key, named),
+    /// invalid_argument (unknown parent), an upload's completion error (field "uploads", naming its path),
+    /// and store errors while hashing.
     asio::awaitable<result<model_version>> create_version(const model& m, version_spec spec,
                                                           const audit_context& who);
     /// Versions newest first, below `before` (0 = from the newest).
