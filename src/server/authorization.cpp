@@ -1,5 +1,6 @@
 #include "server/authorization.hpp"
 
+#include "auth/scope_alias.hpp"
 #include "common/strings.hpp"
 #include "registry/service/snapshot_service.hpp"
 #include "s3/acl.hpp"
@@ -50,7 +51,7 @@ asio::awaitable<void> resolve_target(request_context& ctx, resolved_target& r, a
     r.alias_relative = auth::alias_file_path(ctx.principal, what, bucket, path, t.scope_model);
     if (r.alias_relative && !t.version_id)
         t.alias_file = co_await ctx.svc->credentials.alias_has_file(
-            r.where->model_id, ctx.principal.scope->alias, *r.alias_relative);
+            r.where->model_id, auth::scope_alias_id(ctx.who.scope), *r.alias_relative);
 }
 
 } // namespace
