@@ -186,13 +186,6 @@ bool is_safe(http::verb m) noexcept
     return m == http::verb::get || m == http::verb::head;
 }
 
-/// The scheme and authority this server is reached at, as a browser's Origin header names it.
-std::string own_origin(const request_context& ctx)
-{
-    const bool tls = !ctx.svc->opts.tls_cert_file.empty();
-    return std::string(tls ? "https://" : "http://") + std::string(ctx.get("host").value_or(""));
-}
-
 /// A console session cookie (api/sessions.cpp). A request that changes something must also prove it comes
 /// from the console's own page: an Origin header, when the browser sends one, naming this server, and the
 /// session's CSRF token in X-Depot-CSRF (a header another site's page cannot set on a cross-site request
@@ -241,7 +234,9 @@ asio::awaitable<result<bool>> authenticate_api(request_context& ctx)
                          .scope = token->scope};
         co_return true;
     }
-    if (ctx.header->find(http::field::authorization) == ctx.header->end() &&
+    // The session cookie only where the console is: the browser also sends it to the S3 listener (cookies
+    // ignore ports), whose origin serves what users store.
+    if (ctx.on_console_listener() && ctx.header->find(http::field::authorization) == ctx.header->end() &&
         !ctx.has_param("X-Amz-Signature"))
         if (auto cookie = session_cookie(ctx))
             co_return co_await authenticate_session(ctx, *cookie);
@@ -389,11 +384,15 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
             const std::optional<std::chrono::seconds> cooldown = auth_cooldown(ctx);
             // Signing in authenticates from the body (the handler checks the credential it names).
             const bool sign_in = found->fn == create_session;
+            // A body that is not declared JSON is refused before anything (http_api.hpp).
+            auto not_json = refuse_unless_json_body(ctx, path);
             result<bool> authed = false;
-            if (!cooldown && !sign_in)
+            if (!cooldown && !sign_in && !not_json)
                 authed = co_await authenticate_api(ctx);
             if (cooldown) {
                 res = too_many_auth_failures(path, ctx.request_id, *cooldown);
+            } else if (not_json) {
+                res = std::move(*not_json);
             } else if (sign_in) {
                 auto r = co_await found->fn(ctx, params);
                 if (r)
