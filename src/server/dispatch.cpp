@@ -44,8 +44,9 @@ struct route
     scope where;
     std::string_view subresource;      ///< "" = plain request; else a query parameter (or pseudo "copy")
     std::string_view name;             ///< AWS action name, for logs and metrics
-    s3op::handler fn;                  ///< nullptr = NotImplemented
+    guarded<s3op::handler> fn;         ///< nullptr = NotImplemented; called only with a proof (pipeline.hpp)
     auth::route_permission permission; ///< what the action does (auth/authorize.hpp); required
+    route_resource resource;           ///< what it acts on (server/pipeline.hpp); required
 };
 
 // Query parameters that select a different operation on the same path (every one of botocore's S3 model:
@@ -95,118 +96,134 @@ constexpr std::array<std::string_view, 39> subresources = {"abac",
 using auth::permission;
 
 constexpr std::array<route, 62> routes = {{
-    {http::verb::get, scope::service, "", "ListBuckets", s3op::list_buckets, permission::list_buckets},
-    {http::verb::put, scope::bucket, "", "CreateBucket", s3op::create_bucket, permission::create_bucket},
-    {http::verb::head, scope::bucket, "", "HeadBucket", s3op::head_bucket, permission::read_bucket},
-    {http::verb::delete_, scope::bucket, "", "DeleteBucket", s3op::delete_bucket, permission::delete_bucket},
+    {http::verb::get, scope::service, "", "ListBuckets", s3op::list_buckets, permission::list_buckets,
+     resource_kind::service},
+    {http::verb::put, scope::bucket, "", "CreateBucket", s3op::create_bucket, permission::create_bucket,
+     resource_kind::bucket},
+    {http::verb::head, scope::bucket, "", "HeadBucket", s3op::head_bucket, permission::read_bucket,
+     resource_kind::bucket},
+    {http::verb::delete_, scope::bucket, "", "DeleteBucket", s3op::delete_bucket, permission::delete_bucket,
+     resource_kind::bucket},
     {http::verb::get, scope::bucket, "location", "GetBucketLocation", s3op::get_bucket_location,
-     permission::read_bucket},
+     permission::read_bucket, resource_kind::bucket},
     {http::verb::get, scope::bucket, "versioning", "GetBucketVersioning", s3op::get_bucket_versioning,
-     permission::read_bucket},
+     permission::read_bucket, resource_kind::bucket},
     {http::verb::put, scope::bucket, "versioning", "PutBucketVersioning", s3op::put_bucket_versioning,
-     permission::configure_bucket},
-    {http::verb::get, scope::bucket, "acl", "GetBucketAcl", s3op::get_bucket_acl, permission::read_acl},
-    {http::verb::put, scope::bucket, "acl", "PutBucketAcl", s3op::put_bucket_acl, permission::write_acl},
+     permission::configure_bucket, resource_kind::bucket},
+    {http::verb::get, scope::bucket, "acl", "GetBucketAcl", s3op::get_bucket_acl, permission::read_acl,
+     resource_kind::bucket},
+    {http::verb::put, scope::bucket, "acl", "PutBucketAcl", s3op::put_bucket_acl, permission::write_acl,
+     resource_kind::bucket},
     {http::verb::put, scope::bucket, "publicAccessBlock", "PutPublicAccessBlock",
-     s3op::put_public_access_block, permission::configure_bucket},
+     s3op::put_public_access_block, permission::configure_bucket, resource_kind::bucket},
     {http::verb::get, scope::bucket, "publicAccessBlock", "GetPublicAccessBlock",
-     s3op::get_public_access_block, permission::read_bucket_acl},
+     s3op::get_public_access_block, permission::read_bucket_acl, resource_kind::bucket},
     {http::verb::delete_, scope::bucket, "publicAccessBlock", "DeletePublicAccessBlock",
-     s3op::delete_public_access_block, permission::configure_bucket},
+     s3op::delete_public_access_block, permission::configure_bucket, resource_kind::bucket},
     {http::verb::put, scope::bucket, "ownershipControls", "PutBucketOwnershipControls",
-     s3op::put_bucket_ownership_controls, permission::configure_bucket},
+     s3op::put_bucket_ownership_controls, permission::configure_bucket, resource_kind::bucket},
     {http::verb::get, scope::bucket, "ownershipControls", "GetBucketOwnershipControls",
-     s3op::get_bucket_ownership_controls, permission::read_bucket_acl},
+     s3op::get_bucket_ownership_controls, permission::read_bucket_acl, resource_kind::bucket},
     {http::verb::delete_, scope::bucket, "ownershipControls", "DeleteBucketOwnershipControls",
-     s3op::delete_bucket_ownership_controls, permission::configure_bucket},
+     s3op::delete_bucket_ownership_controls, permission::configure_bucket, resource_kind::bucket},
     {http::verb::get, scope::bucket, "list-type", "ListObjectsV2", s3op::list_objects_v2,
-     permission::list_objects},
-    {http::verb::get, scope::bucket, "", "ListObjects", s3op::list_objects, permission::list_objects},
+     permission::list_objects, resource_kind::bucket},
+    {http::verb::get, scope::bucket, "", "ListObjects", s3op::list_objects, permission::list_objects,
+     resource_kind::bucket},
     {http::verb::get, scope::bucket, "versions", "ListObjectVersions", s3op::list_object_versions,
-     permission::list_object_versions},
+     permission::list_object_versions, resource_kind::bucket},
     {http::verb::get, scope::bucket, "uploads", "ListMultipartUploads", s3op::list_multipart_uploads,
-     permission::list_uploads},
+     permission::list_uploads, resource_kind::bucket},
     {http::verb::post, scope::bucket, "delete", "DeleteObjects", s3op::delete_objects,
-     permission::delete_objects},
+     permission::delete_objects, resource_kind::bucket},
     // A browser form upload: authenticated by its form's signed policy (server/s3/post_object.hpp), then a
     // write of the key the form names, exactly like PutObject's.
-    {http::verb::post, scope::bucket, "", "PostObject", s3op::post_object, permission::write_object},
-    {http::verb::put, scope::object, "", "PutObject", s3op::put_object, permission::write_object},
-    {http::verb::put, scope::object, "copy", "CopyObject", s3op::copy_object, permission::write_object},
-    {http::verb::get, scope::object, "", "GetObject", s3op::get_object, permission::read_object},
-    {http::verb::head, scope::object, "", "HeadObject", s3op::head_object, permission::read_object},
-    {http::verb::delete_, scope::object, "", "DeleteObject", s3op::delete_object, permission::write_object},
-    {http::verb::get, scope::object, "acl", "GetObjectAcl", s3op::get_object_acl, permission::read_acl},
-    {http::verb::put, scope::object, "acl", "PutObjectAcl", s3op::put_object_acl, permission::write_acl},
+    {http::verb::post, scope::bucket, "", "PostObject", s3op::post_object, permission::write_object,
+     resource_kind::bucket},
+    {http::verb::put, scope::object, "", "PutObject", s3op::put_object, permission::write_object,
+     resource_kind::object},
+    {http::verb::put, scope::object, "copy", "CopyObject", s3op::copy_object, permission::write_object,
+     resource_kind::object},
+    {http::verb::get, scope::object, "", "GetObject", s3op::get_object, permission::read_object,
+     resource_kind::object},
+    {http::verb::head, scope::object, "", "HeadObject", s3op::head_object, permission::read_object,
+     resource_kind::object},
+    {http::verb::delete_, scope::object, "", "DeleteObject", s3op::delete_object, permission::write_object,
+     resource_kind::object},
+    {http::verb::get, scope::object, "acl", "GetObjectAcl", s3op::get_object_acl, permission::read_acl,
+     resource_kind::object},
+    {http::verb::put, scope::object, "acl", "PutObjectAcl", s3op::put_object_acl, permission::write_acl,
+     resource_kind::object},
     {http::verb::get, scope::object, "attributes", "GetObjectAttributes", s3op::get_object_attributes,
-     permission::read_object_metadata},
+     permission::read_object_metadata, resource_kind::object},
     {http::verb::post, scope::object, "uploads", "CreateMultipartUpload", s3op::create_multipart_upload,
-     permission::write_object},
-    {http::verb::put, scope::object, "uploadId", "UploadPart", s3op::upload_part, permission::write_object},
+     permission::write_object, resource_kind::object},
+    {http::verb::put, scope::object, "uploadId", "UploadPart", s3op::upload_part, permission::write_object,
+     resource_kind::object},
     {http::verb::put, scope::object, "uploadId+copy", "UploadPartCopy", s3op::upload_part_copy,
-     permission::write_object},
+     permission::write_object, resource_kind::object},
     {http::verb::post, scope::object, "uploadId", "CompleteMultipartUpload", s3op::complete_multipart_upload,
-     permission::write_object},
+     permission::write_object, resource_kind::object},
     {http::verb::delete_, scope::object, "uploadId", "AbortMultipartUpload", s3op::abort_multipart_upload,
-     permission::write_object},
+     permission::write_object, resource_kind::object},
     {http::verb::get, scope::object, "uploadId", "ListParts", s3op::list_parts,
-     permission::read_object_metadata},
+     permission::read_object_metadata, resource_kind::object},
     {http::verb::get, scope::object, "tagging", "GetObjectTagging", s3op::get_object_tagging,
-     permission::read_object_metadata},
+     permission::read_object_metadata, resource_kind::object},
     {http::verb::put, scope::object, "tagging", "PutObjectTagging", s3op::put_object_tagging,
-     permission::write_object_metadata},
+     permission::write_object_metadata, resource_kind::object},
     {http::verb::delete_, scope::object, "tagging", "DeleteObjectTagging", s3op::delete_object_tagging,
-     permission::write_object_metadata},
+     permission::write_object_metadata, resource_kind::object},
     {http::verb::get, scope::bucket, "tagging", "GetBucketTagging", s3op::get_bucket_tagging,
-     permission::read_bucket_acl},
+     permission::read_bucket_acl, resource_kind::bucket},
     {http::verb::put, scope::bucket, "tagging", "PutBucketTagging", s3op::put_bucket_tagging,
-     permission::configure_bucket},
+     permission::configure_bucket, resource_kind::bucket},
     {http::verb::delete_, scope::bucket, "tagging", "DeleteBucketTagging", s3op::delete_bucket_tagging,
-     permission::configure_bucket},
+     permission::configure_bucket, resource_kind::bucket},
     {http::verb::put, scope::bucket, "cors", "PutBucketCors", s3op::put_bucket_cors,
-     permission::configure_bucket},
+     permission::configure_bucket, resource_kind::bucket},
     {http::verb::get, scope::bucket, "cors", "GetBucketCors", s3op::get_bucket_cors,
-     permission::read_bucket_acl},
+     permission::read_bucket_acl, resource_kind::bucket},
     {http::verb::delete_, scope::bucket, "cors", "DeleteBucketCors", s3op::delete_bucket_cors,
-     permission::configure_bucket},
+     permission::configure_bucket, resource_kind::bucket},
     {http::verb::put, scope::bucket, "lifecycle", "PutBucketLifecycleConfiguration",
-     s3op::put_bucket_lifecycle, permission::configure_bucket},
+     s3op::put_bucket_lifecycle, permission::configure_bucket, resource_kind::bucket},
     {http::verb::get, scope::bucket, "lifecycle", "GetBucketLifecycleConfiguration",
-     s3op::get_bucket_lifecycle, permission::read_bucket_acl},
+     s3op::get_bucket_lifecycle, permission::read_bucket_acl, resource_kind::bucket},
     {http::verb::delete_, scope::bucket, "lifecycle", "DeleteBucketLifecycle", s3op::delete_bucket_lifecycle,
-     permission::configure_bucket},
+     permission::configure_bucket, resource_kind::bucket},
     {http::verb::put, scope::bucket, "object-lock", "PutObjectLockConfiguration",
-     s3op::put_object_lock_configuration, permission::configure_bucket},
+     s3op::put_object_lock_configuration, permission::configure_bucket, resource_kind::bucket},
     {http::verb::get, scope::bucket, "object-lock", "GetObjectLockConfiguration",
-     s3op::get_object_lock_configuration, permission::read_bucket_acl},
+     s3op::get_object_lock_configuration, permission::read_bucket_acl, resource_kind::bucket},
     {http::verb::put, scope::object, "retention", "PutObjectRetention", s3op::put_object_retention,
-     permission::write_object_lock},
+     permission::write_object_lock, resource_kind::object},
     {http::verb::get, scope::object, "retention", "GetObjectRetention", s3op::get_object_retention,
-     permission::read_object_metadata},
+     permission::read_object_metadata, resource_kind::object},
     {http::verb::put, scope::object, "legal-hold", "PutObjectLegalHold", s3op::put_object_legal_hold,
-     permission::write_object_lock},
+     permission::write_object_lock, resource_kind::object},
     {http::verb::get, scope::object, "legal-hold", "GetObjectLegalHold", s3op::get_object_legal_hold,
-     permission::read_object_metadata},
+     permission::read_object_metadata, resource_kind::object},
     {http::verb::put, scope::bucket, "encryption", "PutBucketEncryption", s3op::put_bucket_encryption,
-     permission::configure_bucket},
+     permission::configure_bucket, resource_kind::bucket},
     {http::verb::get, scope::bucket, "encryption", "GetBucketEncryption", s3op::get_bucket_encryption,
-     permission::read_bucket_acl},
+     permission::read_bucket_acl, resource_kind::bucket},
     {http::verb::delete_, scope::bucket, "encryption", "DeleteBucketEncryption",
-     s3op::delete_bucket_encryption, permission::configure_bucket},
+     s3op::delete_bucket_encryption, permission::configure_bucket, resource_kind::bucket},
     // Only the bucket's owner and installation admins, whatever a policy says (auth::is_policy_management).
     {http::verb::put, scope::bucket, "policy", "PutBucketPolicy", s3op::put_bucket_policy,
-     permission::configure_bucket},
+     permission::configure_bucket, resource_kind::bucket},
     {http::verb::get, scope::bucket, "policy", "GetBucketPolicy", s3op::get_bucket_policy,
-     permission::read_bucket_acl},
+     permission::read_bucket_acl, resource_kind::bucket},
     {http::verb::delete_, scope::bucket, "policy", "DeleteBucketPolicy", s3op::delete_bucket_policy,
-     permission::configure_bucket},
+     permission::configure_bucket, resource_kind::bucket},
     {http::verb::get, scope::bucket, "policyStatus", "GetBucketPolicyStatus", s3op::get_bucket_policy_status,
-     permission::read_bucket_acl},
+     permission::read_bucket_acl, resource_kind::bucket},
     // Browsers' CORS preflights: unauthenticated, whatever the query (run_s3 answers them first).
     {http::verb::options, scope::bucket, "", "PreflightBucket", s3op::cors_preflight,
-     permission::cors_preflight},
+     permission::cors_preflight, resource_kind::preflight},
     {http::verb::options, scope::object, "", "PreflightObject", s3op::cors_preflight,
-     permission::cors_preflight},
+     permission::cors_preflight, resource_kind::preflight},
 }};
 
 /// Each route's AWS action as bucket policies name it (auth/bucket_policy.hpp), and its form for a request
@@ -454,7 +471,14 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
         if (auto wait = auth_cooldown(ctx))
             co_return make_error(errc::rate_limited, "Too many failed requests from your address; retry in " +
                                                          std::to_string(wait->count()) + " s.");
-        auto answer = co_await s3op::cors_preflight(ctx);
+        // Through the table, as every handler: the authorization step allows exactly the preflights to run
+        // unauthenticated.
+        const route& preflight = routes[operation];
+        auto proof =
+            authorization_step::unauthenticated(preflight.permission.value, preflight.resource.value);
+        if (!proof)
+            co_return std::move(proof).error();
+        auto answer = co_await run_handler(preflight, *proof, ctx);
         if (!answer && answer.error().code == errc::cors_forbidden)
             record_auth_failure(ctx);
         co_return answer;
@@ -473,14 +497,14 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
     // first (at most S3's 20 KB of them), the file stays unread until authorization is done.
     // (Two statements, not a conditional expression: GCC 12 destroys a co_await's result in one twice.)
     result<std::optional<auth::parsed_auth>> authed = std::optional<auth::parsed_auth>{};
-    if (r && r->fn == s3op::post_object)
+    if (r && r->fn.is(s3op::post_object))
         authed = co_await s3op::authenticate_post_object(ctx);
     else
         authed = co_await authenticate(ctx);
     if (!authed)
         co_return std::move(authed).error();
     const bool anonymous = !*authed;
-    if (anonymous && r && r->fn && anonymous_may_try(ctx, where, r->permission.value)) {
+    if (anonymous && r && r->fn.implemented() && anonymous_may_try(ctx, where, r->permission.value)) {
         // Anonymous, for a read ACL grants can allow (AllUsers): the operation runs as a caller without a
         // user, whom auth::authorize grants nothing but public reads; rate-limited by address.
         if (!ctx.svc->limiter.admit("anonymous@" + ctx.remote))
@@ -491,7 +515,7 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
         // a bucket that does not exist, which S3 answers with 404 NoSuchBucket (bucket names are global and
         // public there; here any key holder learns the same). Whether a key exists is never told (403 either
         // way, as S3 answers callers that may not list the bucket); CreateBucket is refused as on S3.
-        if (r && where != scope::service && r->fn != s3op::create_bucket && !s3op::is_model_view(ctx)) {
+        if (r && where != scope::service && !r->fn.is(s3op::create_bucket) && !s3op::is_model_view(ctx)) {
             auto b = co_await ctx.svc->buckets.get(ctx.bucket);
             if (!b && b.error().code == errc::no_such_bucket)
                 co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
@@ -511,13 +535,14 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
         co_return make_error(errc::method_not_allowed,
                              "The specified method is not allowed against this resource.");
     }
-    if (!r->fn)
+    if (!r->fn.implemented())
         co_return make_error(errc::not_implemented, std::string(r->name) + " is not implemented yet");
     ctx.audit = audit_context_of(ctx);
     ctx.permission = r->permission.value;
     ctx.s3_action = action_of(r->name, ctx.has_param("versionId"));
-    if (auto allowed = co_await authorize_s3_request(ctx, ctx.permission, r->name); !allowed)
-        co_return std::move(allowed).error();
+    auto proof = co_await authorization_step::s3(ctx, ctx.permission, r->resource.value, r->name);
+    if (!proof)
+        co_return std::move(proof).error();
     // A header asking for a feature Depot lacks is refused, never ignored (s3/request_headers.hpp).
     for (const auto& f : *ctx.header)
         if (auto supported = s3::check_request_header(f.name_string(), f.value()); !supported)
@@ -528,7 +553,7 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
     if (!auth::is_read(ctx.permission))
         if (auto acl = s3op::check_acl_headers(ctx, r->name); !acl)
             co_return std::move(acl).error();
-    co_return co_await r->fn(ctx);
+    co_return co_await run_handler(*r, *proof, ctx);
 }
 
 } // namespace

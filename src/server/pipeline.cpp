@@ -1,6 +1,7 @@
 #include "server/pipeline.hpp"
 
 #include "server/api/api.hpp"
+#include "server/authorization.hpp"
 
 #include <cctype>
 
@@ -96,6 +97,82 @@ surface choose_surface(const request_shape& r)
     if (!hub_shaped)
         return surface::s3;
     return r.credentials == credential_kind::bearer ? surface::hub : surface::hub_unless_bucket;
+}
+
+std::string_view to_string(resource_kind k) noexcept
+{
+    switch (k) {
+    case resource_kind::caller:
+        return "caller";
+    case resource_kind::sign_in:
+        return "sign_in";
+    case resource_kind::preflight:
+        return "preflight";
+    case resource_kind::account:
+        return "account";
+    case resource_kind::installation:
+        return "installation";
+    case resource_kind::service:
+        return "service";
+    case resource_kind::bucket:
+        return "bucket";
+    case resource_kind::object:
+        return "object";
+    case resource_kind::team:
+        return "team";
+    case resource_kind::model:
+        return "model";
+    }
+    return "?";
+}
+
+namespace {
+
+bool unauthenticated_kind(resource_kind on) noexcept
+{
+    return on == resource_kind::sign_in || on == resource_kind::preflight;
+}
+
+} // namespace
+
+asio::awaitable<result<route_authorized>> authorization_step::s3(request_context& ctx, auth::permission what,
+                                                                 resource_kind on, std::string_view operation)
+{
+    if (unauthenticated_kind(on) || ctx.header == nullptr)
+        co_return make_error(errc::access_denied, "Access Denied");
+    if (auto allowed = co_await authorize_s3_request(ctx, what, operation); !allowed)
+        co_return std::move(allowed).error();
+    co_return route_authorized(what, on);
+}
+
+result<route_authorized> authorization_step::rest(request_context& ctx, auth::permission what,
+                                                  resource_kind on, const api::path_params& params)
+{
+    if (unauthenticated_kind(on))
+        return make_error(errc::access_denied, "This route is not an authorized request");
+    if (auto allowed = authorize_api_request(ctx, what, params); !allowed)
+        return std::move(allowed).error();
+    return route_authorized(what, on);
+}
+
+result<route_authorized> authorization_step::hub(request_context& ctx, auth::permission what,
+                                                 resource_kind on, std::string_view team,
+                                                 std::string_view model)
+{
+    if (on != resource_kind::model)
+        return make_error(errc::access_denied, "A Hub route acts on a model");
+    if (auto allowed = auth::authorize(ctx.principal, what, auth::hf_model{.team = team, .model = model});
+        !allowed)
+        return std::move(allowed).error();
+    return route_authorized(what, on);
+}
+
+result<route_authorized> authorization_step::unauthenticated(auth::permission what, resource_kind on)
+{
+    if ((what == auth::permission::cors_preflight && on == resource_kind::preflight) ||
+        (what == auth::permission::session_start && on == resource_kind::sign_in))
+        return route_authorized(what, on);
+    return make_error(errc::access_denied, "Only a CORS preflight and a console sign-in run unauthenticated");
 }
 
 } // namespace depot::server

@@ -6,9 +6,20 @@
 /// rate limit, authorize, handler, with only addressing, route matching and error rendering differing per
 /// surface.
 
+#include "auth/authorize.hpp"
+#include "common/result.hpp"
+#include "server/api/http_api.hpp"
+#include "server/context.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <cstdint>
+#include <stdexcept>
 #include <string_view>
+#include <utility>
 
 namespace depot::server {
+
+namespace asio = boost::asio;
 
 /// The credentials a request carries, from its Authorization header and query string alone (nothing is
 /// looked up, nothing verified).
@@ -61,5 +72,98 @@ struct request_shape
 /// HEAD or POST under /api/models/ or a GET or HEAD of /{team}/{model}/resolve/{revision}/{path} that
 /// carries a bearer token (S3 never accepts one) or no credentials at all (then hub_unless_bucket).
 surface choose_surface(const request_shape& r);
+
+/// What a route acts on: what the authorization step authorizes the route's permission for. A column of
+/// each route table with no default, so a route cannot be registered without it (nor without its
+/// permission, auth::route_permission).
+enum class resource_kind : std::uint8_t
+{
+    caller,       ///< the caller's own credential (whoami, the current session)
+    sign_in,      ///< nothing yet: createSession authenticates from its body (the handler checks it)
+    preflight,    ///< nothing: a CORS preflight, answered from the bucket's configuration unauthenticated
+    account,      ///< the caller's tokens, keys, usage and content look-ups
+    installation, ///< users, teams, the whole audit log
+    service,      ///< S3's service level (ListBuckets)
+    bucket,       ///< a bucket: S3's, or REST's {bucket}
+    object,       ///< a key of a bucket (S3)
+    team,         ///< REST's {team}
+    model,        ///< REST's {team}/{model}, the Hub API's repo
+};
+std::string_view to_string(resource_kind k) noexcept;
+
+struct route_resource
+{
+    resource_kind value;
+    constexpr route_resource(resource_kind k) noexcept : value(k) {} // NOLINT: implicit on purpose
+};
+
+/// Proof that the authorization step allowed a request's route: only `authorization_step` constructs one,
+/// and a route table's handler (`guarded`) can be called only with one, for the route's own permission and
+/// resource (run_handler). So no handler runs without the authorization step, by construction
+/// (tests/layering/check_routes.py, ctest routes_reach_handlers_only_authorized, checks the tables use it).
+class route_authorized
+{
+public:
+    auth::permission permission() const noexcept { return permission_; }
+    resource_kind resource() const noexcept { return resource_; }
+
+private:
+    route_authorized(auth::permission p, resource_kind r) noexcept : permission_(p), resource_(r) {}
+    auth::permission permission_;
+    resource_kind resource_;
+    friend class authorization_step;
+};
+
+/// The authorization step of the pipeline, one entry per surface: the route's declared permission on the
+/// resource it declares, decided by auth::authorize with the facts server/authorization.hpp resolves. Each
+/// answers the refusal or the proof.
+class authorization_step
+{
+public:
+    /// An S3 route (its permission and resource from server/dispatch.cpp's table, `operation` its AWS
+    /// name): authorize_s3_request (scope, views, a copy's source).
+    static asio::awaitable<result<route_authorized>> s3(request_context& ctx, auth::permission what,
+                                                        resource_kind on, std::string_view operation);
+    /// A REST route: authorize_api_request (the scope against the path parameters); the team and bucket
+    /// rows are authorized by the handlers as they load them (authorize_team, caller_bucket).
+    static result<route_authorized> rest(request_context& ctx, auth::permission what, resource_kind on,
+                                         const api::path_params& params);
+    /// A Hub route: the model `team/model` (auth::hf_model).
+    static result<route_authorized> hub(request_context& ctx, auth::permission what, resource_kind on,
+                                        std::string_view team, std::string_view model);
+    /// The two routes that run unauthenticated by design, allowed here and nowhere else: a CORS preflight
+    /// (permission cors_preflight) and a console sign-in (session_start). Any other permission is refused.
+    static result<route_authorized> unauthenticated(auth::permission what, resource_kind on);
+};
+
+/// A route table's handler column: the function, callable only with a proof (run_handler).
+template <class Fn>
+class guarded
+{
+public:
+    constexpr guarded(Fn fn) noexcept : fn_(fn) {}               // NOLINT: implicit on purpose
+    constexpr guarded(std::nullptr_t) noexcept : fn_(nullptr) {} // NOLINT: not implemented yet
+    constexpr bool implemented() const noexcept { return fn_ != nullptr; }
+    constexpr bool is(Fn fn) const noexcept { return fn_ == fn; }
+    template <class... Args>
+    auto operator()(const route_authorized&, Args&&... args) const
+    {
+        return fn_(std::forward<Args>(args)...);
+    }
+
+private:
+    Fn fn_;
+};
+
+/// Runs route `r`'s handler (any table's route: members fn, permission and resource) with the proof that
+/// its own permission and resource were authorized; a proof for another permission or resource is a bug
+/// and throws (answered 500), it never runs the handler.
+template <class Route, class... Args>
+auto run_handler(const Route& r, const route_authorized& proof, Args&&... args)
+{
+    if (proof.permission() != r.permission.value || proof.resource() != r.resource.value)
+        throw std::logic_error("a route's handler was called with another route's authorization");
+    return r.fn(proof, std::forward<Args>(args)...);
+}
 
 } // namespace depot::server

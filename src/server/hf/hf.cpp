@@ -11,6 +11,7 @@
 #include "server/authorization.hpp"
 #include "server/errors.hpp"
 #include "server/hf/repo.hpp"
+#include "server/pipeline.hpp"
 #include "server/services.hpp"
 
 #include <algorithm>
@@ -27,24 +28,26 @@ struct route
     http::verb method;
     std::string_view pattern; ///< `{name}` matches one non-empty segment; a final `{path+}` the rest
     std::string_view name;    ///< for metrics, the access log and denial audit rows (hf.<name>)
-    handler fn;
+    guarded<handler> fn;      ///< callable only with the authorization step's proof (server/pipeline.hpp)
     auth::route_permission permission; ///< what the request does (auth/authorize.hpp); required
+    route_resource resource;           ///< what it acts on (server/pipeline.hpp); required
 };
 
 constexpr std::array<route, 7> routes = {{
-    {http::verb::get, "/api/models/{team}/{model}", "HfModelInfo", model_info, auth::permission::hf_read},
+    {http::verb::get, "/api/models/{team}/{model}", "HfModelInfo", model_info, auth::permission::hf_read,
+     resource_kind::model},
     {http::verb::get, "/api/models/{team}/{model}/revision/{revision}", "HfModelInfo", model_info,
-     auth::permission::hf_read},
+     auth::permission::hf_read, resource_kind::model},
     {http::verb::get, "/api/models/{team}/{model}/tree/{revision}", "HfListTree", list_tree,
-     auth::permission::hf_read},
+     auth::permission::hf_read, resource_kind::model},
     {http::verb::get, "/api/models/{team}/{model}/tree/{revision}/{path+}", "HfListTree", list_tree,
-     auth::permission::hf_read},
+     auth::permission::hf_read, resource_kind::model},
     {http::verb::post, "/api/models/{team}/{model}/paths-info/{revision}", "HfPathsInfo", paths_info,
-     auth::permission::hf_read},
+     auth::permission::hf_read, resource_kind::model},
     {http::verb::get, "/{team}/{model}/resolve/{revision}/{path+}", "HfResolve", resolve_file,
-     auth::permission::hf_read},
+     auth::permission::hf_read, resource_kind::model},
     {http::verb::head, "/{team}/{model}/resolve/{revision}/{path+}", "HfResolveHead", resolve_file_head,
-     auth::permission::hf_read},
+     auth::permission::hf_read, resource_kind::model},
 }};
 
 std::vector<std::string_view> split(std::string_view path)
@@ -228,14 +231,11 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
             // An address that failed to authenticate too often is refused before its token is looked up,
             // as on S3 (503) and REST (429).
             const std::optional<std::chrono::seconds> cooldown = auth_cooldown(ctx);
-            std::optional<registry::api_token> token;
-            if (!cooldown && header) {
-                auto found_token = co_await ctx.svc->credentials.authenticate_token(header->substr(7));
-                if (found_token)
-                    token = std::move(*found_token);
-                else
-                    record_auth_failure(ctx);
-            }
+            // The pipeline routes only bearer tokens and requests without credentials here.
+            bool token = false;
+            if (!cooldown && header)
+                token = co_await authenticate_bearer(
+                    ctx, header->substr(std::min<std::size_t>(7, header->size())));
             if (cooldown) {
                 res = hub_error(http::status::too_many_requests, "",
                                 "Too many failed authentications from your address; retry in " +
@@ -250,11 +250,6 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
                 res = hub_error(http::status::unauthorized, "", "Invalid credentials in Authorization header",
                                 head);
             } else {
-                ctx.who = caller{.user_id = token->user_id,
-                                 .display_name = token->user_display_name,
-                                 .access_key_id = "token:" + token->id,
-                                 .is_admin = false,
-                                 .scope = token->scope};
                 if (!ctx.svc->limiter.admit(ctx.who.access_key_id)) {
                     failure = make_error(errc::rate_limited, "Please reduce your request rate.");
                 } else {
@@ -263,12 +258,12 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
                     ctx.permission = found->permission.value;
                     // The route's permission on the model it names, before the handler (which decides again
                     // with what it resolves: the team role, an alias scope's version).
-                    auto allowed = auth::authorize(ctx.principal, ctx.permission,
-                                                   auth::hf_model{.team = req.team, .model = req.model});
-                    if (!allowed) {
-                        failure = std::move(allowed).error();
+                    auto proof = authorization_step::hub(ctx, ctx.permission, found->resource.value, req.team,
+                                                         req.model);
+                    if (!proof) {
+                        failure = std::move(proof).error();
                     } else {
-                        auto r = co_await found->fn(ctx, req);
+                        auto r = co_await run_handler(*found, *proof, ctx, req);
                         if (r)
                             res = std::move(*r);
                         else
