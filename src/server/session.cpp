@@ -361,8 +361,7 @@ std::string remote_address(beast::tcp_stream& stream)
 /// connection is kept alive.
 template <class Stream>
 asio::awaitable<void> serve(Stream& stream, beast::flat_buffer& buffer, registration& reg,
-                            const std::string& remote, services& svc, connection_registry& registry,
-                            listener_kind listener)
+                            const std::string& remote, services& svc, connection_registry& registry)
 {
     const auto& opts = svc.opts;
     while (!registry.stopping()) {
@@ -416,7 +415,6 @@ asio::awaitable<void> serve(Stream& stream, beast::flat_buffer& buffer, registra
             ctx.content_length = *len;
         ctx.remote = remote;
         ctx.secure = !std::is_same_v<Stream, beast::tcp_stream>;
-        ctx.listener = listener;
 
         auto res = co_await dispatch(ctx);
         bool keep_alive = parser.get().keep_alive() && !registry.stopping() && !body.failed();
@@ -480,20 +478,19 @@ bool connection_registry::try_open(std::size_t limit) noexcept
     return true;
 }
 
-asio::awaitable<void> run_session(beast::tcp_stream stream, services& svc, connection_registry& registry,
-                                  listener_kind listener)
+asio::awaitable<void> run_session(beast::tcp_stream stream, services& svc, connection_registry& registry)
 {
     registration reg(registry, stream);
     beast::flat_buffer buffer;
     const auto remote = remote_address(stream);
-    co_await serve(stream, buffer, reg, remote, svc, registry, listener);
+    co_await serve(stream, buffer, reg, remote, svc, registry);
     boost::system::error_code ignored;
     stream.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
     stream.socket().close(ignored);
 }
 
 asio::awaitable<void> run_tls_session(beast::tcp_stream tcp, std::shared_ptr<asio::ssl::context> tls,
-                                      services& svc, connection_registry& registry, listener_kind listener)
+                                      services& svc, connection_registry& registry)
 {
     tls_stream stream(std::move(tcp), *tls);
     auto& lowest = tcp_of(stream);
@@ -522,7 +519,7 @@ asio::awaitable<void> run_tls_session(beast::tcp_stream tcp, std::shared_ptr<asi
             log::debug("TLS handshake failed", {{"remote", remote}, {"error", ec.message()}});
         } else {
             buffer.consume(used);
-            co_await serve(stream, buffer, reg, remote, svc, registry, listener);
+            co_await serve(stream, buffer, reg, remote, svc, registry);
             // close_notify both ways when the peer is still there; bounded, since a peer may never answer.
             if (lowest.socket().is_open()) {
                 lowest.expires_after(tls_shutdown_timeout);
