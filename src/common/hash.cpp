@@ -4,7 +4,6 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
-
 #include <stdexcept>
 
 namespace depot {
@@ -13,16 +12,20 @@ namespace {
 const EVP_MD* md_of(digest_kind kind)
 {
     switch (kind) {
-    case digest_kind::md5: return EVP_md5();
-    case digest_kind::sha1: return EVP_sha1();
-    case digest_kind::sha256: return EVP_sha256();
+    case digest_kind::md5:
+        return EVP_md5();
+    case digest_kind::sha1:
+        return EVP_sha1();
+    case digest_kind::sha256:
+        return EVP_sha256();
     }
     throw std::logic_error("unknown digest kind");
 }
 
 } // namespace
 
-struct hasher::impl {
+struct hasher::impl
+{
     EVP_MD_CTX* ctx = EVP_MD_CTX_new();
     ~impl() { EVP_MD_CTX_free(ctx); }
 };
@@ -66,9 +69,18 @@ static std::string one_shot(digest_kind kind, std::string_view data)
     return h.finish();
 }
 
-std::string md5(std::string_view data) { return one_shot(digest_kind::md5, data); }
-std::string sha1(std::string_view data) { return one_shot(digest_kind::sha1, data); }
-std::string sha256(std::string_view data) { return one_shot(digest_kind::sha256, data); }
+std::string md5(std::string_view data)
+{
+    return one_shot(digest_kind::md5, data);
+}
+std::string sha1(std::string_view data)
+{
+    return one_shot(digest_kind::sha1, data);
+}
+std::string sha256(std::string_view data)
+{
+    return one_shot(digest_kind::sha256, data);
+}
 
 std::string hmac_sha256(std::string_view key, std::string_view data)
 {
@@ -155,6 +167,18 @@ std::string random_bytes(std::size_t n)
     std::string out(n, '\0');
     if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(n)) != 1)
         throw std::runtime_error("RAND_bytes failed");
+    return out;
+}
+
+std::string random_text(std::string_view alphabet, std::size_t n)
+{
+    // Rejection sampling keeps every character equally likely.
+    const auto limit = static_cast<unsigned char>(256 - 256 % alphabet.size());
+    std::string out;
+    while (out.size() < n)
+        for (unsigned char c : random_bytes(n))
+            if (c < limit && out.size() < n)
+                out += alphabet[c % alphabet.size()];
     return out;
 }
 

@@ -14,10 +14,16 @@
 
 namespace depot {
 
-enum class digest_kind { md5, sha1, sha256 };
+enum class digest_kind
+{
+    md5,
+    sha1,
+    sha256
+};
 
 /// Streaming digest over bytes. `finish()` may be called once; afterwards the hasher must be `reset()`.
-class hasher {
+class hasher
+{
 public:
     explicit hasher(digest_kind kind);
     ~hasher();
@@ -55,6 +61,9 @@ std::optional<std::string> from_base64(std::string_view b64);
 
 /// Cryptographically secure random bytes (OpenSSL RAND_bytes); throws on failure.
 std::string random_bytes(std::size_t n);
+/// n characters drawn uniformly from `alphabet` (at most 256 characters) with random_bytes: for the
+/// random parts of credentials and session ids.
+std::string random_text(std::string_view alphabet, std::size_t n);
 /// Constant-time comparison for secrets and signatures.
 bool constant_time_equal(std::string_view a, std::string_view b) noexcept;
 

@@ -9,7 +9,7 @@
 namespace depot::s3 {
 namespace {
 
-error malformed()
+error malformed_form()
 {
     return make_error(errc::malformed_post_request,
                       "The body of your POST request is not well-formed multipart/form-data.");
@@ -113,13 +113,13 @@ result<form_parser::event> form_parser::parse_headers(std::string_view block)
         block.remove_prefix(eol == std::string_view::npos ? block.size() : eol + 2);
         auto colon = line.find(':');
         if (colon == std::string_view::npos)
-            return malformed();
+            return malformed_form();
         auto name = trim_ows(line.substr(0, colon));
         auto value = trim_ows(line.substr(colon + 1));
         if (iequals_ascii(name, "content-disposition")) {
             auto params = parse_parameters(value);
             if (disposition || !params || !iequals_ascii(params->type, "form-data"))
-                return malformed();
+                return malformed_form();
             disposition = true;
             bool named = false;
             for (auto& [pname, pvalue] : params->values) {
@@ -131,13 +131,13 @@ result<form_parser::event> form_parser::parse_headers(std::string_view block)
                 }
             }
             if (!named || part_.name.empty())
-                return malformed();
+                return malformed_form();
         } else if (iequals_ascii(name, "content-type")) {
             part_.content_type = std::string(value);
         }
     }
     if (!disposition)
-        return malformed();
+        return malformed_form();
     return event::part_begin;
 }
 
@@ -153,7 +153,7 @@ result<form_parser::event> form_parser::next()
             if (buf.size() - pos_ >= delimiter_.size())
                 pos_ = buf.size() - (delimiter_.size() - 1);
             if (finished_)
-                return malformed();
+                return malformed_form();
             return event::need_more;
         }
         pos_ = at + delimiter_.size();
@@ -162,7 +162,7 @@ result<form_parser::event> form_parser::next()
     }
     case state::after_delimiter: {
         if (buf.size() - pos_ < 2)
-            return finished_ ? result<event>(malformed()) : result<event>(event::need_more);
+            return finished_ ? result<event>(malformed_form()) : result<event>(event::need_more);
         if (buf.substr(pos_, 2) == "--") {
             state_ = state::done;
             pos_ = buf.size();
@@ -172,11 +172,11 @@ result<form_parser::event> form_parser::next()
         auto eol = buf.find("\r\n", pos_);
         if (eol == std::string_view::npos) {
             if (buf.size() - pos_ > 256 || finished_)
-                return malformed();
+                return malformed_form();
             return event::need_more;
         }
         if (!trim_ows(buf.substr(pos_, eol - pos_)).empty())
-            return malformed();
+            return malformed_form();
         pos_ = eol + 2;
         state_ = state::headers;
         return next();
@@ -185,11 +185,11 @@ result<form_parser::event> form_parser::next()
         std::size_t end = buf.substr(pos_, 2) == "\r\n" ? pos_ : buf.find("\r\n\r\n", pos_);
         if (end == std::string_view::npos) {
             if (buf.size() - pos_ > max_part_header_bytes || finished_)
-                return malformed();
+                return malformed_form();
             return event::need_more;
         }
         if (end - pos_ > max_part_header_bytes)
-            return malformed();
+            return malformed_form();
         auto block = buf.substr(pos_, end - pos_);
         pos_ = end == pos_ ? end + 2 : end + 4;
         auto parsed = parse_headers(block);
@@ -213,13 +213,13 @@ result<form_parser::event> form_parser::next()
             return event::data;
         }
         if (finished_)
-            return malformed();
+            return malformed_form();
         return event::need_more;
     }
     case state::done:
         return event::end;
     }
-    return malformed();
+    return malformed_form();
 }
 
 } // namespace depot::s3

@@ -16,7 +16,7 @@ struct unsupported
 };
 
 // Checked in order; a prefix ending in '-' covers the names it starts.
-constexpr std::array<unsupported, 14> refused = {{
+constexpr std::array<unsupported, 14> refused_headers = {{
     {"x-amz-server-side-encryption-aws-kms-key-id", "SSE-KMS"},
     {"x-amz-server-side-encryption-context", "SSE-KMS"},
     {"x-amz-server-side-encryption-bucket-key-enabled", "SSE-KMS (bucket keys)"},
@@ -59,7 +59,7 @@ result<void> check_request_header(std::string_view name, std::string_view value)
 {
     if (name.size() < 6 || !iequals_ascii(name.substr(0, 6), "x-amz-"))
         return ok();
-    for (const auto& r : refused)
+    for (const auto& r : refused_headers)
         if (matches(name, r.prefix))
             return not_implemented(r.feature, name);
     if (iequals_ascii(name, "x-amz-storage-class")) {

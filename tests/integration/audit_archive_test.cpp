@@ -20,7 +20,7 @@ namespace asio = boost::asio;
 namespace {
 
 /// A migrated database with a user, an archive bucket and a few audit rows, over a faulty memory store.
-struct fixture
+struct archive_fixture
 {
     test::test_database db{{.migrate = true}};
     storage::faulty_blob_store faulty = storage::make_faulty_blob_store(storage::make_memory_blob_store());
@@ -98,10 +98,10 @@ struct fixture
 };
 
 template <class F>
-void with_fixture(F body)
+void with_archive_fixture(F body)
 {
     test::run([&]() -> asio::awaitable<void> {
-        fixture f;
+        archive_fixture f;
         co_await f.start();
         co_await body(f);
         co_await f.stop();
@@ -113,7 +113,7 @@ void with_fixture(F body)
 TEST_CASE("archiving stores the rows as one object, then removes them with a row of its own, and the rest "
           "verifies")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_archive_fixture([](archive_fixture& f) -> asio::awaitable<void> {
         const std::int64_t last = co_await f.scalar("SELECT max(id) FROM audit_log");
         const auto req = f.everything_until_now();
         auto done = co_await registry::archive_audit_rows(registry::system_audit_context(), *f.pool,
@@ -159,7 +159,7 @@ TEST_CASE("archiving stores the rows as one object, then removes them with a row
 
 TEST_CASE("max_rows takes the oldest rows and leaves the rest for the next run")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_archive_fixture([](archive_fixture& f) -> asio::awaitable<void> {
         auto req = f.everything_until_now();
         req.max_rows = 2;
         auto first = co_await registry::archive_audit_rows(registry::system_audit_context(), *f.pool,
@@ -180,7 +180,7 @@ TEST_CASE("max_rows takes the oldest rows and leaves the rest for the next run")
 TEST_CASE(
     "a failed archive leaves every row: missing bucket, failing store, broken chain, lock held elsewhere")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_archive_fixture([](archive_fixture& f) -> asio::awaitable<void> {
         const std::int64_t rows = co_await f.scalar("SELECT count(*) FROM audit_log");
 
         auto missing =
@@ -190,9 +190,10 @@ TEST_CASE(
         CHECK(missing.error().code == errc::no_such_bucket);
         co_await f.unchanged(rows);
         // The failed run gave the archive lock back before it returned, so a run right after it cannot find
-        // the lock held and answer "busy". That happened once under load, when the pool rolled the transaction
-        // back in the background. This check does not reproduce the race; it holds the guarantee.
-        CHECK(co_await f.scalar("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted") == 0);
+        // the lock held and answer "busy". That happened once under load, when the pool rolled the
+        // transaction back in the background. This check does not reproduce the race; it holds the guarantee.
+        CHECK(co_await f.scalar("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted") ==
+              0);
 
         f.faulty.faults->fail_all(errc::unavailable);
         auto refused = co_await registry::archive_audit_rows(registry::system_audit_context(), *f.pool,

@@ -26,11 +26,6 @@ std::vector<pg::migration_source> first_only()
     return {two_migrations[0]};
 }
 
-asio::awaitable<std::unique_ptr<pg::connection>> open(const test::test_database& db)
-{
-    co_return co_await pg::connect(co_await asio::this_coro::executor, db.url());
-}
-
 asio::awaitable<std::int64_t> count(pg::connection& c, std::string_view sql)
 {
     auto rs = co_await c.query(sql);
@@ -51,7 +46,7 @@ TEST_CASE("migrations apply in order, each recorded with the SHA-256 of its SQL"
 {
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         auto status = co_await pg::migrate(*c, two_migrations);
         CHECK(status.current == 2);
         CHECK(status.latest == 2);
@@ -74,7 +69,7 @@ TEST_CASE("running migrate again changes nothing")
 {
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         co_await pg::migrate(*c, two_migrations);
         auto applied_at =
             co_await c->query("SELECT applied_at::text FROM schema_migrations ORDER BY version");
@@ -91,7 +86,7 @@ TEST_CASE("a new migration is applied on top of the applied ones")
 {
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         auto one = first_only();
         auto status = co_await pg::migrate(*c, one);
         CHECK(status.current == 1);
@@ -106,7 +101,7 @@ TEST_CASE("an applied migration whose SQL changed is refused, naming the file")
 {
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         auto one = first_only();
         co_await pg::migrate(*c, one);
         auto edited = two_migrations;
@@ -130,7 +125,7 @@ TEST_CASE("a database newer than the binary is refused")
 {
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         co_await pg::migrate(*c, two_migrations);
         auto older_binary = first_only();
         try {
@@ -146,7 +141,7 @@ TEST_CASE("a migration that is older than an applied one but missing is refused"
 {
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         std::vector<pg::migration_source> skipping{two_migrations[0],
                                                    {"0003_later.sql", "CREATE TABLE later (id int);"}};
         co_await pg::migrate(*c, skipping);
@@ -159,7 +154,7 @@ TEST_CASE("a failing migration leaves no trace, names its file and keeps the SQL
 {
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         std::vector<pg::migration_source> broken{
             two_migrations[0], {"0002_broken.sql", "CREATE TABLE half (id int);\nCREAT TABLE x;"}};
         try {
@@ -182,7 +177,7 @@ TEST_CASE("migration_state reports the versions without changing anything")
 {
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         auto before = co_await pg::migration_state(*c, two_migrations);
         CHECK(before.current == 0);
         CHECK(before.latest == 2);
@@ -199,7 +194,7 @@ TEST_CASE("a migration list out of version order is rejected before touching the
 {
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         std::vector<pg::migration_source> reversed{two_migrations[1], two_migrations[0]};
         CHECK_THROWS_AS(co_await pg::migrate(*c, reversed), std::invalid_argument);
         std::vector<pg::migration_source> duplicate{two_migrations[0], {"0001_again.sql", "SELECT 1;"}};
@@ -222,7 +217,7 @@ TEST_CASE("concurrent migrate calls serialize on the advisory lock and apply eac
         asio::co_spawn(
             ctx,
             [&]() -> asio::awaitable<void> {
-                auto c = co_await open(db);
+                auto c = co_await test::connect(db);
                 auto status = co_await pg::migrate(*c, slow);
                 if (status.current == 2 && status.latest == 2)
                     ++succeeded;
@@ -241,7 +236,7 @@ TEST_CASE("concurrent migrate calls serialize on the advisory lock and apply eac
     CHECK(failed == 0);
 
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         CHECK(co_await count(*c, "SELECT count(*) FROM schema_migrations") == 2);
         CHECK(co_await count(*c, "SELECT count(*) FROM events") == 1);
         CHECK(co_await count(*c, "SELECT count(*) FROM accounts") == 1);
@@ -255,7 +250,7 @@ TEST_CASE("the embedded migrations apply to an empty database, and a second run 
     REQUIRE_FALSE(pg::embedded_migrations().empty());
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         auto status = co_await pg::migrate(*c);
         CHECK(status.current == status.latest);
         CHECK(status.latest == pg::migration_version(pg::embedded_migrations().back().name));
@@ -271,7 +266,7 @@ TEST_CASE("migrated test databases, private or shared, already have the embedded
     const test::test_database db({.migrate = true});
     for (const auto* each : {&db, &test::shared_database()}) {
         test::run([&]() -> asio::awaitable<void> {
-            auto c = co_await open(*each);
+            auto c = co_await test::connect(*each);
             auto state = co_await pg::migration_state(*c);
             CHECK(state.current == state.latest);
             CHECK(state.current > 0);

@@ -22,7 +22,7 @@ namespace asio = boost::asio;
 
 namespace {
 
-struct fixture
+struct model_fixture
 {
     test::test_database db{{.migrate = true}};
     std::shared_ptr<pg::pool> pool;
@@ -62,7 +62,7 @@ registry::audit_context as(std::string actor)
 
 TEST_CASE("model repositories: teams and members")
 {
-    fixture f;
+    model_fixture f;
     test::run([&]() -> asio::awaitable<void> {
         co_await f.start();
         auto conn = co_await f.pool->acquire();
@@ -108,7 +108,7 @@ TEST_CASE("model repositories: teams and members")
 
 TEST_CASE("model repositories: models, versions, aliases and approvals")
 {
-    fixture f;
+    model_fixture f;
     test::run([&]() -> asio::awaitable<void> {
         co_await f.start();
         auto conn = co_await f.pool->acquire();

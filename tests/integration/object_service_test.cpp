@@ -1,4 +1,5 @@
 #include "common/hash.hpp"
+#include "integration/test_content.hpp"
 #include "integration/test_db.hpp"
 #include "registry/repo/audit.hpp"
 #include "registry/repo/bucket_repository.hpp"
@@ -20,38 +21,13 @@
 using namespace depot;
 namespace asio = boost::asio;
 
+using test::content;
+using test::string_source;
+
 namespace {
 
-/// Hands out a string in pieces of at most `step` bytes.
-class string_source final : public depot::byte_source
-{
-public:
-    explicit string_source(std::string data, std::size_t step = 100000) : data_(std::move(data)), step_(step)
-    {}
-    asio::awaitable<result<std::size_t>> read_some(std::span<std::byte> buf) override
-    {
-        auto n = std::min({buf.size(), step_, data_.size() - pos_});
-        std::memcpy(buf.data(), data_.data() + pos_, n);
-        pos_ += n;
-        co_return n;
-    }
-
-private:
-    std::string data_;
-    std::size_t step_;
-    std::size_t pos_ = 0;
-};
-
-std::string content(std::size_t n, char seed)
-{
-    std::string s(n, '\0');
-    for (std::size_t i = 0; i < n; ++i)
-        s[i] = static_cast<char>(seed + static_cast<char>(i * 31 % 251));
-    return s;
-}
-
 /// A migrated database, a faulty memory store and the services over them, with one user and one bucket.
-struct fixture
+struct object_fixture
 {
     test::test_database db{{.migrate = true}};
     storage::faulty_blob_store faulty = storage::make_faulty_blob_store(storage::make_memory_blob_store());
@@ -138,7 +114,7 @@ struct sleeper_killer
     bool finished = false;
 };
 
-asio::awaitable<void> terminate_sleepers(fixture& f, sleeper_killer& k)
+asio::awaitable<void> terminate_sleepers(object_fixture& f, sleeper_killer& k)
 {
     asio::steady_timer timer(co_await asio::this_coro::executor);
     while (!k.stop) {
@@ -157,10 +133,10 @@ asio::awaitable<void> terminate_sleepers(fixture& f, sleeper_killer& k)
 }
 
 template <class F>
-void with_fixture(F body)
+void with_object_fixture(F body)
 {
     test::run([&]() -> asio::awaitable<void> {
-        fixture f;
+        object_fixture f;
         co_await f.start();
         co_await body(f);
         co_await f.stop();
@@ -171,7 +147,7 @@ void with_fixture(F body)
 
 TEST_CASE("a stored object reads back, lists, and deleting it removes its blob")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_object_fixture([](object_fixture& f) -> asio::awaitable<void> {
         const auto data = content(3'000'000, 'a');
         auto put = co_await f.put("dir/weights.bin", data);
         REQUIRE(put);
@@ -194,7 +170,7 @@ TEST_CASE("a stored object reads back, lists, and deleting it removes its blob")
 
 TEST_CASE("identical content is stored once and lives until its last reference goes")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_object_fixture([](object_fixture& f) -> asio::awaitable<void> {
         const auto data = content(200'000, 'b');
         REQUIRE(co_await f.put("a", data));
         REQUIRE(co_await f.put("b", data));
@@ -209,7 +185,7 @@ TEST_CASE("identical content is stored once and lives until its last reference g
 
 TEST_CASE("a wrong Content-MD5 stores nothing")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_object_fixture([](object_fixture& f) -> asio::awaitable<void> {
         auto put = co_await f.put("k", content(50'000, 'c'), md5("something else"));
         REQUIRE_FALSE(put);
         CHECK(put.error().code == errc::bad_digest);
@@ -225,7 +201,7 @@ TEST_CASE("a wrong Content-MD5 stores nothing")
 
 TEST_CASE("a blob-store failure at any step of a put leaves no object, no blob row and no blob")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_object_fixture([](object_fixture& f) -> asio::awaitable<void> {
         const auto old_data = content(300'000, 'o');
         REQUIRE(co_await f.put("k", old_data));
         const auto data = content(2'500'000, 'd');
@@ -251,7 +227,7 @@ TEST_CASE("a blob-store failure at any step of a put leaves no object, no blob r
 
 TEST_CASE("completing a multipart upload publishes the listed parts and releases replaced and unlisted ones")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_object_fixture([](object_fixture& f) -> asio::awaitable<void> {
         registry::object_headers headers;
         auto upload =
             co_await f.multipart->create(registry::system_audit_context(), f.bucket, "big", "alice", headers);
@@ -297,7 +273,7 @@ TEST_CASE("completing a multipart upload publishes the listed parts and releases
 
 TEST_CASE("the blob collector removes committed blobs no row names and leftovers, after the grace age only")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_object_fixture([](object_fixture& f) -> asio::awaitable<void> {
         REQUIRE(co_await f.put("kept/a", content(3000, 'a')));
         REQUIRE(co_await f.put("kept/b", content(5000, 'b')));
         // A blob that committed but whose publishing transaction never did (a crash between the two).
@@ -337,7 +313,7 @@ TEST_CASE("the blob collector removes committed blobs no row names and leftovers
 
 TEST_CASE("the consistency check agrees with every write path and reports each kind of damage")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_object_fixture([](object_fixture& f) -> asio::awaitable<void> {
         // Every write path: single PUTs (one deduplicated), an overwrite, a delete, and a multipart upload
         // with one part still pending in a second upload.
         REQUIRE(co_await f.put("a", content(3000, 'a')));
@@ -406,7 +382,7 @@ TEST_CASE("the consistency check agrees with every write path and reports each k
 
 TEST_CASE("a body longer than a segment is stored in 8 MiB blobs that a single PUT and 8 MiB parts share")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_object_fixture([](object_fixture& f) -> asio::awaitable<void> {
         constexpr std::size_t seg = registry::dedup_segment_size;
         const auto data = content(2 * seg + 1234, 's');
         auto put = co_await f.put("single", data);
@@ -468,7 +444,7 @@ TEST_CASE("a body longer than a segment is stored in 8 MiB blobs that a single P
 
 TEST_CASE("a part is hashed with SHA-256 only where something reads it, and every digest stays right")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_object_fixture([](object_fixture& f) -> asio::awaitable<void> {
         constexpr std::size_t seg = registry::dedup_segment_size;
         const auto data = content(2 * seg, 'h');
         REQUIRE(co_await f.put("single", data)); // two shared pieces
@@ -519,7 +495,7 @@ TEST_CASE("a part is hashed with SHA-256 only where something reads it, and ever
 
 TEST_CASE("a failure after some segments were committed leaves none of them behind")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_object_fixture([](object_fixture& f) -> asio::awaitable<void> {
         constexpr std::size_t seg = registry::dedup_segment_size;
         const auto data = content(2 * seg + 10, 'f');
         // A wrong Content-MD5 is found only after both full segments were committed.
@@ -557,7 +533,7 @@ TEST_CASE("a failure after some segments were committed leaves none of them behi
 TEST_CASE(
     "new blobs go at once when PostgreSQL refuses the COMMIT, and to the collector when its answer is lost")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_object_fixture([](object_fixture& f) -> asio::awaitable<void> {
         REQUIRE(co_await f.put("kept", content(3000, 'k')));
         // A COMMIT hook: refuses one key's version, sleeps (until terminated) on another's.
         {
@@ -649,7 +625,7 @@ private:
     bool paused_ = false;
 };
 
-asio::awaitable<result<registry::object_version>> put_from(fixture& f, std::string key,
+asio::awaitable<result<registry::object_version>> put_from(object_fixture& f, std::string key,
                                                            depot::byte_source& body, std::uint64_t size)
 {
     registry::put_object_request request{.target = &f.bucket,
@@ -661,7 +637,7 @@ asio::awaitable<result<registry::object_version>> put_from(fixture& f, std::stri
 }
 
 /// A cleanup pass for which every blob is past the grace age.
-asio::awaitable<registry::collection_report> collect_everything_old(fixture& f)
+asio::awaitable<registry::collection_report> collect_everything_old(object_fixture& f)
 {
     co_return co_await registry::collect_unreachable_blobs(
         *f.pool, *f.faulty.store, std::chrono::system_clock::now() + std::chrono::hours(1));
@@ -671,7 +647,7 @@ asio::awaitable<registry::collection_report> collect_everything_old(fixture& f)
 
 TEST_CASE("issue 22 item 1: the collector never takes a piece of a body still arriving, however old")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_object_fixture([](object_fixture& f) -> asio::awaitable<void> {
         constexpr std::size_t seg = registry::dedup_segment_size;
         const auto data = content(2 * seg + 10, 'p');
         std::size_t seen_during_pause = 0;
@@ -700,7 +676,7 @@ TEST_CASE("issue 22 item 1: the collector never takes a piece of a body still ar
 
 TEST_CASE("issue 22 item 1: the same holds for a part, and a failed body leaves no intent behind")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_object_fixture([](object_fixture& f) -> asio::awaitable<void> {
         constexpr std::size_t seg = registry::dedup_segment_size;
         registry::object_headers headers;
         auto upload =
@@ -730,7 +706,7 @@ TEST_CASE("issue 22 item 1: the same holds for a part, and a failed body leaves 
 
 TEST_CASE("issue 22 item 1: a body whose intents lapsed meanwhile is refused and leaves no version")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_object_fixture([](object_fixture& f) -> asio::awaitable<void> {
         constexpr std::size_t seg = registry::dedup_segment_size;
         const auto data = content(2 * seg + 10, 'l');
         // While the body pauses, its lease runs out (as if its depotd had lost the database for a minute)
@@ -771,7 +747,7 @@ TEST_CASE("issue 22 item 1: a body whose intents lapsed meanwhile is refused and
 TEST_CASE("issue 22 item 1: intents of a crashed process lapse, live ones are renewed, and the collector "
           "acts on the lease only")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_object_fixture([](object_fixture& f) -> asio::awaitable<void> {
         const auto bytes = content(700, 'c');
         std::vector<std::string> ids;
         for (int i = 0; i < 3; ++i) {
@@ -809,7 +785,7 @@ TEST_CASE("issue 22 item 1: intents of a crashed process lapse, live ones are re
 TEST_CASE("issue 22 item 10: UploadPartCopy from a version deleted since it was opened is NoSuchKey and "
           "stores no part")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_object_fixture([](object_fixture& f) -> asio::awaitable<void> {
         registry::object_headers headers;
         auto upload = co_await f.multipart->create(registry::system_audit_context(), f.bucket, "target",
                                                    "alice", headers);
@@ -855,7 +831,7 @@ TEST_CASE("issue 22 item 10: UploadPartCopy from a version deleted since it was 
 
 TEST_CASE("issue 22 item 10: UploadPartCopy refuses to copy more than 5 GiB")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_object_fixture([](object_fixture& f) -> asio::awaitable<void> {
         registry::object_headers headers;
         auto upload = co_await f.multipart->create(registry::system_audit_context(), f.bucket, "target",
                                                    "alice", headers);

@@ -1,6 +1,7 @@
 // S3 versioning in the object and multipart services on a real PostgreSQL: versions, delete markers,
 // permanent deletion with its blob references, 'null' versions, ListObjectVersions pages, concurrent
 // writers of one key, and the versions snapshots keep.
+#include "integration/test_content.hpp"
 #include "integration/test_db.hpp"
 #include "registry/repo/audit.hpp"
 #include "registry/repo/bucket_repository.hpp"
@@ -23,34 +24,12 @@ using namespace depot;
 namespace asio = boost::asio;
 using registry::versioning_mode;
 
+using test::content;
+using test::string_source;
+
 namespace {
 
-class string_source final : public depot::byte_source
-{
-public:
-    explicit string_source(std::string data) : data_(std::move(data)) {}
-    asio::awaitable<result<std::size_t>> read_some(std::span<std::byte> buf) override
-    {
-        auto n = std::min(buf.size(), data_.size() - pos_);
-        std::memcpy(buf.data(), data_.data() + pos_, n);
-        pos_ += n;
-        co_return n;
-    }
-
-private:
-    std::string data_;
-    std::size_t pos_ = 0;
-};
-
-std::string content(std::size_t n, char seed)
-{
-    std::string s(n, '\0');
-    for (std::size_t i = 0; i < n; ++i)
-        s[i] = static_cast<char>(seed + static_cast<char>(i * 31 % 251));
-    return s;
-}
-
-struct fixture
+struct versioning_fixture
 {
     test::test_database db{{.migrate = true}};
     std::unique_ptr<storage::blob_store> store = storage::make_memory_blob_store();
@@ -190,10 +169,10 @@ struct fixture
 };
 
 template <class F>
-void with_fixture(F body)
+void with_versioning_fixture(F body)
 {
     test::run([&]() -> asio::awaitable<void> {
-        fixture f;
+        versioning_fixture f;
         co_await f.start();
         co_await body(f);
         co_await f.stop();
@@ -201,7 +180,7 @@ void with_fixture(F body)
 }
 
 /// One writer of the concurrency test: every fourth deletes (a delete marker), the others put.
-asio::awaitable<void> write_hot(fixture& f, int i, int& finished)
+asio::awaitable<void> write_hot(versioning_fixture& f, int i, int& finished)
 {
     if (i % 4 == 3)
         co_await f.remove("hot");
@@ -229,7 +208,7 @@ TEST_CASE("version ids sort by creation, are URL-safe, and only issued ids and n
 
 TEST_CASE("a never-versioned bucket keeps one null version per key and drops the replaced blob")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_versioning_fixture([](versioning_fixture& f) -> asio::awaitable<void> {
         auto v1 = co_await f.put("k", content(100, 'a'));
         auto v2 = co_await f.put("k", content(100, 'b'));
         CHECK(v1.version_id == "null");
@@ -246,7 +225,7 @@ TEST_CASE("a never-versioned bucket keeps one null version per key and drops the
 
 TEST_CASE("with versioning enabled every put adds a version that stays readable by its id")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_versioning_fixture([](versioning_fixture& f) -> asio::awaitable<void> {
         auto before = co_await f.put("k", content(100, '0')); // written before versioning: the null version
         co_await f.set(versioning_mode::enabled);
         std::vector<registry::object_version> vs;
@@ -284,7 +263,7 @@ TEST_CASE("with versioning enabled every put adds a version that stays readable 
 
 TEST_CASE("a delete marker hides the key, keeps every blob, and deleting it brings the key back")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_versioning_fixture([](versioning_fixture& f) -> asio::awaitable<void> {
         co_await f.set(versioning_mode::enabled);
         auto v1 = co_await f.put("k", content(100, 'a'));
         auto v2 = co_await f.put("k", content(100, 'b'));
@@ -321,7 +300,7 @@ TEST_CASE("a delete marker hides the key, keeps every blob, and deleting it brin
 
 TEST_CASE("deleting versions permanently drops their references and the current one falls back")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_versioning_fixture([](versioning_fixture& f) -> asio::awaitable<void> {
         co_await f.set(versioning_mode::enabled);
         auto v1 = co_await f.put("k", content(100, 'a'));
         auto v2 = co_await f.put("k", content(100, 'b'));
@@ -356,7 +335,7 @@ TEST_CASE("deleting versions permanently drops their references and the current 
 
 TEST_CASE("with versioning suspended writes replace the null version and keep the others")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_versioning_fixture([](versioning_fixture& f) -> asio::awaitable<void> {
         co_await f.put("k", content(100, '0')); // null version from before versioning
         co_await f.set(versioning_mode::enabled);
         auto kept = co_await f.put("k", content(100, 'a'));
@@ -393,7 +372,7 @@ TEST_CASE("with versioning suspended writes replace the null version and keep th
 
 TEST_CASE("copying an older version publishes it as a new version without new blobs")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_versioning_fixture([](versioning_fixture& f) -> asio::awaitable<void> {
         co_await f.set(versioning_mode::enabled);
         auto v1 = co_await f.put("k", content(100, 'a'));
         co_await f.put("k", content(100, 'b'));
@@ -418,7 +397,7 @@ TEST_CASE("copying an older version publishes it as a new version without new bl
 
 TEST_CASE("completing a multipart upload in a versioned bucket adds a version")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_versioning_fixture([](versioning_fixture& f) -> asio::awaitable<void> {
         co_await f.set(versioning_mode::enabled);
         auto first = co_await f.put("big", content(100, 'a'));
         registry::object_headers headers;
@@ -448,7 +427,7 @@ TEST_CASE("completing a multipart upload in a versioned bucket adds a version")
 
 TEST_CASE("version listing pages with small max-keys give every version once, in order")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_versioning_fixture([](versioning_fixture& f) -> asio::awaitable<void> {
         co_await f.set(versioning_mode::enabled);
         for (const char* key : {"a", "b", "dir/x", "dir/y", "e"})
             for (char seed : {'1', '2', '3'})
@@ -503,7 +482,7 @@ TEST_CASE("version listing pages with small max-keys give every version once, in
 
 TEST_CASE("concurrent writers of one versioned key leave exactly one current version")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_versioning_fixture([](versioning_fixture& f) -> asio::awaitable<void> {
         co_await f.set(versioning_mode::enabled);
         auto ex = co_await asio::this_coro::executor;
         constexpr int writers = 12;
@@ -531,7 +510,7 @@ TEST_CASE("concurrent writers of one versioned key leave exactly one current ver
 
 TEST_CASE("a snapshot keeps the versions it sees through overwrites and deletes until it is deleted")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_versioning_fixture([](versioning_fixture& f) -> asio::awaitable<void> {
         registry::snapshot_service snapshots(*f.pool, *f.store, *f.objects);
         auto k1 = co_await f.put("k", content(100, 'a'));
         auto gone = co_await f.put("gone", content(100, 'g'));
@@ -572,7 +551,7 @@ TEST_CASE("a snapshot keeps the versions it sees through overwrites and deletes 
 
 TEST_CASE("a version made current again by a permanent delete keeps its past for the snapshots in between")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_versioning_fixture([](versioning_fixture& f) -> asio::awaitable<void> {
         registry::snapshot_service snapshots(*f.pool, *f.store, *f.objects);
         co_await f.set(versioning_mode::enabled);
         auto v1 = co_await f.put("m", content(100, '1'));
@@ -611,7 +590,7 @@ TEST_CASE("a version made current again by a permanent delete keeps its past for
 namespace {
 
 /// One writer of the snapshot consistency test: puts w<writer>/00 .. w<writer>/19 in order.
-asio::awaitable<void> write_sequence(fixture& f, int writer, int& finished)
+asio::awaitable<void> write_sequence(versioning_fixture& f, int writer, int& finished)
 {
     for (int n = 0; n < 20; ++n)
         co_await f.put("w" + std::to_string(writer) + "/" + (n < 10 ? "0" : "") + std::to_string(n),
@@ -619,7 +598,7 @@ asio::awaitable<void> write_sequence(fixture& f, int writer, int& finished)
     ++finished;
 }
 
-asio::awaitable<std::vector<std::string>> keys_as_of(fixture& f, std::int64_t seq)
+asio::awaitable<std::vector<std::string>> keys_as_of(versioning_fixture& f, std::int64_t seq)
 {
     registry::list_request request;
     request.bucket_id = f.bucket.id;
@@ -636,7 +615,7 @@ asio::awaitable<std::vector<std::string>> keys_as_of(fixture& f, std::int64_t se
 
 TEST_CASE("snapshots taken while writers commit are consistent cuts that never change afterwards")
 {
-    with_fixture([](fixture& f) -> asio::awaitable<void> {
+    with_versioning_fixture([](versioning_fixture& f) -> asio::awaitable<void> {
         auto ex = co_await asio::this_coro::executor;
         registry::snapshot_service snapshots(*f.pool, *f.store, *f.objects);
         constexpr int writers = 6;

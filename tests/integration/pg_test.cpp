@@ -36,11 +36,6 @@ std::vector<pg::param> params(const Args&... args)
     return out;
 }
 
-asio::awaitable<std::unique_ptr<pg::connection>> open(const test::test_database& db)
-{
-    co_return co_await pg::connect(co_await asio::this_coro::executor, db.url());
-}
-
 asio::awaitable<void> sleep_for(std::chrono::milliseconds d)
 {
     asio::steady_timer t(co_await asio::this_coro::executor);
@@ -58,7 +53,7 @@ asio::awaitable<std::int64_t> backend_pid(pg::connection& c)
 /// has received everything the server will ever send it.
 asio::awaitable<void> terminate_backend(const test::test_database& db, std::int64_t pid)
 {
-    auto admin = co_await open(db);
+    auto admin = co_await test::connect(db);
     auto done = co_await admin->query("SELECT pg_terminate_backend($1)", params(pid));
     REQUIRE(done[0].boolean(0));
     for (int i = 0; i < 500; ++i) {
@@ -84,7 +79,7 @@ TEST_CASE("a connection runs a simple query and reports rows, columns and affect
 {
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         CHECK(c->healthy());
         CHECK_FALSE(c->in_transaction());
 
@@ -112,7 +107,7 @@ TEST_CASE("parameters of every type round-trip, NULL included")
 {
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         std::optional<std::string> none;
         std::optional<std::int64_t> some = 42;
         const pg::bytes two_bytes{std::string("\0z", 2)}; // not in the co_await expression: see params()
@@ -148,7 +143,7 @@ TEST_CASE("unicode text round-trips unchanged")
 {
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         const std::string text = "Grüße, 世界 — 🚀 \u00e9\u0301 tab\there";
         auto rs =
             co_await c->query("SELECT $1::text, length($1::text), octet_length($1::text)", params(text));
@@ -162,7 +157,7 @@ TEST_CASE("bytea carries all 256 byte values both ways, also through a table and
 {
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         const pg::bytes raw{all_byte_values()};
         auto echo = co_await c->query("SELECT $1::bytea, length($1::bytea)", params(raw));
         CHECK(echo[0].i64(1) == 256);
@@ -190,7 +185,7 @@ TEST_CASE("SQL errors carry their SQLSTATE and leave the connection usable")
 {
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         co_await c->execute("CREATE TABLE u (k text PRIMARY KEY)");
         co_await c->query("INSERT INTO u VALUES ($1)", params("a"));
         try {
@@ -223,7 +218,7 @@ TEST_CASE("execute runs several statements and reports the first error only afte
 {
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         co_await c->execute("CREATE TABLE m (v int); INSERT INTO m VALUES (1); INSERT INTO m VALUES (2)");
         auto rs = co_await c->query("SELECT sum(v) FROM m");
         CHECK(rs[0].i64(0) == 3);
@@ -242,7 +237,7 @@ TEST_CASE("a statement is prepared once per connection and reused")
 {
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         for (std::int32_t i = 0; i < 3; ++i) {
             auto rs = co_await c->query("SELECT $1::int * 2", params(i));
             CHECK(rs[0].i64(0) == 2 * i);
@@ -263,7 +258,7 @@ TEST_CASE("in_transaction follows BEGIN, a failed statement and ROLLBACK")
 {
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         co_await c->execute("BEGIN");
         CHECK(c->in_transaction());
         CHECK_THROWS_AS(co_await c->query("SELECT 1 / 0"), pg::error);
@@ -284,13 +279,13 @@ TEST_CASE("deferred statements run ahead of the next command, in order, in one r
 {
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         co_await c->execute("CREATE TABLE d (n serial, v text)");
         c->defer("BEGIN");
         c->defer("INSERT INTO d (v) VALUES ($1)", params("a"));
         c->defer("INSERT INTO d (v) VALUES ($1)", params("b"));
         // Nothing was sent yet: another connection sees no transaction and no rows.
-        auto other = co_await open(db);
+        auto other = co_await test::connect(db);
         auto seen = co_await other->query("SELECT count(*) FROM d");
         CHECK(seen[0].i64(0) == 0);
         CHECK_FALSE(c->in_transaction());
@@ -323,7 +318,7 @@ TEST_CASE("the first deferred error is thrown by the next command, which does no
 {
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         co_await c->execute("CREATE TABLE f (v int PRIMARY KEY)");
         c->defer("BEGIN");
         c->defer("INSERT INTO f VALUES (1)");
@@ -359,7 +354,7 @@ TEST_CASE(
 {
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         co_await c->execute("CREATE TABLE q (n serial, v text UNIQUE)");
         c->defer("BEGIN");
         c->defer("INSERT INTO q (v) VALUES ($1)", params("a"));
@@ -428,7 +423,7 @@ TEST_CASE("a terminated connection fails with an empty SQLSTATE and is no longer
 {
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         co_await terminate_backend(db, co_await backend_pid(*c));
         try {
             co_await c->query("SELECT 1");
@@ -482,7 +477,7 @@ TEST_CASE("a query abandoned mid-flight marks its connection broken")
     using namespace asio::experimental::awaitable_operators;
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         auto started = std::chrono::steady_clock::now();
         auto winner = co_await (c->query("SELECT pg_sleep(10)") || sleep_for(100ms));
         CHECK(winner.index() == 1);
@@ -772,7 +767,7 @@ TEST_CASE("test databases are fresh and their URL names them")
 
     test::test_database db;
     test::run([&]() -> asio::awaitable<void> {
-        auto c = co_await open(db);
+        auto c = co_await test::connect(db);
         auto rs =
             co_await c->query("SELECT current_database(), (SELECT count(*) FROM pg_tables WHERE schemaname = "
                               "'public')");

@@ -17,7 +17,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct fixture
+struct session_fixture
 {
     test::test_database db{{.migrate = true}};
     std::shared_ptr<pg::pool> pool;
@@ -75,7 +75,7 @@ registry::time_point in(std::chrono::seconds d)
 
 TEST_CASE("a session authenticates with its whole cookie and acts as its credential")
 {
-    fixture f;
+    session_fixture f;
     test::run([&]() -> asio::awaitable<void> {
         co_await f.start();
         auto s = co_await f.open(in(3600s));
@@ -107,7 +107,7 @@ TEST_CASE("a session authenticates with its whole cookie and acts as its credent
 
 TEST_CASE("a session ends when it expires, is revoked, or its key or token is revoked")
 {
-    fixture f;
+    session_fixture f;
     test::run([&]() -> asio::awaitable<void> {
         co_await f.start();
         auto expired = co_await f.open(in(-1s));
@@ -141,7 +141,7 @@ TEST_CASE("a session ends when it expires, is revoked, or its key or token is re
 
 TEST_CASE("the purge deletes the sessions that have ended and only those")
 {
-    fixture f;
+    session_fixture f;
     test::run([&]() -> asio::awaitable<void> {
         co_await f.start();
         auto live = co_await f.open(in(3600s));

@@ -132,4 +132,9 @@ const test_database& shared_database()
     return instance;
 }
 
+asio::awaitable<std::unique_ptr<pg::connection>> connect(const test_database& db)
+{
+    co_return co_await pg::connect(co_await asio::this_coro::executor, db.url());
+}
+
 } // namespace depot::test

@@ -70,6 +70,9 @@ private:
 /// dropped at exit. For suites whose test cases cannot interfere (e.g. each uses its own names).
 const test_database& shared_database();
 
+/// A new connection to `db`.
+asio::awaitable<std::unique_ptr<pg::connection>> connect(const test_database& db);
+
 /// Runs `task` to completion on a fresh io_context served by `threads` threads; returns its value or
 /// rethrows its exception. Also waits for work the task left behind (e.g. a pool's rollbacks).
 template <class T>

@@ -66,7 +66,7 @@ private:
     std::shared_ptr<blob_store> inner_;
 };
 
-asio::awaitable<blob_id> put(blob_store& store, const std::string& content)
+asio::awaitable<blob_id> cached_put(blob_store& store, const std::string& content)
 {
     auto created = co_await store.create();
     REQUIRE(created.has_value());
@@ -116,7 +116,7 @@ TEST_CASE("a cached range is read from the inner store once, then from memory")
         make_cached_blob_store(f.faulty.store, {.memory_bytes = 10 * chunk, .chunk_size = chunk}, f.registry);
     const auto content = make_content(2500, 1);
     run([&]() -> asio::awaitable<void> {
-        const auto id = co_await put(*cache, content);
+        const auto id = co_await cached_put(*cache, content);
         auto first = co_await read_all(*cache, id);
         REQUIRE(first.has_value());
         CHECK(*first == content);
@@ -141,7 +141,7 @@ TEST_CASE("ranges that cross chunk boundaries return exactly the requested bytes
         make_cached_blob_store(f.faulty.store, {.memory_bytes = 10 * chunk, .chunk_size = chunk}, f.registry);
     const auto content = make_content(4321, 2);
     run([&]() -> asio::awaitable<void> {
-        const auto id = co_await put(*cache, content);
+        const auto id = co_await cached_put(*cache, content);
         const std::pair<std::uint64_t, std::uint64_t> ranges[] = {
             {0, 1}, {999, 2}, {500, 1000}, {1000, 1000}, {1, 4320}, {3999, 10'000}, {4321, 5}, {2000, 0}};
         for (auto [offset, length] : ranges) {
@@ -168,7 +168,7 @@ TEST_CASE("eviction keeps the memory tier within its bound and counts evictions"
         std::vector<std::pair<blob_id, std::string>> blobs;
         for (int i = 0; i < 4; ++i) {
             auto content = make_content(2 * chunk, 10 + i);
-            auto id = co_await put(*cache, content);
+            auto id = co_await cached_put(*cache, content);
             blobs.emplace_back(id, content);
         }
         for (auto& [id, content] : blobs) {
@@ -201,7 +201,7 @@ TEST_CASE("concurrent readers of a missing chunk wait for one fetch")
     const auto content = make_content(1500, 3);
     asio::io_context ioc;
     blob_id id;
-    run([&]() -> asio::awaitable<void> { id = co_await put(*cache, content); }());
+    run([&]() -> asio::awaitable<void> { id = co_await cached_put(*cache, content); }());
     int done = 0;
     for (int i = 0; i < 8; ++i)
         asio::co_spawn(
@@ -231,7 +231,7 @@ TEST_CASE("a cold sequential read keeps several fetches in flight")
     auto cache = make_cached_blob_store(slow, {.memory_bytes = 20 * chunk, .chunk_size = chunk}, registry);
     const auto content = make_content(10 * chunk, 6);
     blob_id id;
-    run([&]() -> asio::awaitable<void> { id = co_await put(*cache, content); }());
+    run([&]() -> asio::awaitable<void> { id = co_await cached_put(*cache, content); }());
     auto got = run(read_all(*cache, id));
     REQUIRE(got.has_value());
     CHECK(*got == content);
@@ -248,7 +248,7 @@ TEST_CASE("a failed fill reaches every waiter and the next read tries again")
         make_cached_blob_store(f.faulty.store, {.memory_bytes = 10 * chunk, .chunk_size = chunk}, f.registry);
     const auto content = make_content(800, 4);
     run([&]() -> asio::awaitable<void> {
-        const auto id = co_await put(*cache, content);
+        const auto id = co_await cached_put(*cache, content);
         f.faulty.faults->fail_nth_of(blob_op::read_some, 1, errc::io_error);
         auto failed = co_await read_all(*cache, id);
         REQUIRE_FALSE(failed.has_value());
@@ -278,8 +278,8 @@ TEST_CASE("the disk tier serves chunks evicted from memory and stays within its 
     run([&]() -> asio::awaitable<void> {
         const auto a = make_content(2 * chunk, 20);
         const auto b = make_content(2 * chunk, 21);
-        const auto ida = co_await put(*cache, a);
-        const auto idb = co_await put(*cache, b);
+        const auto ida = co_await cached_put(*cache, a);
+        const auto idb = co_await cached_put(*cache, b);
         CHECK(*(co_await read_all(*cache, ida)) == a);
         CHECK(*(co_await read_all(*cache, idb)) == b); // evicts a from memory
         CHECK(cache->stats().misses == 4);
@@ -291,7 +291,7 @@ TEST_CASE("the disk tier serves chunks evicted from memory and stays within its 
         CHECK(cache->stats().disk_hits == 2);
 
         const auto c = make_content(3 * chunk, 22);
-        const auto idc = co_await put(*cache, c);
+        const auto idc = co_await cached_put(*cache, c);
         CHECK(*(co_await read_all(*cache, idc)) == c);
         CHECK(cache->stats().disk_bytes <= 4 * chunk);
         CHECK(cache->stats().disk_evictions == 3);
@@ -318,7 +318,7 @@ TEST_CASE("prefetch fills the cache so that later reads make no inner calls")
         make_cached_blob_store(f.faulty.store, {.memory_bytes = 10 * chunk, .chunk_size = chunk}, f.registry);
     const auto content = make_content(3500, 5);
     run([&]() -> asio::awaitable<void> {
-        const auto id = co_await put(*cache, content);
+        const auto id = co_await cached_put(*cache, content);
         auto n = co_await cache->prefetch(id);
         REQUIRE(n.has_value());
         CHECK(*n == 3500);

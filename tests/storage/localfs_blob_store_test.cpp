@@ -26,7 +26,7 @@ std::shared_ptr<blob_store> make_temp_localfs(bool fsync)
 }
 
 /// Writes `content` as one blob and commits it.
-asio::awaitable<blob_id> put(blob_store& store, std::string_view content)
+asio::awaitable<blob_id> localfs_put(blob_store& store, std::string_view content)
 {
     auto created = co_await store.create();
     REQUIRE(created.has_value());
@@ -72,7 +72,7 @@ TEST_CASE("localfs keeps a committed blob at blobs/<id[0:2]>/<id[2:4]>/<id> with
 {
     temp_dir dir;
     auto store = make_localfs_blob_store({.root = dir.path});
-    auto id = run(put(*store, "on disk"));
+    auto id = run(localfs_put(*store, "on disk"));
     const auto path = dir.path / "blobs" / id.substr(0, 2) / id.substr(2, 2) / id;
     REQUIRE(fs::is_regular_file(path));
     CHECK(fs::file_size(path) == 7);
@@ -112,7 +112,7 @@ TEST_CASE("localfs blobs survive reopening the store on the same directory")
     blob_id id;
     {
         auto store = make_localfs_blob_store({.root = dir.path});
-        id = run(put(*store, "durable"));
+        id = run(localfs_put(*store, "durable"));
     }
     auto store = make_localfs_blob_store({.root = dir.path});
     auto back = run(read_all(*store, id));
@@ -142,7 +142,7 @@ TEST_CASE("localfs remove_incomplete and list leave files they did not create al
 {
     temp_dir dir;
     auto store = make_localfs_blob_store({.root = dir.path});
-    auto id = run(put(*store, "mine"));
+    auto id = run(localfs_put(*store, "mine"));
     const auto foreign_tmp = dir.path / "tmp" / "notes.txt";
     std::ofstream(foreign_tmp) << "not a blob";
     const timeval old_times[2] = {{1'000'000, 0}, {1'000'000, 0}};
@@ -166,7 +166,7 @@ TEST_CASE("a localfs blob removed while being read stays readable to its reader"
     auto store = make_localfs_blob_store({.root = dir.path});
     const auto content = make_content(100'000, 7);
     run([&]() -> asio::awaitable<void> {
-        auto id = co_await put(*store, content);
+        auto id = co_await localfs_put(*store, content);
         auto opened = co_await store->open(id, 10, 50'000);
         REQUIRE(opened.has_value());
         REQUIRE((co_await store->remove(id)).has_value());

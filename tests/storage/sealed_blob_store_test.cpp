@@ -22,7 +22,8 @@ std::shared_ptr<blob_store> sealed_over(std::shared_ptr<blob_store> inner, std::
 
 const std::string master(32, 'k');
 
-asio::awaitable<std::string> put(blob_store& store, const std::string& content, std::size_t chunk = 7000)
+asio::awaitable<std::string> sealed_put(blob_store& store, const std::string& content,
+                                        std::size_t chunk = 7000)
 {
     auto w = co_await store.create({.size_hint = content.size()});
     REQUIRE(w.has_value());
@@ -37,7 +38,7 @@ asio::awaitable<std::string> put(blob_store& store, const std::string& content, 
 /// Replaces the raw (sealed) bytes of blob `id` in `inner` by `raw`, under a new id.
 asio::awaitable<std::string> put_raw(blob_store& inner, const std::string& raw)
 {
-    co_return co_await put(inner, raw, raw.size() + 1);
+    co_return co_await sealed_put(inner, raw, raw.size() + 1);
 }
 
 } // namespace
@@ -78,7 +79,7 @@ TEST_CASE("a sealed blob round-trips and stores no plaintext")
         for (std::size_t n : sizes) {
             CAPTURE(n);
             const auto content = make_content(n, n + 1);
-            auto id = co_await put(*store, content);
+            auto id = co_await sealed_put(*store, content);
             auto back = co_await read_all(*store, id);
             REQUIRE(back.has_value());
             CHECK(*back == content);
@@ -101,7 +102,7 @@ TEST_CASE("sealed range reads decrypt exactly the bytes asked for, across segmen
     const std::size_t s = sealed::segment_plain;
     const auto content = make_content(3 * s + 123, 9);
     run([&]() -> asio::awaitable<void> {
-        auto id = co_await put(*store, content, 100000);
+        auto id = co_await sealed_put(*store, content, 100000);
         const std::pair<std::uint64_t, std::uint64_t> ranges[] = {
             {0, 1},           {s - 1, 1},      {s - 1, 2},      {s, s},
             {s + 1, s},       {2 * s - 5, 10}, {3 * s, 123},    {3 * s + 122, 1},
@@ -126,7 +127,7 @@ TEST_CASE("a tampered, truncated, reordered or foreign-key sealed blob is an err
     const std::size_t s = sealed::segment_plain;
     const auto content = make_content(2 * s + 10, 3);
     run([&]() -> asio::awaitable<void> {
-        auto id = co_await put(*store, content);
+        auto id = co_await sealed_put(*store, content);
         auto raw = *(co_await read_all(*inner, id));
         auto expect_refused = [&](const std::string& bad, std::uint64_t off,
                                   std::uint64_t len) -> asio::awaitable<void> {
@@ -176,8 +177,8 @@ TEST_CASE("every sealed blob gets its own data key: equal plaintexts seal to dif
     auto store = sealed_over(inner, master);
     run([&]() -> asio::awaitable<void> {
         const auto content = make_content(1000, 1);
-        auto a = co_await put(*store, content);
-        auto b = co_await put(*store, content);
+        auto a = co_await sealed_put(*store, content);
+        auto b = co_await sealed_put(*store, content);
         CHECK(*(co_await read_all(*inner, a)) != *(co_await read_all(*inner, b)));
     }());
 }

@@ -19,11 +19,6 @@ constexpr std::int64_t lifecycle_lock_key = 0x6465706f746c6379;
 /// Rows one query takes; a pass continues after the last one until nothing is left.
 constexpr std::int64_t page_size = 500;
 
-std::int64_t millis(time_point t)
-{
-    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
-}
-
 /// The size bounds of a filter as SQL arguments: size > $gt AND size < $lt.
 std::int64_t greater_than(const s3::lifecycle_filter& f)
 {
@@ -140,7 +135,7 @@ asio::awaitable<void> lifecycle_repository::each_due_upload(const lifecycle_sele
         "SELECT key, id, upload_id, '', 0 FROM multipart_uploads WHERE bucket_id = $4 "
         "AND starts_with(key, $5) AND key >= $1 AND (key > $1 OR id > $2) "
         "AND initiated_at <= to_timestamp($6::double precision / 1000) ORDER BY key, id LIMIT $3";
-    const auto query = statement_of(statement, s.bucket_id, s.filter.prefix, millis(s.cutoff));
+    const auto query = statement_of(statement, s.bucket_id, s.filter.prefix, to_millis(s.cutoff));
     co_await paginate(query, visit);
 }
 
@@ -154,7 +149,7 @@ asio::awaitable<void> lifecycle_repository::each_due_current_version(const lifec
         "AND (o.key > $1 OR o.id > $2) AND o.last_modified <= to_timestamp($6::double precision / 1000) "
         "AND o.size > $7 AND o.size < $8 "
         "AND " DEPOT_HAS_TAGS("$9", "o.tags") " ORDER BY o.key, o.id LIMIT $3";
-    const auto query = statement_of(statement, s.bucket_id, s.filter.prefix, millis(s.cutoff),
+    const auto query = statement_of(statement, s.bucket_id, s.filter.prefix, to_millis(s.cutoff),
                                     greater_than(s.filter), less_than(s.filter), tags_argument(s.filter));
     co_await paginate(query, visit);
 }
@@ -169,7 +164,7 @@ asio::awaitable<void> lifecycle_repository::each_due_lone_delete_marker(const li
         "AND o.last_modified <= to_timestamp($6::double precision / 1000) "
         "AND NOT EXISTS (SELECT 1 FROM object_versions p WHERE p.bucket_id = o.bucket_id "
         "AND p.key = o.key AND p.id <> o.id AND NOT p.purged) ORDER BY o.key, o.id LIMIT $3";
-    const auto query = statement_of(statement, s.bucket_id, s.filter.prefix, millis(s.cutoff));
+    const auto query = statement_of(statement, s.bucket_id, s.filter.prefix, to_millis(s.cutoff));
     co_await paginate(query, visit);
 }
 
@@ -189,7 +184,7 @@ asio::awaitable<void> lifecycle_repository::each_due_noncurrent_version(const li
         "AND noncurrent_since <= to_timestamp($6::double precision / 1000) AND size > $7 AND size < $8 "
         "AND (key > $1 OR id > $2) AND " DEPOT_HAS_TAGS("$10", "v.tags") " ORDER BY key, id LIMIT $3";
     const auto query =
-        statement_of(statement, s.bucket_id, s.filter.prefix, millis(s.cutoff), greater_than(s.filter),
+        statement_of(statement, s.bucket_id, s.filter.prefix, to_millis(s.cutoff), greater_than(s.filter),
                      less_than(s.filter), static_cast<std::int64_t>(newer), tags_argument(s.filter));
     co_await paginate(query, visit);
 }

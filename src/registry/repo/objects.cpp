@@ -10,7 +10,7 @@ namespace depot::registry {
 namespace {
 
 /// Columns of a version row followed by its segments as JSON, in the order `version_from` reads them.
-constexpr const char* version_columns =
+constexpr const char* object_version_columns =
     "o.id, o.bucket_id, o.key, o.version_id, o.is_delete_marker, o.size, o.etag, o.sha256, o.owner_id, "
     "u.display_name, " DEPOT_MS(
         "o.last_modified") ", o.content_type, o.content_encoding, "
@@ -88,7 +88,7 @@ asio::awaitable<std::optional<object_handle>>
 current_object_version(pg::connection& c, std::int64_t bucket_id, std::string_view key)
 {
     auto rs = co_await sql(c,
-                           std::string("SELECT ") + version_columns +
+                           std::string("SELECT ") + object_version_columns +
                                " FROM object_versions o JOIN users u ON u.id = o.owner_id "
                                "WHERE o.bucket_id = $1 AND o.key = $2 AND o.superseded_seq IS NULL",
                            bucket_id, key);
@@ -99,7 +99,7 @@ asio::awaitable<std::optional<object_handle>> object_version_by_id(pg::connectio
                                                                    std::string_view key,
                                                                    const std::string& version_id)
 {
-    const std::string select = std::string("SELECT ") + version_columns +
+    const std::string select = std::string("SELECT ") + object_version_columns +
                                " FROM object_versions o JOIN users u ON u.id = o.owner_id "
                                "WHERE o.bucket_id = $1 AND o.key = $2 AND ";
     auto rs = co_await sql(c, select + "o.version_id = $3 AND NOT o.purged", bucket_id, key, version_id);
@@ -111,7 +111,7 @@ asio::awaitable<std::optional<object_handle>> object_version_as_of(pg::connectio
 {
     auto rs =
         co_await sql(c,
-                     std::string("SELECT ") + version_columns +
+                     std::string("SELECT ") + object_version_columns +
                          " FROM object_versions o JOIN users u ON u.id = o.owner_id "
                          "WHERE o.bucket_id = $1 AND o.key = $2 AND o.created_seq <= $3 AND "
                          "(o.superseded_seq IS NULL OR o.superseded_seq > $3) AND NOT o.is_delete_marker",
@@ -139,7 +139,7 @@ asio::awaitable<std::optional<object_handle>> share_copy_source(pg::connection& 
                                                                 bool pinned)
 {
     auto src = co_await sql(c,
-                            std::string("SELECT ") + version_columns +
+                            std::string("SELECT ") + object_version_columns +
                                 " FROM object_versions o JOIN users u ON u.id = o.owner_id "
                                 "WHERE o.id = $1 AND ($2 OR o.superseded_seq IS NULL) AND NOT "
                                 "o.is_delete_marker FOR SHARE OF o",

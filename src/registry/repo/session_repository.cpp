@@ -8,35 +8,18 @@
 namespace depot::registry {
 namespace {
 
-constexpr std::string_view prefix = "dps_";
-constexpr std::size_t id_length = 16;
-constexpr std::size_t secret_length = 32;
+constexpr std::string_view session_prefix = "dps_";
+constexpr std::size_t session_id_length = 16;
+constexpr std::size_t session_secret_length = 32;
 constexpr std::string_view lower = "abcdefghijklmnopqrstuvwxyz0123456789";
 constexpr std::string_view mixed = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
-std::string random_text(std::string_view alphabet, std::size_t n)
-{
-    // Rejection sampling keeps every character equally likely.
-    const auto limit = static_cast<unsigned char>(256 - 256 % alphabet.size());
-    std::string out;
-    while (out.size() < n)
-        for (unsigned char c : random_bytes(n))
-            if (c < limit && out.size() < n)
-                out += alphabet[c % alphabet.size()];
-    return out;
-}
-
-bool is_alnum(std::string_view s)
+bool session_is_alnum(std::string_view s)
 {
     for (char c : s)
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
             return false;
     return !s.empty();
-}
-
-std::int64_t millis(time_point t)
-{
-    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 
 // Session columns, then the credential's scope; `s` sessions, `u` users, `k` keys, `t` tokens.
@@ -65,11 +48,13 @@ console_session session_from(const pg::row& r)
 
 std::string_view session_id_of(std::string_view cookie) noexcept
 {
-    if (!cookie.starts_with(prefix) || cookie.size() != prefix.size() + id_length + 1 + secret_length ||
-        cookie[prefix.size() + id_length] != '_')
+    if (!cookie.starts_with(session_prefix) ||
+        cookie.size() != session_prefix.size() + session_id_length + 1 + session_secret_length ||
+        cookie[session_prefix.size() + session_id_length] != '_')
         return {};
-    auto id = cookie.substr(prefix.size(), id_length);
-    if (!is_alnum(id) || !is_alnum(cookie.substr(prefix.size() + id_length + 1)))
+    auto id = cookie.substr(session_prefix.size(), session_id_length);
+    if (!session_is_alnum(id) ||
+        !session_is_alnum(cookie.substr(session_prefix.size() + session_id_length + 1)))
         return {};
     return id;
 }
@@ -78,8 +63,8 @@ asio::awaitable<result<console_session>>
 session_repository::create(const audit_context& who, std::string_view user_id, std::string_view access_key_id,
                            std::string_view token_id, time_point expires_at)
 {
-    const auto id = random_text(lower, id_length);
-    const auto secret = random_text(mixed, secret_length);
+    const auto id = random_text(lower, session_id_length);
+    const auto secret = random_text(mixed, session_secret_length);
     const auto csrf = random_text(mixed, 32);
     const pg::bytes hash(sha256(secret));
     std::optional<std::string> key_param, token_param;
@@ -93,12 +78,12 @@ session_repository::create(const audit_context& who, std::string_view user_id, s
             "INSERT INTO console_sessions (id, user_id, secret_hash, csrf_token, access_key_id, "
             "token_id, expires_at) VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7::double precision "
             "/ 1000))",
-            id, user_id, hash, csrf, key_param, token_param, millis(expires_at));
+            id, user_id, hash, csrf, key_param, token_param, to_millis(expires_at));
         auto rs = co_await sql(c, std::string(session_select) + "WHERE s.id = $1", id);
         co_await append_audit(c, who, "session.create", "session:" + id, "",
                               "{\"user\":" + audit_quote(user_id) + "}");
         auto s = session_from(rs[0]);
-        s.cookie = std::string(prefix) + id + "_" + secret;
+        s.cookie = std::string(session_prefix) + id + "_" + secret;
         co_return s;
     });
 }
@@ -109,7 +94,7 @@ asio::awaitable<result<console_session>> session_repository::authenticate(std::s
     const auto id = session_id_of(cookie);
     if (id.empty())
         co_return unknown();
-    const auto secret = cookie.substr(prefix.size() + id_length + 1);
+    const auto secret = cookie.substr(session_prefix.size() + session_id_length + 1);
     auto conn = co_await pool_.acquire();
     auto rs = co_await sql(*conn,
                            std::string(session_select) +
@@ -149,7 +134,7 @@ asio::awaitable<std::int64_t> session_repository::purge_ended(time_point before)
                      "WITH gone AS (DELETE FROM console_sessions WHERE expires_at < to_timestamp($1::double "
                      "precision / 1000) OR revoked_at < to_timestamp($1::double precision / 1000) "
                      "RETURNING 1) SELECT count(*) FROM gone",
-                     millis(before));
+                     to_millis(before));
     co_return rs[0].i64(0);
 }
 

@@ -8,22 +8,10 @@
 namespace depot::registry {
 namespace {
 
-constexpr std::string_view prefix = "dpt_";
+constexpr std::string_view token_prefix = "dpt_";
 constexpr std::string_view hf_prefix = "hf_";
-constexpr std::size_t id_length = 12;
-constexpr std::size_t secret_length = 32;
-
-std::string random_text(std::string_view alphabet, std::size_t n)
-{
-    // Rejection sampling keeps every character equally likely.
-    const auto limit = static_cast<unsigned char>(256 - 256 % alphabet.size());
-    std::string out;
-    while (out.size() < n)
-        for (unsigned char c : random_bytes(n))
-            if (c < limit && out.size() < n)
-                out += alphabet[c % alphabet.size()];
-    return out;
-}
+constexpr std::size_t token_id_length = 12;
+constexpr std::size_t token_secret_length = 32;
 
 constexpr const char* token_columns =
     "t.id, t.user_id, u.display_name, t.name, " DEPOT_MS("t.created_at") ", " DEPOT_MS(
@@ -42,7 +30,7 @@ api_token token_from(const pg::row& r)
                      .user_is_admin = r.boolean(8)};
 }
 
-bool is_alnum(std::string_view s)
+bool token_is_alnum(std::string_view s)
 {
     for (char c : s)
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
@@ -57,9 +45,9 @@ asio::awaitable<result<api_token>> token_repository::create(const audit_context&
                                                             std::optional<time_point> expires_at,
                                                             std::string scope)
 {
-    const auto id = random_text("abcdefghijklmnopqrstuvwxyz0123456789", id_length);
+    const auto id = random_text("abcdefghijklmnopqrstuvwxyz0123456789", token_id_length);
     const auto secret =
-        random_text("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", secret_length);
+        random_text("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", token_secret_length);
     const pg::bytes hash(sha256(secret));
     std::optional<std::int64_t> expires_ms;
     if (expires_at)
@@ -84,7 +72,7 @@ asio::awaitable<result<api_token>> token_repository::create(const audit_context&
                                     ",\"scope\":" + scope_text + "}";
         co_await append_audit(c, who, "token.create", "token:" + id, "", details);
         auto token = token_from(rs[0]);
-        token.token = std::string(prefix) + id + "_" + secret;
+        token.token = std::string(token_prefix) + id + "_" + secret;
         co_return token;
     });
 }
@@ -94,14 +82,15 @@ asio::awaitable<result<api_token>> token_repository::authenticate(std::string_vi
     auto unknown = [] { return make_error(errc::not_found, "The API token is unknown, revoked or expired"); };
     // Hugging Face Hub clients refuse tokens that do not start with "hf_" (HF_TOKEN): the same token written
     // "hf_dpt_..." is accepted wherever the token is.
-    if (token.starts_with(hf_prefix) && token.substr(hf_prefix.size()).starts_with(prefix))
+    if (token.starts_with(hf_prefix) && token.substr(hf_prefix.size()).starts_with(token_prefix))
         token.remove_prefix(hf_prefix.size());
-    if (!token.starts_with(prefix) || token.size() != prefix.size() + id_length + 1 + secret_length ||
-        token[prefix.size() + id_length] != '_')
+    if (!token.starts_with(token_prefix) ||
+        token.size() != token_prefix.size() + token_id_length + 1 + token_secret_length ||
+        token[token_prefix.size() + token_id_length] != '_')
         co_return unknown();
-    const auto id = token.substr(prefix.size(), id_length);
-    const auto secret = token.substr(prefix.size() + id_length + 1);
-    if (!is_alnum(id) || !is_alnum(secret))
+    const auto id = token.substr(token_prefix.size(), token_id_length);
+    const auto secret = token.substr(token_prefix.size() + token_id_length + 1);
+    if (!token_is_alnum(id) || !token_is_alnum(secret))
         co_return unknown();
     auto conn = co_await pool_.acquire();
     auto rs = co_await sql(*conn,

@@ -113,11 +113,6 @@ webhook_delivery delivery_of(const pg::row& r)
     return d;
 }
 
-std::int64_t millis(time_point t)
-{
-    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
-}
-
 /// base * 2^(attempt-1), at most `max`, times a jitter factor in [0.5, 1.5).
 std::chrono::milliseconds backoff(int attempt, const retry_policy& p)
 {
@@ -444,7 +439,7 @@ asio::awaitable<void> webhook_repository::finish(const claimed_delivery& d, cons
             "INSERT INTO webhook_attempts (delivery_id, number, instance, started_at, status, latency_ms, "
             "response_excerpt, error) VALUES ($1, $2, $3, to_timestamp($4::bigint / 1000.0), $5, $6, $7, "
             "$8) ON CONFLICT (delivery_id, number) DO NOTHING",
-            d.id, d.attempt, instance, millis(o.started_at), o.status, o.latency_ms, o.response_excerpt,
+            d.id, d.attempt, instance, to_millis(o.started_at), o.status, o.latency_ms, o.response_excerpt,
             o.error);
         // Only while the lease is still ours: a lease that expired meanwhile belongs to a newer attempt.
         co_await sql(

@@ -21,7 +21,7 @@ json::object snapshot_json(const registry::snapshot& s, std::string_view bucket)
 }
 
 /// An optional string member; nullopt when absent.
-result<std::optional<std::string>> optional_string(const json::object& o, std::string_view name)
+result<std::optional<std::string>> snapshot_string(const json::object& o, std::string_view name)
 {
     if (o.find(name) == o.end())
         return std::optional<std::string>();
@@ -46,7 +46,7 @@ asio::awaitable<result<response>> create_snapshot(request_context& ctx, const pa
     auto name = string_field(*body, "name");
     if (!name)
         co_return std::move(name).error();
-    auto prefix = optional_string(*body, "prefix");
+    auto prefix = snapshot_string(*body, "prefix");
     if (!prefix)
         co_return std::move(prefix).error();
     const std::string snapshot_prefix = prefix->value_or("");
@@ -113,13 +113,13 @@ asio::awaitable<result<response>> restore_snapshot(request_context& ctx, const p
         co_return std::move(body).error();
     if (auto only = only_fields(*body, {"target_bucket", "target_prefix", "prefix"}); !only)
         co_return std::move(only).error();
-    auto target_name = optional_string(*body, "target_bucket");
+    auto target_name = snapshot_string(*body, "target_bucket");
     if (!target_name)
         co_return std::move(target_name).error();
-    auto target_prefix = optional_string(*body, "target_prefix");
+    auto target_prefix = snapshot_string(*body, "target_prefix");
     if (!target_prefix)
         co_return std::move(target_prefix).error();
-    auto prefix = optional_string(*body, "prefix");
+    auto prefix = snapshot_string(*body, "prefix");
     if (!prefix)
         co_return std::move(prefix).error();
     // A scoped credential restores only from inside its scope into its scope: the path names the source

@@ -116,7 +116,7 @@ private:
     std::uint64_t bytes_ = 0;
 };
 
-struct instruments
+struct cache_instruments
 {
     metrics::counter* memory_hits;
     metrics::counter* disk_hits;
@@ -127,7 +127,7 @@ struct instruments
     metrics::counter* disk_evictions;
 };
 
-instruments register_instruments(metrics::registry& reg)
+cache_instruments register_cache_instruments(metrics::registry& reg)
 {
     auto& hits =
         reg.counters("depot_cache_hits_total", "Read-cache chunks served from the cache, by tier.", {"tier"});
@@ -200,7 +200,7 @@ class cache_store final : public cached_blob_store, public std::enable_shared_fr
 {
 public:
     cache_store(std::shared_ptr<blob_store> inner, cache_options o, metrics::registry& reg)
-        : inner_(std::move(inner)), opts_(std::move(o)), m_(register_instruments(reg))
+        : inner_(std::move(inner)), opts_(std::move(o)), m_(register_cache_instruments(reg))
     {
         if (opts_.chunk_size == 0)
             throw std::invalid_argument("cache chunk size must be positive");
@@ -576,7 +576,7 @@ private:
 
     std::shared_ptr<blob_store> inner_;
     cache_options opts_;
-    instruments m_;
+    cache_instruments m_;
     asio::thread_pool pool_{1};
 
     mutable std::mutex mu_;
@@ -616,7 +616,7 @@ asio::awaitable<result<std::size_t>> cached_reader::read_some(std::span<std::byt
 
 void register_cache_metrics(metrics::registry& registry)
 {
-    register_instruments(registry);
+    register_cache_instruments(registry);
 }
 
 std::shared_ptr<cached_blob_store> make_cached_blob_store(std::shared_ptr<blob_store> inner,

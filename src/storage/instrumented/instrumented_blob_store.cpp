@@ -21,7 +21,7 @@ struct op_metrics
 };
 
 /// The series of one store kind, registered once per decorator.
-struct instruments
+struct store_instruments
 {
     std::array<op_metrics, op_count> ops;
     metrics::counter* read_bytes = nullptr;
@@ -30,7 +30,7 @@ struct instruments
     const op_metrics& at(blob_op op) const { return ops[static_cast<std::size_t>(op)]; }
 };
 
-std::shared_ptr<const instruments> register_instruments(metrics::registry& reg, std::string_view kind)
+std::shared_ptr<const store_instruments> register_instruments(metrics::registry& reg, std::string_view kind)
 {
     auto& durations = reg.histograms("depot_blob_operation_duration_seconds",
                                      "Blob store calls by operation, including failed ones.",
@@ -38,7 +38,7 @@ std::shared_ptr<const instruments> register_instruments(metrics::registry& reg, 
     auto& errors = reg.counters("depot_blob_operation_errors_total",
                                 "Blob store calls that failed with unavailable or io_error, or threw.",
                                 {"store", "operation"});
-    auto i = std::make_shared<instruments>();
+    auto i = std::make_shared<store_instruments>();
     for (std::size_t n = 0; n < op_count; ++n) {
         std::string_view name =
             n == abort_index ? std::string_view("abort") : to_string(static_cast<blob_op>(n));
@@ -90,7 +90,7 @@ class instrumented_writer final : public blob_writer
 {
 public:
     instrumented_writer(std::unique_ptr<blob_writer> inner, std::shared_ptr<blob_store> inner_store,
-                        std::shared_ptr<const instruments> m)
+                        std::shared_ptr<const store_instruments> m)
         : inner_(std::move(inner)), inner_store_(std::move(inner_store)), m_(std::move(m))
     {}
 
@@ -123,14 +123,14 @@ public:
 private:
     std::unique_ptr<blob_writer> inner_;
     std::shared_ptr<blob_store> inner_store_;
-    std::shared_ptr<const instruments> m_;
+    std::shared_ptr<const store_instruments> m_;
 };
 
 class instrumented_reader final : public blob_reader
 {
 public:
     instrumented_reader(std::unique_ptr<blob_reader> inner, std::shared_ptr<blob_store> inner_store,
-                        std::shared_ptr<const instruments> m)
+                        std::shared_ptr<const store_instruments> m)
         : inner_(std::move(inner)), inner_store_(std::move(inner_store)), m_(std::move(m))
     {}
 
@@ -155,7 +155,7 @@ public:
 private:
     std::unique_ptr<blob_reader> inner_;
     std::shared_ptr<blob_store> inner_store_;
-    std::shared_ptr<const instruments> m_;
+    std::shared_ptr<const store_instruments> m_;
 };
 
 class instrumented_store final : public blob_store
@@ -222,7 +222,7 @@ public:
 
 private:
     std::shared_ptr<blob_store> inner_;
-    std::shared_ptr<const instruments> m_;
+    std::shared_ptr<const store_instruments> m_;
 };
 
 } // namespace

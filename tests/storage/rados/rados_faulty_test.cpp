@@ -14,7 +14,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr std::uint64_t stripe = 64 * 1024;
+constexpr std::uint64_t faulty_stripe = 64 * 1024;
 
 struct attempt
 {
@@ -70,7 +70,7 @@ TEST_CASE("with any one storage call failing, a RADOS upload and read leave a wh
 {
     auto options = ceph_test_options();
     REQUIRE(options);
-    options->stripe_size = stripe;
+    options->stripe_size = faulty_stripe;
     options->window = 2;
     auto inner = make_test_rados_store(*options);
     auto [store, faults] = make_faulty_blob_store(inner);
@@ -111,7 +111,7 @@ TEST_CASE("with any one storage call throwing, a dropped RADOS upload leaves onl
 {
     auto options = ceph_test_options();
     REQUIRE(options);
-    options->stripe_size = stripe;
+    options->stripe_size = faulty_stripe;
     options->window = 2;
     auto inner = make_test_rados_store(*options);
     auto [store, faults] = make_faulty_blob_store(inner);

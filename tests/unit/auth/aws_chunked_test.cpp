@@ -1,6 +1,6 @@
-#include "common/http_date.hpp"
 #include "auth/aws_chunked.hpp"
 #include "common/hash.hpp"
+#include "common/http_date.hpp"
 
 #include <cstdio>
 #include <doctest/doctest.h>
@@ -67,17 +67,18 @@ std::string frame(const std::vector<std::string>& chunks, payload_mode mode, con
     return out;
 }
 
-struct outcome
+struct chunked_outcome
 {
     result<void> status = ok();
     std::string output;
 };
 
 /// Feeds `body` split at the given offsets (ascending), then finishes.
-outcome decode(aws_chunked_options options, std::string_view body, std::vector<std::size_t> splits = {})
+chunked_outcome decode(aws_chunked_options options, std::string_view body,
+                       std::vector<std::size_t> splits = {})
 {
     aws_chunked_decoder d(std::move(options));
-    outcome o;
+    chunked_outcome o;
     auto sink = [&](std::span<const std::byte> b) {
         o.output.append(reinterpret_cast<const char*>(b.data()), b.size());
     };

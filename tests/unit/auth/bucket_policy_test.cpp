@@ -35,7 +35,7 @@ std::string statement(std::string_view body)
 using context_list = std::vector<std::pair<std::string_view, std::string>>;
 
 policy_effect eval(const bucket_policy& p, std::string_view action, std::string_view key,
-                   std::string_view user, const context_list& ctx = {})
+                   std::string_view policy_user, const context_list& ctx = {})
 {
     const auto actions = known_s3_actions();
     const bool object = std::any_of(actions.begin(), actions.end(),
@@ -44,7 +44,7 @@ policy_effect eval(const bucket_policy& p, std::string_view action, std::string_
                                       .bucket = "b",
                                       .key = key,
                                       .object_action = object,
-                                      .user_id = user,
+                                      .user_id = policy_user,
                                       .context = ctx});
 }
 
@@ -276,7 +276,7 @@ TEST_CASE("IsPublic: Allow to everyone without a narrowing condition")
 
 namespace {
 
-principal user(std::string_view id, std::string_view scope = "")
+principal policy_user(std::string_view id, std::string_view scope = "")
 {
     return make_principal(std::string(id), false, scope);
 }
@@ -308,38 +308,43 @@ TEST_CASE("authorize: a policy's Allow grants like an ACL grant, within Depot's 
         {"Effect":"Allow","Principal":{"AWS":"bob"},"Action":"s3:*","Resource":"arn:aws:s3:::b"},
         {"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::b/pub/*"})")),
                   {}};
-    CHECK(authorize(user("bob"), permission::read_object, c.resource("s3:GetObject", "in/x", true)));
-    CHECK(authorize(user("bob"), permission::write_object, c.resource("s3:PutObject", "in/x", true)));
-    CHECK_FALSE(authorize(user("bob"), permission::write_object, c.resource("s3:PutObject", "out/x", true)));
-    CHECK_FALSE(authorize(user("carol"), permission::read_object, c.resource("s3:GetObject", "in/x", true)));
+    CHECK(authorize(policy_user("bob"), permission::read_object, c.resource("s3:GetObject", "in/x", true)));
+    CHECK(authorize(policy_user("bob"), permission::write_object, c.resource("s3:PutObject", "in/x", true)));
+    CHECK_FALSE(
+        authorize(policy_user("bob"), permission::write_object, c.resource("s3:PutObject", "out/x", true)));
+    CHECK_FALSE(
+        authorize(policy_user("carol"), permission::read_object, c.resource("s3:GetObject", "in/x", true)));
     // Anonymous callers read what a public statement allows, and never write.
     CHECK(authorize(principal{}, permission::read_object, c.resource("s3:GetObject", "pub/x", true)));
     CHECK_FALSE(authorize(principal{}, permission::read_object, c.resource("s3:GetObject", "in/x", true)));
     // s3:* does not reach the policy's own management, nor the sensitive actions (they must be named).
     for (auto action : {"s3:PutBucketPolicy", "s3:GetBucketPolicy", "s3:DeleteBucketPolicy"})
-        CHECK_FALSE(authorize(user("bob"), permission::configure_bucket, c.resource(action, "", false)));
-    CHECK_FALSE(authorize(user("bob"), permission::delete_bucket, c.resource("s3:DeleteBucket", "", false)));
-    CHECK_FALSE(authorize(user("bob"), permission::configure_bucket,
+        CHECK_FALSE(
+            authorize(policy_user("bob"), permission::configure_bucket, c.resource(action, "", false)));
+    CHECK_FALSE(
+        authorize(policy_user("bob"), permission::delete_bucket, c.resource("s3:DeleteBucket", "", false)));
+    CHECK_FALSE(authorize(policy_user("bob"), permission::configure_bucket,
                           c.resource("s3:PutBucketPublicAccessBlock", "", false)));
-    CHECK(authorize(user("bob"), permission::configure_bucket, c.resource("s3:PutBucketTagging", "", false)));
-    CHECK(authorize(user("bob"), permission::list_objects, c.resource("s3:ListBucket", "", false)));
+    CHECK(authorize(policy_user("bob"), permission::configure_bucket,
+                    c.resource("s3:PutBucketTagging", "", false)));
+    CHECK(authorize(policy_user("bob"), permission::list_objects, c.resource("s3:ListBucket", "", false)));
 
     SUBCASE("public statements are void when public policies are restricted")
     {
         auto r = c.resource("s3:GetObject", "pub/x", true);
         r.ignore_public_policy = true;
         CHECK_FALSE(authorize(principal{}, permission::read_object, r));
-        CHECK_FALSE(authorize(user("carol"), permission::read_object, r));
+        CHECK_FALSE(authorize(policy_user("carol"), permission::read_object, r));
         auto named = c.resource("s3:GetObject", "in/x", true);
         named.ignore_public_policy = true;
-        CHECK(authorize(user("bob"), permission::read_object, named));
+        CHECK(authorize(policy_user("bob"), permission::read_object, named));
     }
     SUBCASE("a bucket in which models live: team roles govern, Allows are void")
     {
         auto r = c.resource("s3:GetObject", "in/x", true);
         r.has_models = true;
-        CHECK_FALSE(authorize(user("bob"), permission::read_object, r));
-        CHECK(authorize(user("alice"), permission::read_object, r));
+        CHECK_FALSE(authorize(policy_user("bob"), permission::read_object, r));
+        CHECK(authorize(policy_user("alice"), permission::read_object, r));
     }
     SUBCASE("DeleteBucket is granted only when named without a wildcard")
     {
@@ -347,8 +352,8 @@ TEST_CASE("authorize: a policy's Allow grants like an ACL grant, within Depot's 
             parsed(statement(
                 R"({"Effect":"Allow","Principal":{"AWS":"bob"},"Action":"s3:DeleteBucket","Resource":"arn:aws:s3:::b"})")),
             {}};
-        CHECK(
-            authorize(user("bob"), permission::delete_bucket, named.resource("s3:DeleteBucket", "", false)));
+        CHECK(authorize(policy_user("bob"), permission::delete_bucket,
+                        named.resource("s3:DeleteBucket", "", false)));
     }
 }
 
@@ -357,7 +362,7 @@ TEST_CASE("authorize: the policy's Deny applies to the owner and admins, except 
     policy_case c{parsed(statement(R"(
         {"Effect":"Deny","Principal":"*","Action":"s3:*","Resource":["arn:aws:s3:::b","arn:aws:s3:::b/*"]})")),
                   {}};
-    const auto alice = user("alice");
+    const auto alice = policy_user("alice");
     const auto root = make_principal("root", true, "");
     CHECK_FALSE(authorize(alice, permission::read_object, c.resource("s3:GetObject", "k", true)));
     CHECK_FALSE(authorize(root, permission::write_object, c.resource("s3:PutObject", "k", true)));
@@ -365,14 +370,15 @@ TEST_CASE("authorize: the policy's Deny applies to the owner and admins, except 
     for (auto action : {"s3:PutBucketPolicy", "s3:GetBucketPolicy", "s3:DeleteBucketPolicy"}) {
         CHECK(authorize(alice, permission::configure_bucket, c.resource(action, "", false)));
         CHECK(authorize(root, permission::configure_bucket, c.resource(action, "", false)));
-        CHECK_FALSE(authorize(user("bob"), permission::configure_bucket, c.resource(action, "", false)));
+        CHECK_FALSE(
+            authorize(policy_user("bob"), permission::configure_bucket, c.resource(action, "", false)));
     }
     // An ACL grant does not beat a Deny either.
     auto r = c.resource("s3:GetObject", "k", true);
     r.acls_disabled = false;
     r.bucket_grants = acl_grants{.all_users = acl_right::read};
     r.object_grants = acl_grants{.user = acl_right::read};
-    CHECK_FALSE(authorize(user("bob"), permission::read_object, r));
+    CHECK_FALSE(authorize(policy_user("bob"), permission::read_object, r));
     // Without an action the policy is not asked (a copy's source: owner only, as before).
     CHECK(authorize(alice, permission::read_object, c.resource("", "", false)));
 }
@@ -394,15 +400,18 @@ TEST_CASE("authorize: DeleteObjects as a whole goes on when a statement may allo
         {"Effect":"Allow","Principal":{"AWS":"bob"},"Action":"s3:DeleteObject","Resource":"arn:aws:s3:::b/tmp/*"},
         {"Effect":"Deny","Principal":"*","Action":"s3:DeleteObject","Resource":"arn:aws:s3:::b/tmp/keep"})")),
                   {}};
-    CHECK(authorize(user("bob"), permission::delete_objects, c.resource("s3:DeleteObject", "", false)));
-    CHECK_FALSE(
-        authorize(user("carol"), permission::delete_objects, c.resource("s3:DeleteObject", "", false)));
-    CHECK(authorize(user("bob"), permission::delete_objects, c.resource("s3:DeleteObject", "tmp/x", true)));
-    CHECK_FALSE(
-        authorize(user("bob"), permission::delete_objects, c.resource("s3:DeleteObject", "other", true)));
-    CHECK_FALSE(
-        authorize(user("bob"), permission::delete_objects, c.resource("s3:DeleteObject", "tmp/keep", true)));
-    CHECK_FALSE(authorize(user("alice"), permission::delete_objects,
+    CHECK(
+        authorize(policy_user("bob"), permission::delete_objects, c.resource("s3:DeleteObject", "", false)));
+    CHECK_FALSE(authorize(policy_user("carol"), permission::delete_objects,
+                          c.resource("s3:DeleteObject", "", false)));
+    CHECK(authorize(policy_user("bob"), permission::delete_objects,
+                    c.resource("s3:DeleteObject", "tmp/x", true)));
+    CHECK_FALSE(authorize(policy_user("bob"), permission::delete_objects,
+                          c.resource("s3:DeleteObject", "other", true)));
+    CHECK_FALSE(authorize(policy_user("bob"), permission::delete_objects,
                           c.resource("s3:DeleteObject", "tmp/keep", true)));
-    CHECK(authorize(user("alice"), permission::delete_objects, c.resource("s3:DeleteObject", "other", true)));
+    CHECK_FALSE(authorize(policy_user("alice"), permission::delete_objects,
+                          c.resource("s3:DeleteObject", "tmp/keep", true)));
+    CHECK(authorize(policy_user("alice"), permission::delete_objects,
+                    c.resource("s3:DeleteObject", "other", true)));
 }

@@ -38,12 +38,12 @@ error error_of(std::string_view body)
     return r.error();
 }
 
-errc code_of(std::string_view body)
+errc lifecycle_code_of(std::string_view body)
 {
     return error_of(body).code;
 }
 
-std::string rule(std::string_view inner)
+std::string rule_xml(std::string_view inner)
 {
     return "<LifecycleConfiguration><Rule>" + std::string(inner) + "</Rule></LifecycleConfiguration>";
 }
@@ -51,8 +51,8 @@ std::string rule(std::string_view inner)
 /// A rule with every other part valid.
 std::string with(std::string_view filter, std::string_view actions, std::string_view status = "Enabled")
 {
-    return rule("<ID>r</ID>" + std::string(filter) + "<Status>" + std::string(status) + "</Status>" +
-                std::string(actions));
+    return rule_xml("<ID>r</ID>" + std::string(filter) + "<Status>" + std::string(status) + "</Status>" +
+                    std::string(actions));
 }
 
 const std::string days1 = "<Expiration><Days>1</Days></Expiration>";
@@ -102,29 +102,34 @@ TEST_CASE("a full configuration parses and re-serializes in the shape it was giv
 
 TEST_CASE("malformed configurations")
 {
-    CHECK(code_of("<LifecycleConfiguration/>") == errc::malformed_xml);
-    CHECK(code_of("<Lifecycle><Rule/></Lifecycle>") == errc::malformed_xml);
-    CHECK(code_of("not xml") == errc::malformed_xml);
-    CHECK(code_of(with("<Filter/>", days1, "enabled")) == errc::malformed_xml);
-    CHECK(code_of(rule("<Filter/>" + days1)) == errc::malformed_xml);         // no Status
-    CHECK(code_of(with("", days1)) == errc::malformed_xml);                   // no filter at all
-    CHECK(code_of(with("<Prefix/><Filter/>", days1)) == errc::malformed_xml); // both
-    CHECK(code_of(with("<Filter><Prefix>a</Prefix><ObjectSizeLessThan>5</ObjectSizeLessThan></Filter>",
-                       days1)) == errc::malformed_xml);                                    // two predicates
-    CHECK(code_of(with("<Filter><And/></Filter>", days1)) == errc::malformed_xml);         // empty And
-    CHECK(code_of(with("<Filter><Size>1</Size></Filter>", days1)) == errc::malformed_xml); // unknown
-    CHECK(code_of(with("<Filter/>", "<Expiration/>")) == errc::malformed_xml);
-    CHECK(code_of(with("<Filter/>", "<Expiration><Days>1</Days><ExpiredObjectDeleteMarker>true"
-                                    "</ExpiredObjectDeleteMarker></Expiration>")) == errc::malformed_xml);
-    CHECK(code_of(with("<Filter/>", "<Expiration><Days>x</Days></Expiration>")) == errc::malformed_xml);
-    CHECK(code_of(with("<Filter/>", "<Expiration><ExpiredObjectDeleteMarker>yes</ExpiredObjectDeleteMarker>"
-                                    "</Expiration>")) == errc::malformed_xml);
-    CHECK(code_of(with("<Filter/>", "<NoncurrentVersionExpiration/>")) == errc::malformed_xml);
+    CHECK(lifecycle_code_of("<LifecycleConfiguration/>") == errc::malformed_xml);
+    CHECK(lifecycle_code_of("<Lifecycle><Rule/></Lifecycle>") == errc::malformed_xml);
+    CHECK(lifecycle_code_of("not xml") == errc::malformed_xml);
+    CHECK(lifecycle_code_of(with("<Filter/>", days1, "enabled")) == errc::malformed_xml);
+    CHECK(lifecycle_code_of(rule_xml("<Filter/>" + days1)) == errc::malformed_xml);     // no Status
+    CHECK(lifecycle_code_of(with("", days1)) == errc::malformed_xml);                   // no filter at all
+    CHECK(lifecycle_code_of(with("<Prefix/><Filter/>", days1)) == errc::malformed_xml); // both
+    CHECK(lifecycle_code_of(
+              with("<Filter><Prefix>a</Prefix><ObjectSizeLessThan>5</ObjectSizeLessThan></Filter>",
+                   days1)) == errc::malformed_xml);                                          // two predicates
+    CHECK(lifecycle_code_of(with("<Filter><And/></Filter>", days1)) == errc::malformed_xml); // empty And
+    CHECK(lifecycle_code_of(with("<Filter><Size>1</Size></Filter>", days1)) ==
+          errc::malformed_xml); // unknown
+    CHECK(lifecycle_code_of(with("<Filter/>", "<Expiration/>")) == errc::malformed_xml);
+    CHECK(lifecycle_code_of(with("<Filter/>", "<Expiration><Days>1</Days><ExpiredObjectDeleteMarker>true"
+                                              "</ExpiredObjectDeleteMarker></Expiration>")) ==
+          errc::malformed_xml);
+    CHECK(lifecycle_code_of(with("<Filter/>", "<Expiration><Days>x</Days></Expiration>")) ==
+          errc::malformed_xml);
+    CHECK(lifecycle_code_of(with("<Filter/>",
+                                 "<Expiration><ExpiredObjectDeleteMarker>yes</ExpiredObjectDeleteMarker>"
+                                 "</Expiration>")) == errc::malformed_xml);
+    CHECK(lifecycle_code_of(with("<Filter/>", "<NoncurrentVersionExpiration/>")) == errc::malformed_xml);
     std::string many = "<LifecycleConfiguration>";
     for (int i = 0; i < 1001; ++i)
         many +=
             "<Rule><ID>r" + std::to_string(i) + "</ID><Filter/><Status>Enabled</Status>" + days1 + "</Rule>";
-    CHECK(code_of(many + "</LifecycleConfiguration>") == errc::malformed_xml);
+    CHECK(lifecycle_code_of(many + "</LifecycleConfiguration>") == errc::malformed_xml);
 }
 
 TEST_CASE("S3's InvalidArgument and InvalidRequest answers")
@@ -132,7 +137,8 @@ TEST_CASE("S3's InvalidArgument and InvalidRequest answers")
     auto e = error_of(with("<Filter/>", "<Expiration><Days>0</Days></Expiration>"));
     CHECK(e.code == errc::invalid_argument);
     CHECK(e.message == "'Days' for Expiration action must be a positive integer");
-    CHECK(code_of(with("<Filter/>", "<Expiration><Days>-3</Days></Expiration>")) == errc::invalid_argument);
+    CHECK(lifecycle_code_of(with("<Filter/>", "<Expiration><Days>-3</Days></Expiration>")) ==
+          errc::invalid_argument);
     e = error_of(with("<Filter/>", "<Expiration><Date>2030-01-01T12:00:00Z</Date></Expiration>"));
     CHECK(e.code == errc::invalid_argument);
     CHECK(e.message == "'Date' must be at midnight GMT");
@@ -140,39 +146,44 @@ TEST_CASE("S3's InvalidArgument and InvalidRequest answers")
                                    "</NoncurrentVersionExpiration>"));
     CHECK(e.code == errc::invalid_argument);
     CHECK(e.message == "'NoncurrentDays' for NoncurrentVersionExpiration action must be a positive integer");
-    CHECK(code_of(with("<Filter/>", "<NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays>"
-                                    "<NewerNoncurrentVersions>101</NewerNoncurrentVersions>"
-                                    "</NoncurrentVersionExpiration>")) == errc::invalid_argument);
-    CHECK(code_of(with("<Filter/>", "<AbortIncompleteMultipartUpload><DaysAfterInitiation>0"
-                                    "</DaysAfterInitiation></AbortIncompleteMultipartUpload>")) ==
+    CHECK(
+        lifecycle_code_of(with("<Filter/>", "<NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays>"
+                                            "<NewerNoncurrentVersions>101</NewerNoncurrentVersions>"
+                                            "</NoncurrentVersionExpiration>")) == errc::invalid_argument);
+    CHECK(lifecycle_code_of(with("<Filter/>", "<AbortIncompleteMultipartUpload><DaysAfterInitiation>0"
+                                              "</DaysAfterInitiation></AbortIncompleteMultipartUpload>")) ==
           errc::invalid_argument);
-    e = error_of(rule("<ID>" + std::string(256, 'x') + "</ID><Filter/><Status>Enabled</Status>" + days1));
+    e = error_of(rule_xml("<ID>" + std::string(256, 'x') + "</ID><Filter/><Status>Enabled</Status>" + days1));
     CHECK(e.code == errc::invalid_argument);
     CHECK(e.message == "ID length should not exceed allowed limit of 255");
     CHECK(parse_lifecycle_configuration(
-        rule("<ID>" + std::string(255, 'x') + "</ID><Filter/><Status>Enabled</Status>" + days1)));
+        rule_xml("<ID>" + std::string(255, 'x') + "</ID><Filter/><Status>Enabled</Status>" + days1)));
     const std::string twice = "<Rule><ID>same</ID><Filter/><Status>Enabled</Status>" + days1 + "</Rule>";
     e = error_of("<LifecycleConfiguration>" + twice + twice + "</LifecycleConfiguration>");
     CHECK(e.code == errc::invalid_argument);
     CHECK(e.message == "Rule ID must be unique. Found same ID for more than one rule");
-    CHECK(code_of(with("<Filter><And><ObjectSizeGreaterThan>5</ObjectSizeGreaterThan><ObjectSizeLessThan>5"
-                       "</ObjectSizeLessThan></And></Filter>",
-                       days1)) == errc::invalid_argument);
+    CHECK(lifecycle_code_of(
+              with("<Filter><And><ObjectSizeGreaterThan>5</ObjectSizeGreaterThan><ObjectSizeLessThan>5"
+                   "</ObjectSizeLessThan></And></Filter>",
+                   days1)) == errc::invalid_argument);
     e = error_of(with("<Filter/>", ""));
     CHECK(e.code == errc::invalid_request);
     CHECK(e.message == "At least one action needs to be specified in a rule");
     const std::string tag = "<Tag><Key>k</Key><Value>v</Value></Tag>";
-    CHECK(code_of(with("<Filter>" + tag + "</Filter>",
-                       "<AbortIncompleteMultipartUpload><DaysAfterInitiation>1</DaysAfterInitiation>"
-                       "</AbortIncompleteMultipartUpload>")) == errc::invalid_request);
+    CHECK(
+        lifecycle_code_of(with("<Filter>" + tag + "</Filter>",
+                               "<AbortIncompleteMultipartUpload><DaysAfterInitiation>1</DaysAfterInitiation>"
+                               "</AbortIncompleteMultipartUpload>")) == errc::invalid_request);
 }
 
 TEST_CASE("transitions are not implemented")
 {
-    CHECK(code_of(with("<Filter/>", "<Transition><Days>30</Days><StorageClass>GLACIER</StorageClass>"
-                                    "</Transition>")) == errc::not_implemented);
-    CHECK(code_of(with("<Filter/>", "<NoncurrentVersionTransition><NoncurrentDays>30</NoncurrentDays>"
-                                    "<StorageClass>GLACIER</StorageClass></NoncurrentVersionTransition>")) ==
+    CHECK(
+        lifecycle_code_of(with("<Filter/>", "<Transition><Days>30</Days><StorageClass>GLACIER</StorageClass>"
+                                            "</Transition>")) == errc::not_implemented);
+    CHECK(lifecycle_code_of(with("<Filter/>",
+                                 "<NoncurrentVersionTransition><NoncurrentDays>30</NoncurrentDays>"
+                                 "<StorageClass>GLACIER</StorageClass></NoncurrentVersionTransition>")) ==
           errc::not_implemented);
 }
 
@@ -222,9 +233,11 @@ TEST_CASE("tag filters: S3's refusals")
 {
     const std::string tag = "<Tag><Key>k</Key><Value>v</Value></Tag>";
     // A Tag beside another predicate outside And; a Tag without Key or Value.
-    CHECK(code_of(with("<Filter><Prefix>a</Prefix>" + tag + "</Filter>", days1)) == errc::malformed_xml);
-    CHECK(code_of(with("<Filter><Tag><Key>k</Key></Tag></Filter>", days1)) == errc::malformed_xml);
-    CHECK(code_of(with("<Filter><Tag><Value>v</Value></Tag></Filter>", days1)) == errc::malformed_xml);
+    CHECK(lifecycle_code_of(with("<Filter><Prefix>a</Prefix>" + tag + "</Filter>", days1)) ==
+          errc::malformed_xml);
+    CHECK(lifecycle_code_of(with("<Filter><Tag><Key>k</Key></Tag></Filter>", days1)) == errc::malformed_xml);
+    CHECK(lifecycle_code_of(with("<Filter><Tag><Value>v</Value></Tag></Filter>", days1)) ==
+          errc::malformed_xml);
     auto e = error_of(
         with("<Filter><And>" + tag + "<Tag><Key>k</Key><Value>w</Value></Tag></And></Filter>", days1));
     CHECK(e.code == errc::invalid_request);
@@ -232,10 +245,12 @@ TEST_CASE("tag filters: S3's refusals")
     e = error_of(with("<Filter><Tag><Key></Key><Value>v</Value></Tag></Filter>", days1));
     CHECK(e.code == errc::invalid_tag);
     CHECK(e.message == "The TagKey you have provided is invalid");
-    CHECK(code_of(with("<Filter><Tag><Key>" + std::string(129, 'k') + "</Key><Value>v</Value></Tag></Filter>",
-                       days1)) == errc::invalid_tag);
-    CHECK(code_of(with("<Filter><Tag><Key>k</Key><Value>" + std::string(257, 'v') + "</Value></Tag></Filter>",
-                       days1)) == errc::invalid_tag);
+    CHECK(lifecycle_code_of(
+              with("<Filter><Tag><Key>" + std::string(129, 'k') + "</Key><Value>v</Value></Tag></Filter>",
+                   days1)) == errc::invalid_tag);
+    CHECK(lifecycle_code_of(
+              with("<Filter><Tag><Key>k</Key><Value>" + std::string(257, 'v') + "</Value></Tag></Filter>",
+                   days1)) == errc::invalid_tag);
     CHECK(parse_lifecycle_configuration(with("<Filter><Tag><Key>" + std::string(128, 'k') + "</Key><Value>" +
                                                  std::string(256, 'v') + "</Value></Tag></Filter>",
                                              days1)));

@@ -144,7 +144,7 @@ TEST_CASE("multipart/form-data refuses malformed bodies")
 
 namespace {
 
-std::chrono::system_clock::time_point at(std::string_view iso)
+std::chrono::system_clock::time_point form_time(std::string_view iso)
 {
     return *parse_iso8601(iso);
 }
@@ -165,20 +165,21 @@ TEST_CASE("POST policy: conditions, coverage of every field, expiration")
                                       {"content-type", "image/png, image/gif"},
                                       {"policy", "..."},
                                       {"x-ignore-me", "x"}};
-    const auto before = at("2026-01-01T00:00:00Z");
+    const auto before = form_time("2026-01-01T00:00:00Z");
     auto range = check_post_policy(*policy, fields, "b", before);
     REQUIRE(range);
     CHECK(range->min == 10);
     CHECK(range->max == 50u);
 
     auto refusal = [&](std::vector<form_field> f, std::string_view bucket = "b",
-                       std::chrono::system_clock::time_point now = at("2026-01-01T00:00:00Z")) {
+                       std::chrono::system_clock::time_point now = form_time("2026-01-01T00:00:00Z")) {
         auto r = check_post_policy(*policy, f, bucket, now);
         REQUIRE_FALSE(r);
         CHECK(r.error().code == errc::access_denied);
         return r.error().message;
     };
-    CHECK(refusal(fields, "b", at("2026-01-02T00:00:01Z")) == "Invalid according to Policy: Policy expired.");
+    CHECK(refusal(fields, "b", form_time("2026-01-02T00:00:01Z")) ==
+          "Invalid according to Policy: Policy expired.");
     CHECK(refusal(fields, "other") ==
           R"(Invalid according to Policy: Policy Condition failed: ["eq", "$bucket", "b"])");
     auto f = fields;
