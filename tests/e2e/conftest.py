@@ -54,22 +54,19 @@ def pytest_configure(config):
 # The RADOS run (DEPOT_E2E_STORAGE=rados) covers what exercises the blob store: these modules whole, and any
 # other test marked `storage`. Everything else (authorization, protocol parsing, the registry's rules, the
 # clients' wire formats) behaves the same on every store: the localfs run covers it once, and CI's budget
-# stays for the tests that can tell the stores apart. DEPOT_E2E_RADOS_ALL=1 runs the whole suite on RADOS.
+# stays for the tests that can tell the stores apart. What the registry decides about blobs (versions,
+# snapshots, lifecycle, models, SSE's sealing) is store-independent above the blob_store interface, whose
+# behaviour on RADOS the storage conformance suite (storage_tests, against the same Ceph) states once.
+# DEPOT_E2E_RADOS_ALL=1 runs the whole suite on RADOS.
 STORAGE_MODULES = frozenset({
     "test_objects.py",  # PUT/GET/HEAD/DELETE, ranges, large bodies
     "test_multipart.py",  # parts, completion, the multi-GiB round trip's parts
     "test_awscli.py",  # the multi-GiB aws cli round trip, s3 sync
     "test_dedup.py",  # shared blobs, their references and collection
-    "test_sse.py",  # sealed blobs, range decryption
     "test_crash.py",  # kill -9 mid-write: what the store and the collector keep
     "test_ceph_outage.py",  # RADOS only
     "test_attacks_durability.py",  # full store, failed writes leave nothing
     "test_fsck.py",  # the store scanned against the rows
-    "test_versioning.py",  # versions' blobs kept and released
-    "test_lifecycle.py",  # expiry deletes blobs
-    "test_snapshots.py",  # restores reference the same blobs
-    "test_models.py",  # model files written, frozen and read through the views
-    "test_depotctl_models.py",  # push/pull, gc against the store
     "test_warmup.py",  # the read cache filled from the store
 })
 
