@@ -341,12 +341,14 @@ def data_state(depot):
     return dict(depot.db.query(DATA_STATE_SQL)), depot.blob_files()
 
 
-def changes(depot, before) -> str:
-    """What changed since `before` (data_state): changed rows, new blobs; "" when nothing did."""
-    rows, blobs = data_state(depot)
+def changes(depot, before) -> tuple[str, tuple]:
+    """What changed since `before` (data_state): changed rows, new blobs ("" when nothing did), and the state
+    now, which is the next call's `before` when nothing else happens in between."""
+    now = data_state(depot)
+    rows, blobs = now
     changed = {k: (before[0].get(k), v) for k, v in rows.items() if before[0].get(k) != v}
     added = blobs - before[1]
-    return (f"rows {changed} " if changed else "") + (f"new blobs {sorted(added)}" if added else "")
+    return (f"rows {changed} " if changed else "") + (f"new blobs {sorted(added)}" if added else ""), now
 
 
 @pytest.mark.parametrize("op", sorted(S3_OPERATIONS))
@@ -362,7 +364,7 @@ def test_s3_operation(depot, world, op):
             want = s3_expected(op, p, side)
             if got != want:
                 mismatches.append(f"{p.name:18} {side:5} expected {want}, got {got}")
-            elif got == DENIED and (changed := changes(depot, before)):
+            elif got == DENIED and (changed := changes(depot, before)[0]):
                 mismatches.append(f"{p.name:18} {side:5} denied, but changed: {changed}")
     assert not mismatches, f"{op}:\n" + "\n".join(mismatches)
 
@@ -381,7 +383,7 @@ def test_cors_preflights_change_nothing_and_tell_no_bucket_apart(depot, world):
                                                                  "Access-Control-Request-Method": "GET"})
             answers.add((r.status_code, re.search(r"<Code>.*</Message>", r.text).group(0)))
             assert "Access-Control-Allow-Origin" not in r.headers
-        assert not changes(depot, before), owner
+        assert not changes(depot, before)[0], owner
     assert len(answers) == 1 and next(iter(answers))[0] == 403, answers
 
 
@@ -462,7 +464,7 @@ def test_copy_sources_outside_the_scope(depot, world, op):
             want = copy_expected(p.scope, source)
             if got != want:
                 mismatches.append(f"{p.name:10} from {source}: expected {want}, got {got}")
-            elif got == DENIED and (changed := changes(depot, before)):
+            elif got == DENIED and (changed := changes(depot, before)[0]):
                 mismatches.append(f"{p.name:10} from {source}: denied, but changed: {changed}")
             if op == "CopyObject" and got == ALLOWED:
                 world["clients"][owner].delete_object(Bucket=bucket, Key="p/copy")
@@ -537,7 +539,7 @@ def test_objects_from_digests_take_sources_inside_the_scope(depot, world):
                 mismatches.append(f"{p.name:10} from {source}: expected {want}, got {got}")
             elif got == "absent" and r.json()["detail"] != unknown.json()["detail"]:
                 mismatches.append(f"{p.name:10} from {source}: answered unlike an unknown digest: {r.text}")
-            elif got in (DENIED, "absent") and (changed := changes(depot, before)):
+            elif got in (DENIED, "absent") and (changed := changes(depot, before)[0]):
                 mismatches.append(f"{p.name:10} from {source}: refused, but changed: {changed}")
             if got == "created":
                 world["clients"][owner].delete_object(Bucket=bucket, Key="p/dig")
@@ -561,7 +563,7 @@ def test_restores_stay_inside_the_scope(depot, world):
                 want = DENIED
             if got != want:
                 mismatches.append(f"{p.name:10} into {target}: expected {want}, got {got}")
-            elif got == DENIED and (changed := changes(depot, before)):
+            elif got == DENIED and (changed := changes(depot, before)[0]):
                 mismatches.append(f"{p.name:10} into {target}: denied, but changed: {changed}")
             if got == ALLOWED:
                 world["clients"][owner].delete_object(Bucket=written_bucket, Key=written_key)
@@ -767,13 +769,15 @@ def test_rest_route(depot, world, route):
     method = route.split(" ", 1)[0]
     body = REST_ROUTES[route][2]
     mismatches = []
+    # Only this test's calls change the data tables meanwhile: the state after one cell is the next's before.
+    before = data_state(depot)
     for p in world["principals"].values():
         for side in ("own", "other"):
-            before = data_state(depot)
             r = call(depot, method, rest_path(world, route, p, side), token=p.token, body=body)
             got, want = outcome_of_rest(r), rest_expected(route, p, side)
+            changed, before = changes(depot, before)
             if got != want:
                 mismatches.append(f"{p.name:18} {side:5} expected {want}, got {got}: {r.status_code} {r.text[:160]}")
-            elif got == DENIED and (changed := changes(depot, before)):
+            elif got == DENIED and changed:
                 mismatches.append(f"{p.name:18} {side:5} denied, but changed: {changed}")
     assert not mismatches, f"{route}:\n" + "\n".join(mismatches)
