@@ -360,6 +360,38 @@ std::string header_date_line(const request_view& req)
     return date ? std::string(trim(*date)) : std::string();
 }
 
+/// The first query parameter of a presigned request that its string to sign does not cover, if any. Covered
+/// are the three authentication parameters, the sub-resources (CanonicalizedResource) and, when no header of
+/// the same name is sent (a header wins, and then the parameter is not what was signed), x-amz-* parameters
+/// and lower-case content-type and content-md5. Anything else (prefix, delimiter, marker, max-keys,
+/// list-type, ...) could be edited by whoever holds the URL without breaking its signature.
+std::optional<std::string> unsigned_parameter(const request_view& req, const std::vector<raw_param>& params)
+{
+    for (const auto& p : params) {
+        const std::string_view name = p.name;
+        if (name == "AWSAccessKeyId" || name == "Signature" || name == "Expires" ||
+            std::binary_search(std::begin(subresource_names), std::end(subresource_names), name))
+            continue;
+        const auto lower = detail::to_lower(name);
+        const bool header_like =
+            lower.starts_with("x-amz-") || name == "content-type" || name == "content-md5";
+        if (header_like && !find_header(req.headers, lower))
+            continue;
+        return p.name;
+    }
+    return std::nullopt;
+}
+
+/// A parameter name for an error message: at most 64 bytes of printable ASCII.
+std::string printable(std::string_view name)
+{
+    std::string out;
+    for (char c : name.substr(0, 64))
+        out.push_back(static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f ? c
+                                                                                                    : '?');
+    return out;
+}
+
 } // namespace
 
 std::span<const std::string_view> subresources()
@@ -397,6 +429,10 @@ result<parsed_auth> parse(const request_view& req)
         return std::move(authorization_count).error();
     if (*authorization_count == 1)
         return parse_header(req, *find_header(req.headers, "authorization"));
+    if (auto name = unsigned_parameter(req, *params))
+        return make_error(errc::authorization_query_parameters_error,
+                          "Signature Version 2 does not sign the query parameter '" + printable(*name) +
+                              "', so a presigned URL may not carry it (presign with Signature Version 4)");
     return parse_query(*params);
 }
 

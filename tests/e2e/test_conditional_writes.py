@@ -128,6 +128,57 @@ def test_conditional_put_of_a_large_body_leaves_no_blob(depot, s3, bucket):
     depot.assert_unchanged(before)
 
 
+# ---- CopyObject
+
+
+def copy(depot, bucket: str, key: str, source: str, **headers) -> requests.Response:
+    return depot.request("PUT", f"/{bucket}/{quote_key(key)}",
+                         headers={"x-amz-copy-source": f"/{bucket}/{quote_key(source)}",
+                                  **{k.replace("_", "-"): v for k, v in headers.items()}})
+
+
+def test_copy_object_honours_if_none_match_and_if_match_as_put_object_does(depot, s3, bucket):
+    """Issue 34 item 7: CopyObject with If-None-Match: * onto an existing key, or If-Match with a stale ETag,
+    answered 200 and overwrote the target, where PutObject answers 412. The same check now runs with the
+    copy's publish: 412 (404 NoSuchKey for If-Match on a missing key) and nothing changes."""
+    s3.put_object(Bucket=bucket, Key="src", Body=b"source")
+    target = s3.put_object(Bucket=bucket, Key="dst", Body=b"target")["ETag"]
+    before = depot.snapshot(bucket)
+    assert_precondition_failed(copy(depot, bucket, "dst", "src", If_None_Match="*"))
+    assert_precondition_failed(copy(depot, bucket, "dst", "src", If_Match=md5_etag(b"stale")))
+    response = copy(depot, bucket, "missing", "src", If_Match=md5_etag(b"source"))
+    assert response.status_code == 404 and error_code(response) == "NoSuchKey", response.text
+    # Only If-None-Match: * is a condition S3 knows for writes: anything else is refused, not ignored.
+    response = copy(depot, bucket, "dst", "src", If_None_Match=target)
+    assert response.status_code == 501 and error_code(response) == "NotImplemented", response.text
+    depot.assert_unchanged(before)
+    assert get_body(s3, bucket, "dst") == b"target"
+    # When they hold, the copy is made.
+    response = copy(depot, bucket, "dst", "src", If_Match=target)
+    assert response.status_code == 200, response.text
+    assert get_body(s3, bucket, "dst") == b"source"
+    response = copy(depot, bucket, "new", "src", If_None_Match="*")
+    assert response.status_code == 200, response.text
+    assert get_body(s3, bucket, "new") == b"source"
+
+
+def test_a_part_refuses_write_conditions_rather_than_ignoring_them(depot, s3, bucket):
+    """UploadPart and UploadPartCopy write no object, so If-Match / If-None-Match (which S3 checks on
+    CompleteMultipartUpload) would be ignored there: 501, and no part is stored."""
+    s3.put_object(Bucket=bucket, Key="src", Body=b"source")
+    upload_id = s3.create_multipart_upload(Bucket=bucket, Key="k")["UploadId"]
+    before = depot.snapshot(bucket)
+    for headers in ({"If-None-Match": "*"}, {"If-Match": md5_etag(b"x")}):
+        response = depot.request("PUT", f"/{bucket}/k?partNumber=1&uploadId={upload_id}", body=b"part",
+                                 headers=headers)
+        assert response.status_code == 501 and error_code(response) == "NotImplemented", response.text
+        response = depot.request("PUT", f"/{bucket}/k?partNumber=1&uploadId={upload_id}",
+                                 headers={"x-amz-copy-source": f"/{bucket}/src", **headers})
+        assert response.status_code == 501 and error_code(response) == "NotImplemented", response.text
+    depot.assert_unchanged(before)
+    assert not s3.list_parts(Bucket=bucket, Key="k", UploadId=upload_id).get("Parts")
+
+
 # ---- CompleteMultipartUpload
 
 

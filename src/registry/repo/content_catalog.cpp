@@ -56,7 +56,8 @@ asio::awaitable<std::vector<content_match>> content_catalog::lookup(std::string_
         co_await sql(*conn,
                      "SELECT DISTINCT v.sha256, v.size FROM object_versions v "
                      "JOIN buckets b ON b.id = v.bucket_id "
-                     "WHERE b.owner_id = $1 AND NOT v.is_delete_marker AND NOT v.purged AND v.sha256 IN "
+                     "WHERE b.owner_id = $1 AND NOT v.is_delete_marker AND NOT v.purged AND v.sse IS NULL "
+                     "AND v.sha256 IN "
                      "(SELECT decode(h, 'hex') FROM unnest($2::text[]) AS h) "
                      "ORDER BY 1, 2",
                      owner_id, wanted);
@@ -81,7 +82,7 @@ asio::awaitable<std::optional<content_source>> content_catalog::find_source(std:
         "SELECT b.name, v.key, v.version_id, v.id FROM object_versions v "
         "JOIN buckets b ON b.id = v.bucket_id "
         "WHERE v.sha256 = $2 AND v.size = $3 AND b.owner_id = $1 AND NOT v.is_delete_marker "
-        "AND NOT v.purged AND (NOT $4::boolean OR (b.name = $5::text AND starts_with(v.key, $6::text))) "
+        "AND NOT v.purged AND v.sse IS NULL AND (NOT $4::boolean OR (b.name = $5::text AND starts_with(v.key, $6::text))) "
         "ORDER BY v.superseded_seq IS NULL DESC, v.id DESC LIMIT 1",
         owner_id, digest, static_cast<std::int64_t>(size), confined, area_bucket, area_prefix);
     if (rs.empty())

@@ -274,6 +274,10 @@ asio::awaitable<result<response>> diff_versions(request_context& ctx, const path
     auto other = co_await ctx.svc->models.get_version(v->model.model, *against, true);
     if (!other)
         co_return std::move(other).error();
+    // An alias scope reads one version: it compares it with nothing else.
+    if (const auto& scope = ctx.principal.scope; scope && !scope->alias.empty() && other->id != v->version.id)
+        co_return make_error(errc::access_denied,
+                             "the credential is limited to the version alias " + scope->alias + " points to");
     // Changes going from `against` to this version.
     auto d = co_await ctx.svc->models.diff(other->id, v->version.id);
     json::array added, removed, changed;

@@ -1,6 +1,5 @@
 #include "server/s3/object_lock.hpp"
 
-#include "common/strings.hpp"
 #include "server/authorization.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/versioning.hpp"
@@ -27,16 +26,9 @@ result<s3::requested_lock> lock_request_of(const s3::header_lookup& get, const r
     return s3::parse_lock_headers(h, std::chrono::system_clock::now());
 }
 
-asio::awaitable<result<bool>> bypass_governance_of(request_context& ctx)
+bool bypass_governance_of(const request_context& ctx)
 {
-    auto header = ctx.get("x-amz-bypass-governance-retention");
-    if (!header || !iequals_ascii(trim_ows(*header), "true"))
-        co_return false;
-    if (auto allowed = co_await authorize_s3_request(ctx, auth::permission::bypass_governance,
-                                                     "BypassGovernanceRetention");
-        !allowed)
-        co_return std::move(allowed).error();
-    co_return true;
+    return asks_bypass_governance(ctx);
 }
 
 void set_lock_headers(response& res, const registry::object_version& v)
