@@ -223,12 +223,14 @@ asio::awaitable<result<object_version>> object_service::copy_object(const audit_
         auto copied = co_await copy_version_in(c, *mode, req, unreferenced);
         if (copied && !req.acl.empty()) // the copy's ACL, in the copy's transaction
             co_await insert_version_acl(c, copied->row_id, req.acl);
-        if (copied)
-            co_await append_object_audit(
-                c, who, "object.copy", req.target->id, req.key,
+        if (copied) {
+            // A named value, not a temporary in the co_await's arguments: GCC 12 destroys those twice.
+            const std::string details =
                 "{\"source\":" + audit_quote(req.source_bucket->name + "/" + req.source_key) +
-                    ",\"version_id\":" + audit_quote(copied->version_id) +
-                    (req.acl.empty() ? std::string() : ",\"acl\":" + audit_quote(req.acl)) + "}");
+                ",\"version_id\":" + audit_quote(copied->version_id) +
+                (req.acl.empty() ? std::string() : ",\"acl\":" + audit_quote(req.acl)) + "}";
+            co_await append_object_audit(c, who, "object.copy", req.target->id, req.key, details);
+        }
         co_return copied;
     });
     // Rolled back: nothing was released.

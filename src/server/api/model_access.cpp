@@ -29,10 +29,13 @@ asio::awaitable<result<version_access>> version_for(request_context& ctx, const 
         co_return std::move(m).error();
     // An alias scope (authorized for its alias's name only) addresses the version of the alias it was made
     // for, by identity: never a label or a later alias that took the name.
+    // (An if, not `?:` between two co_awaits: GCC 12 frees the chosen result's strings too early there.)
     const auto& scope = ctx.principal.scope;
-    auto v = scope && !scope->alias.empty()
-                 ? co_await ctx.svc->models.version_of_alias(m->model, auth::scope_alias_id(ctx.who.scope))
-                 : co_await ctx.svc->models.get_version(m->model, path_param(params, "version"), true);
+    result<registry::model_version> v = make_error(errc::not_found, "No such version");
+    if (scope && !scope->alias.empty())
+        v = co_await ctx.svc->models.version_of_alias(m->model, auth::scope_alias_id(ctx.who.scope));
+    else
+        v = co_await ctx.svc->models.get_version(m->model, path_param(params, "version"), true);
     if (!v)
         co_return std::move(v).error();
     co_return version_access{std::move(*m), std::move(*v)};
