@@ -39,7 +39,7 @@ private:
     std::size_t pos_ = 0;
 };
 
-registry::audit_context as(std::string actor)
+registry::audit_context acting_as(std::string actor)
 {
     return registry::audit_context{
         .actor = std::move(actor), .credential = "test", .request_id = "r", .client_addr = ""};
@@ -116,7 +116,7 @@ struct fixture
     asio::awaitable<registry::model> model()
     {
         const registry::model_spec spec{.name = "resnet", .bucket_id = bucket.id, .prefix = "resnet/"};
-        auto m = co_await models->create_model(team, spec, as("bob"));
+        auto m = co_await models->create_model(team, spec, acting_as("bob"));
         REQUIRE(m);
         co_return *m;
     }
@@ -149,12 +149,12 @@ TEST_CASE("four-eyes: the author of a version cannot approve it, even when someo
         co_await f.put("resnet/w.bin", "weights", "bob");
         auto m = co_await f.model();
         registry::version_spec spec;
-        auto v = co_await f.models->create_version(m, spec, as("bob"));
+        auto v = co_await f.models->create_version(m, spec, acting_as("bob"));
         REQUIRE(v);
         auto submitted =
-            co_await f.models->transition_version(m, *v, registry::transition::submit, as("ci"), "");
+            co_await f.models->transition_version(m, *v, registry::transition::submit, acting_as("ci"), "");
         REQUIRE(submitted);
-        auto own = co_await f.models->approve(m, *submitted, as("bob"), "lgtm");
+        auto own = co_await f.models->approve(m, *submitted, acting_as("bob"), "lgtm");
         REQUIRE_FALSE(own);
         CHECK(own.error().code == errc::access_denied);
         CHECK(own.error().message == "The author of a version cannot approve it");
@@ -165,10 +165,10 @@ TEST_CASE("four-eyes: the author of a version cannot approve it, even when someo
         CHECK(still->approvals.empty());
         CHECK(co_await f.scalar("SELECT count(*) FROM model_events WHERE action = 'approval'") == 0);
         // The submitter cannot either; a third maintainer can.
-        auto by_submitter = co_await f.models->approve(m, *submitted, as("ci"), "");
+        auto by_submitter = co_await f.models->approve(m, *submitted, acting_as("ci"), "");
         REQUIRE_FALSE(by_submitter);
         CHECK(by_submitter.error().message == "The submitter of a version cannot approve it");
-        auto approved = co_await f.models->approve(m, *submitted, as("carol"), "ok");
+        auto approved = co_await f.models->approve(m, *submitted, acting_as("carol"), "ok");
         REQUIRE(approved);
         CHECK(approved->state == "approved");
     });
@@ -179,17 +179,19 @@ TEST_CASE("four-eyes: anyone who ever submitted a version cannot approve it")
     with_fixture([](fixture& f) -> asio::awaitable<void> {
         co_await f.put("resnet/w.bin", "weights", "bob");
         auto m = co_await f.model();
-        auto v = co_await f.models->create_version(m, f.no_spec, as("dave"));
+        auto v = co_await f.models->create_version(m, f.no_spec, acting_as("dave"));
         REQUIRE(v);
-        REQUIRE(co_await f.models->transition_version(m, *v, registry::transition::submit, as("bob"), ""));
         REQUIRE(
-            co_await f.models->transition_version(m, *v, registry::transition::reject, as("carol"), "no"));
-        auto again = co_await f.models->transition_version(m, *v, registry::transition::submit, as("ci"), "");
+            co_await f.models->transition_version(m, *v, registry::transition::submit, acting_as("bob"), ""));
+        REQUIRE(co_await f.models->transition_version(m, *v, registry::transition::reject, acting_as("carol"),
+                                                      "no"));
+        auto again =
+            co_await f.models->transition_version(m, *v, registry::transition::submit, acting_as("ci"), "");
         REQUIRE(again);
-        auto earlier_submitter = co_await f.models->approve(m, *again, as("bob"), "");
+        auto earlier_submitter = co_await f.models->approve(m, *again, acting_as("bob"), "");
         REQUIRE_FALSE(earlier_submitter);
         CHECK(earlier_submitter.error().code == errc::access_denied);
-        CHECK(co_await f.models->approve(m, *again, as("carol"), ""));
+        CHECK(co_await f.models->approve(m, *again, acting_as("carol"), ""));
     });
 }
 
@@ -202,27 +204,29 @@ TEST_CASE("four-eyes all_contributors: whoever wrote a file of the version canno
         {
             auto m = co_await f.model();
             CHECK(m.policy.four_eyes == registry::four_eyes_rule::author_and_submitter);
-            auto v = co_await f.models->create_version(m, f.no_spec, as("dave"));
+            auto v = co_await f.models->create_version(m, f.no_spec, acting_as("dave"));
             REQUIRE(v);
             CHECK(v->contributors == std::vector<std::string>{"bob", "carol"});
-            auto s = co_await f.models->transition_version(m, *v, registry::transition::submit, as("ci"), "");
+            auto s = co_await f.models->transition_version(m, *v, registry::transition::submit,
+                                                           acting_as("ci"), "");
             REQUIRE(s);
-            CHECK(co_await f.models->approve(m, *s, as("carol"), ""));
+            CHECK(co_await f.models->approve(m, *s, acting_as("carol"), ""));
         }
         // The model asks for all contributors: carol (a file's writer) and bob are refused.
         auto found = co_await f.models->get_model(f.team.id, "resnet");
         REQUIRE(found);
         registry::model_update update;
         update.policy.four_eyes = registry::four_eyes_rule::all_contributors;
-        auto m = co_await f.models->update_model(*found, update, std::nullopt, as("bob"));
+        auto m = co_await f.models->update_model(*found, update, std::nullopt, acting_as("bob"));
         REQUIRE(m);
         CHECK(m->policy.four_eyes == registry::four_eyes_rule::all_contributors);
-        auto v = co_await f.models->create_version(*m, f.no_spec, as("dave"));
+        auto v = co_await f.models->create_version(*m, f.no_spec, acting_as("dave"));
         REQUIRE(v);
-        auto s = co_await f.models->transition_version(*m, *v, registry::transition::submit, as("ci"), "");
+        auto s =
+            co_await f.models->transition_version(*m, *v, registry::transition::submit, acting_as("ci"), "");
         REQUIRE(s);
         for (const char* writer : {"carol", "bob"}) {
-            auto refused = co_await f.models->approve(*m, *s, as(writer), "");
+            auto refused = co_await f.models->approve(*m, *s, acting_as(writer), "");
             REQUIRE_FALSE(refused);
             CHECK(refused.error().code == errc::access_denied);
         }
@@ -240,16 +244,18 @@ TEST_CASE("an alias scope names the alias itself: deleted, it reads nothing, wha
     with_fixture([](fixture& f) -> asio::awaitable<void> {
         co_await f.put("resnet/w.bin", "approved weights", "bob");
         auto m = co_await f.model();
-        auto v1 = co_await f.models->create_version(m, f.no_spec, as("bob"));
+        auto v1 = co_await f.models->create_version(m, f.no_spec, acting_as("bob"));
         REQUIRE(v1);
-        REQUIRE(co_await f.models->set_alias(m, "prod", *v1, as("bob")));
+        REQUIRE(co_await f.models->set_alias(m, "prod", *v1, acting_as("bob")));
         // A scope for an alias that does not exist cannot be made; one that does is bound to its id.
         const std::string staging_scope = R"({"alias":"staging","model":"vision/resnet"})";
         const std::string prod_scope = R"({"alias":"prod","model":"vision/resnet"})";
-        auto none = co_await f.credentials->create_token(as("bob"), "bob", "t", std::nullopt, staging_scope);
+        auto none =
+            co_await f.credentials->create_token(acting_as("bob"), "bob", "t", std::nullopt, staging_scope);
         REQUIRE_FALSE(none);
         CHECK(none.error().code == errc::invalid_argument);
-        auto tok = co_await f.credentials->create_token(as("bob"), "bob", "t", std::nullopt, prod_scope);
+        auto tok =
+            co_await f.credentials->create_token(acting_as("bob"), "bob", "t", std::nullopt, prod_scope);
         REQUIRE(tok);
         const auto alias_id = auth::scope_alias_id(tok->scope);
         const auto aliases = co_await f.models->aliases(m.id);
@@ -264,11 +270,11 @@ TEST_CASE("an alias scope names the alias itself: deleted, it reads nothing, wha
 
         // The alias is deleted; a writer freezes a draft labelled "prod", and a maintainer even makes a new
         // alias "prod" later: neither is the alias the token was made for.
-        REQUIRE(co_await f.models->delete_alias(m, "prod", as("bob")));
+        REQUIRE(co_await f.models->delete_alias(m, "prod", acting_as("bob")));
         co_await f.put("resnet/w.bin", "unreviewed draft", "dave");
         registry::version_spec draft;
         draft.label = "prod";
-        auto v2 = co_await f.models->create_version(m, draft, as("dave"));
+        auto v2 = co_await f.models->create_version(m, draft, acting_as("dave"));
         REQUIRE(v2);
         CHECK_FALSE(co_await f.models->version_of_alias(m, alias_id));
         CHECK_FALSE(co_await f.credentials->alias_has_file(m.id, alias_id, "w.bin"));
@@ -279,7 +285,8 @@ TEST_CASE("an alias scope names the alias itself: deleted, it reads nothing, wha
         // A repeated alias_id that names a deleted alias is refused, not rebound.
         const std::string stale_scope =
             R"({"alias":"latest","alias_id":)" + std::to_string(alias_id) + R"(,"model":"vision/resnet"})";
-        auto stale = co_await f.credentials->create_token(as("bob"), "bob", "t", std::nullopt, stale_scope);
+        auto stale =
+            co_await f.credentials->create_token(acting_as("bob"), "bob", "t", std::nullopt, stale_scope);
         REQUIRE_FALSE(stale);
         CHECK(stale.error().code == errc::invalid_argument);
     });
@@ -318,7 +325,7 @@ TEST_CASE("a version is complete when it is visible: SSE-C files are refused by 
             registry::version_spec spec;
             spec.uploads.push_back(
                 registry::version_upload{.path = "secret.bin", .upload = *found, .parts = parts});
-            auto refused = co_await f.models->create_version(m, spec, as("bob"));
+            auto refused = co_await f.models->create_version(m, spec, acting_as("bob"));
             REQUIRE_FALSE(refused);
             CHECK(refused.error().code == errc::conflict);
             CHECK(refused.error().argument == "uploads");
@@ -329,7 +336,7 @@ TEST_CASE("a version is complete when it is visible: SSE-C files are refused by 
         REQUIRE(co_await f.multipart->complete(registry::system_audit_context(), f.bucket.id,
                                                "resnet/secret.bin", upload->upload_id, parts));
         const auto events_before = co_await f.scalar("SELECT count(*) FROM events");
-        auto refused = co_await f.models->create_version(m, f.no_spec, as("bob"));
+        auto refused = co_await f.models->create_version(m, f.no_spec, acting_as("bob"));
         REQUIRE_FALSE(refused);
         CHECK(refused.error().code == errc::conflict);
         CHECK(refused.error().message.find("'secret.bin'") != std::string::npos);
@@ -340,15 +347,15 @@ TEST_CASE("a version is complete when it is visible: SSE-C files are refused by 
 
         // Another model's prefix is not concerned.
         registry::model_spec other{.name = "other", .bucket_id = f.bucket.id, .prefix = "other/"};
-        auto o = co_await f.models->create_model(f.team, other, as("bob"));
+        auto o = co_await f.models->create_model(f.team, other, acting_as("bob"));
         REQUIRE(o);
-        auto ov = co_await f.models->create_version(*o, f.no_spec, as("bob"));
+        auto ov = co_await f.models->create_version(*o, f.no_spec, acting_as("bob"));
         REQUIRE(ov);
 
         // Without the file the version commits, every SHA-256 known by the commit.
         REQUIRE(co_await f.objects->delete_object(registry::system_audit_context(), f.bucket.id,
                                                   "resnet/secret.bin"));
-        auto v = co_await f.models->create_version(m, f.no_spec, as("bob"));
+        auto v = co_await f.models->create_version(m, f.no_spec, acting_as("bob"));
         REQUIRE(v);
         CHECK(co_await f.scalar("SELECT count(*) FROM model_files WHERE sha256 IS NULL") == 0);
     });
