@@ -292,6 +292,21 @@ auth::bucket_resource bucket_facts(const request_context& ctx, auth::permission 
 
 } // namespace
 
+bool policy_denies(const request_context& ctx, const registry::bucket& b, std::string_view action,
+                   std::string_view key)
+{
+    if (!b.parsed_policy)
+        return false;
+    const auto context = policy_context(ctx, action, "");
+    const auth::policy_request r{.action = action,
+                                 .bucket = b.name,
+                                 .key = key,
+                                 .object_action = true,
+                                 .user_id = ctx.principal.user_id,
+                                 .context = context};
+    return auth::evaluate(*b.parsed_policy, r) == auth::policy_effect::deny;
+}
+
 result<void> authorize_bucket_rest(const request_context& ctx, auth::permission what,
                                    const registry::bucket& b, std::string_view action, std::string_view key)
 {

@@ -50,6 +50,12 @@ asio::awaitable<result<void>> authorize_s3_request(request_context& ctx, auth::p
 /// A bucket row the request reaches: owner or installation admin (no ACL grants: the REST API's buckets).
 result<void> authorize_bucket(const request_context& ctx, auth::permission what, const registry::bucket& b);
 
+/// Whether the bucket's policy explicitly Denies the caller the object action `action` on `key` (Allows and
+/// grants are not asked). A model version reads its bucket with the authority the model's binding gives the
+/// team, and so never past such a Deny: every file it would freeze is asked about.
+bool policy_denies(const request_context& ctx, const registry::bucket& b, std::string_view action,
+                   std::string_view key);
+
 /// A bucket row an S3 request reaches: owner or installation admin, or what the bucket's ACL and, for an
 /// object permission, the addressed object version's ACL grant the caller (auth::bucket_resource), under
 /// the bucket's ownership controls, its PublicAccessBlock and the installation's --allow-public-access.

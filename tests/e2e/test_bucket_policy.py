@@ -519,6 +519,9 @@ def test_rest_routes_about_a_buckets_objects_obey_its_policy(depot, s3):
     s3.put_bucket_policy(Bucket=bucket, Policy=policy(
         deny("*", "s3:*", [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"],
              Condition={"NotIpAddress": {"aws:SourceIp": "10.0.0.0/8"}})))
+    # The other bucket's snapshot, a restore source below (made first: a snapshot.created event is a row).
+    assert call(depot, "POST", f"/api/v1/buckets/{other}/snapshots", token=tok,
+                body={"name": "o1"}).status_code == 201
     before = depot.snapshot(bucket, other)
     expect_error("AccessDenied", 403, s3.put_object, Bucket=bucket, Key="new", Body=b"kept")
     refused = [
@@ -541,16 +544,14 @@ def test_rest_routes_about_a_buckets_objects_obey_its_policy(depot, s3):
         problem = assert_problem(r, 403, "access-denied")
         assert "bucket policy" in problem["detail"], (method, path, problem)
     # The denied bucket as a restore target, and as the only holder of a digest's content.
-    assert call(depot, "POST", f"/api/v1/buckets/{other}/snapshots", token=tok,
-                body={"name": "o1"}).status_code == 201
     r = call(depot, "POST", f"/api/v1/buckets/{other}/snapshots/o1/restore", token=tok,
              body={"target_bucket": bucket})
     assert_problem(r, 403, "access-denied")
     r = call(depot, "POST", f"/api/v1/buckets/{other}/objects", token=tok,
              body={"key": "cloned", "sha256": sha(b"kept"), "size": 4})
     assert_problem(r, 404, "not-found")
-    assert call(depot, "DELETE", f"/api/v1/buckets/{other}/snapshots/o1", token=tok).status_code == 204
     depot.assert_unchanged(before, bucket, other)
+    assert call(depot, "DELETE", f"/api/v1/buckets/{other}/snapshots/o1", token=tok).status_code == 204
     # The owner still manages the policy; without it every route answers again.
     s3.delete_bucket_policy(Bucket=bucket)
     r = call(depot, "POST", f"/api/v1/buckets/{bucket}/objects", token=tok,
@@ -587,4 +588,44 @@ def test_rest_restores_and_digests_obey_a_deny_of_some_keys(depot, s3):
     r = call(depot, "POST", f"/api/v1/buckets/{bucket}/snapshots/s1/restore", token=tok,
              body={"prefix": "public/", "target_prefix": "restored/"})
     assert r.status_code == 200 and r.json()["objects"] == 1, r.text
+    s3.delete_bucket_policy(Bucket=bucket)
+
+
+def test_a_model_version_never_freezes_what_the_policy_denies_its_creator(depot, s3):
+    """A team writer cannot launder a Deny'd key through the registry: a version over a prefix holding
+    secret/* (denied to everyone) is refused, and so is a version from the owner's snapshot, whose content
+    only the owner reads; the team's readers then get nothing through the Hub endpoint."""
+    from rest import assert_problem
+    admin = token_for(depot, "alice")["token"]
+    team = "launder-" + secrets.token_hex(3)
+    bucket = new_bucket(depot, hint="pol-launder")
+    s3.put_object(Bucket=bucket, Key="m/config.json", Body=b"{}")
+    s3.put_object(Bucket=bucket, Key="m/secret/payroll.csv", Body=b"salaries")
+    assert call(depot, "POST", "/api/v1/teams", token=admin, body={"name": team}).status_code == 201
+    assert call(depot, "PUT", f"/api/v1/teams/{team}/members/bob", token=admin,
+                body={"role": "writer"}).status_code == 200
+    assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=admin,
+                body={"name": "m", "bucket": bucket, "prefix": "m/"}).status_code == 201
+    assert call(depot, "POST", f"/api/v1/buckets/{bucket}/snapshots", token=admin,
+                body={"name": "s1"}).status_code == 201
+    s3.put_bucket_policy(Bucket=bucket, Policy=policy(
+        deny("*", "s3:GetObject", f"arn:aws:s3:::{bucket}/m/secret/*")))
+    bob = token_for(depot, "bob")["token"]
+    before = depot.snapshot(bucket)
+    versions_before = depot.db.scalar("SELECT count(*) FROM model_versions")
+    r = call(depot, "POST", f"/api/v1/teams/{team}/models/m/versions", token=bob, body={})
+    assert_problem(r, 403, "access-denied")
+    assert "m/secret/payroll.csv" in r.json()["detail"]
+    # From the owner's snapshot: only the owner reads a snapshot, so it does not exist for the writer.
+    r = call(depot, "POST", f"/api/v1/teams/{team}/models/m/versions", token=bob, body={"snapshot": "s1"})
+    assert_problem(r, 404, "not-found")
+    assert depot.db.scalar("SELECT count(*) FROM model_versions") == versions_before
+    depot.assert_unchanged(before)
+    got = requests.get(f"{depot.endpoint}/{team}/m/resolve/main/secret/payroll.csv",
+                       headers={"Authorization": f"Bearer {bob}"}, timeout=30)
+    assert got.status_code == 404 and b"salaries" not in got.content
+    # Without the secret file the writer's version is made.
+    s3.delete_object(Bucket=bucket, Key="m/secret/payroll.csv")
+    r = call(depot, "POST", f"/api/v1/teams/{team}/models/m/versions", token=bob, body={})
+    assert r.status_code == 201, r.text
     s3.delete_bucket_policy(Bucket=bucket)

@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <boost/asio/awaitable.hpp>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -151,6 +152,10 @@ struct version_spec
     /// Multipart uploads to complete into the prefix in the version's transaction, after the bucket is
     /// locked and before the files are frozen: they and the version commit together or not at all.
     std::vector<version_upload> uploads;
+    /// Asked for every file the version freezes (its full key), in the version's transaction: false refuses
+    /// the version (access denied). The model's binding lets its team read the prefix; this is where what
+    /// the bucket's policy denies the caller stays denied. Unset: every file may be read.
+    std::function<bool(std::string_view key)> may_read;
 };
 
 struct model_version

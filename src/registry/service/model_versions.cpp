@@ -189,6 +189,21 @@ asio::awaitable<result<model_version>> model_registry::create_version(const mode
             }
             // The files, their blob references and the version's totals, then the model's version counter.
             co_await freeze_prefix(c, vid, source);
+            if (spec.may_read) {
+                constexpr std::int64_t page = 1000;
+                std::string after;
+                for (bool first = true;; first = false) {
+                    const auto files = co_await version_files(c, vid, after, page, first);
+                    for (const auto& f : files)
+                        if (!spec.may_read(m.prefix + f.path))
+                            co_return make_error(errc::access_denied,
+                                                 "The bucket's policy denies you s3:GetObject on '" +
+                                                     m.prefix + f.path + "', which the version would hold");
+                    if (files.size() < static_cast<std::size_t>(page))
+                        break;
+                    after = files.back().path;
+                }
+            }
             // A file under a customer's key (SSE-C) can be read only with that key, which Depot never keeps:
             // its digest cannot be computed and the version could not serve it. Refused by name; other
             // versions (another model, a snapshot without it) are not concerned.
