@@ -179,6 +179,31 @@ def test_a_part_refuses_write_conditions_rather_than_ignoring_them(depot, s3, bu
     assert not s3.list_parts(Bucket=bucket, Key="k", UploadId=upload_id).get("Parts")
 
 
+def test_post_object_and_the_rest_digest_route_never_ignore_write_conditions(depot, s3, bucket):
+    """A POST Object form with If-None-Match: * over an existing key, or If-Match with a stale ETag, was
+    stored (204) over the key; so was POST /api/v1/buckets/{b}/objects. The form now answers 412 as PutObject
+    does; the REST route, which has no preconditions, refuses them (501). Nothing changes either way."""
+    from rest import assert_problem, call, sha, token_for
+    existing = s3.put_object(Bucket=bucket, Key="dst", Body=b"target")["ETag"]
+    form = s3.generate_presigned_post(Bucket=bucket, Key="dst", ExpiresIn=300)
+    tok = token_for(depot, "alice")["token"]
+    before = depot.snapshot(bucket)
+    for headers in ({"If-None-Match": "*"}, {"If-Match": md5_etag(b"stale")}):
+        r = requests.post(form["url"], data=form["fields"], files={"file": ("f", b"posted")}, headers=headers,
+                          timeout=60)
+        assert_precondition_failed(r)
+        r = call(depot, "POST", f"/api/v1/buckets/{bucket}/objects", token=tok, headers=headers,
+                 body={"key": "dst", "sha256": sha(b"target"), "size": 6})
+        assert_problem(r, 501, "not-implemented")
+    depot.assert_unchanged(before)
+    assert get_body(s3, bucket, "dst") == b"target"
+    # A condition that holds lets the form through.
+    r = requests.post(form["url"], data=form["fields"], files={"file": ("f", b"posted")},
+                      headers={"If-Match": existing}, timeout=60)
+    assert r.status_code == 204, r.text
+    assert get_body(s3, bucket, "dst") == b"posted"
+
+
 # ---- CompleteMultipartUpload
 
 

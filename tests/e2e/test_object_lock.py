@@ -244,6 +244,32 @@ def test_a_write_grant_never_bypasses_governance(depot, s3, s3_bob):
     assert s3.get_object(Bucket=name, Key="release", VersionId=v)["Body"].read() == b"weights"
 
 
+def test_a_write_grant_never_locks_what_it_writes(depot, s3, s3_bob):
+    """A WRITE grantee PUT a version with COMPLIANCE retention or a legal hold into alice's lock bucket (200):
+    a lock nobody, alice included, could lift for years. As on AWS, a write that sets a lock also needs
+    s3:PutObjectRetention / s3:PutObjectLegalHold: 403 for every kind of write, nothing stored; a policy
+    naming the action lets it through."""
+    name = unique_bucket_name("lock-write")
+    s3.create_bucket(Bucket=name, ObjectLockEnabledForBucket=True, ObjectOwnership="ObjectWriter")
+    s3.put_bucket_acl(Bucket=name, GrantFullControl='id="alice"', GrantWrite='id="bob"')
+    put(s3, name, "src")
+    snap = depot.snapshot(name)
+    compliance = {"ObjectLockMode": "COMPLIANCE", "ObjectLockRetainUntilDate": later(3650)}
+    for lock in (compliance, {"ObjectLockLegalHoldStatus": "ON"}):
+        expect_error("AccessDenied", 403, put, s3_bob, name, "trap", **lock)
+        expect_error("AccessDenied", 403, s3_bob.copy_object, Bucket=name, Key="trap",
+                     CopySource={"Bucket": name, "Key": "src"}, **lock)
+        expect_error("AccessDenied", 403, s3_bob.create_multipart_upload, Bucket=name, Key="trap", **lock)
+    depot.assert_unchanged(snap)
+    # Without a lock the grant writes; with a policy naming the action the lock is set too.
+    put(s3_bob, name, "plain")
+    s3.put_bucket_policy(Bucket=name, Policy=_policy(
+        _allow("bob", ["s3:PutObjectLegalHold"], f"arn:aws:s3:::{name}/*")))
+    put(s3_bob, name, "held", ObjectLockLegalHoldStatus="ON")
+    assert s3.get_object_legal_hold(Bucket=name, Key="held")["LegalHold"]["Status"] == "ON"
+    s3.put_object_legal_hold(Bucket=name, Key="held", LegalHold={"Status": "OFF"})
+
+
 def test_only_a_policy_naming_bypass_governance_retention_lets_another_user_bypass(depot, s3, s3_bob):
     """Issue 34 item 2: a policy allowing bob s3:DeleteObject, s3:DeleteObjectVersion and
     s3:PutObjectRetention (or s3:*) does not let him clear a GOVERNANCE retention nor delete the version

@@ -85,6 +85,11 @@ asio::awaitable<result<response>> lookup_content(request_context& ctx, const pat
 
 asio::awaitable<result<response>> create_object_from_digest(request_context& ctx, const path_params& params)
 {
+    // A precondition is honoured or refused, never ignored: this route has none.
+    if (ctx.get("if-match") || ctx.get("if-none-match"))
+        co_return make_error(errc::not_implemented,
+                             "If-Match and If-None-Match are not supported when creating an object from a "
+                             "digest; nothing was written");
     auto target = co_await caller_bucket(ctx, path_param(params, "bucket"));
     if (!target)
         co_return std::move(target).error();
@@ -236,6 +241,9 @@ asio::awaitable<result<response>> bucket_usage(request_context& ctx, const path_
     auto b = co_await caller_bucket(ctx, path_param(params, "bucket"), "s3:ListBucket");
     if (!b)
         co_return std::move(b).error();
+    // The totals are the whole bucket's: a credential limited to a prefix does not learn them.
+    if (auto whole = co_await authorize_area(ctx, ctx.permission, b->name, ""); !whole)
+        co_return std::move(whole).error();
     auto u = co_await ctx.svc->catalog.bucket_usage(b->id);
     auto out = usage_json(u);
     out["bucket"] = b->name;

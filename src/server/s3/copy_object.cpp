@@ -51,6 +51,8 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
     auto lock = lock_request_of(ctx, *target);
     if (!lock)
         co_return std::move(lock).error();
+    if (auto may = co_await authorize_requested_lock(ctx, *target, ctx.key, *lock); !may)
+        co_return std::move(may).error();
     auto acl = co_await object_acl_of_write(ctx, *target);
     if (!acl)
         co_return std::move(acl).error();

@@ -26,6 +26,22 @@ result<s3::requested_lock> lock_request_of(const s3::header_lookup& get, const r
     return s3::parse_lock_headers(h, std::chrono::system_clock::now());
 }
 
+asio::awaitable<result<void>> authorize_requested_lock(request_context& ctx, const registry::bucket& bucket,
+                                                       std::string_view key, const s3::requested_lock& lock)
+{
+    if (lock.retention)
+        if (auto allowed = co_await authorize_bucket_access(ctx, auth::permission::write_object_lock, bucket,
+                                                            key, "s3:PutObjectRetention", false);
+            !allowed)
+            co_return allowed;
+    if (lock.legal_hold)
+        if (auto allowed = co_await authorize_bucket_access(ctx, auth::permission::write_object_lock, bucket,
+                                                            key, "s3:PutObjectLegalHold", false);
+            !allowed)
+            co_return allowed;
+    co_return ok();
+}
+
 bool bypass_governance_of(const request_context& ctx)
 {
     return asks_bypass_governance(ctx);

@@ -21,6 +21,12 @@ result<s3::requested_lock> lock_request_of(const request_context& ctx, const reg
 /// The same with the lock "headers" looked up by `get` (POST Object's form fields).
 result<s3::requested_lock> lock_request_of(const s3::header_lookup& get, const registry::bucket& bucket);
 
+/// A write that sets a retention or a legal hold is also a PutObjectRetention / PutObjectLegalHold of `key`,
+/// and needs those permissions besides the write's (as on AWS): the owner, an installation admin, or the
+/// bucket's policy naming the action. A WRITE grant alone never locks what it writes.
+asio::awaitable<result<void>> authorize_requested_lock(request_context& ctx, const registry::bucket& bucket,
+                                                       std::string_view key, const s3::requested_lock& lock);
+
 /// Whether the request asks to bypass GOVERNANCE retention (x-amz-bypass-governance-retention: true), once
 /// its bucket was authorized (authorized_bucket): that decision already included whether the caller may
 /// bypass (auth::bucket_resource::bypass_governance), so a request that asks and may not never gets here.

@@ -465,6 +465,8 @@ asio::awaitable<result<response>> post_object(request_context& ctx)
     auto lock = lock_request_of(fields, *bucket);
     if (!lock)
         co_return std::move(lock).error();
+    if (auto may = co_await authorize_requested_lock(ctx, *bucket, ctx.key, *lock); !may)
+        co_return std::move(may).error();
     // S3 wants an integrity check on every write that locks what it writes.
     if (lock->any() && md5.empty() && !checksum->algorithm)
         co_return make_error(errc::invalid_request,
@@ -496,6 +498,11 @@ asio::awaitable<result<response>> post_object(request_context& ctx)
                                          .legal_hold = lock->legal_hold,
                                          .sse = *sse,
                                          .acl = stored_object_acl(*bucket, ctx.who.user_id, *acl)};
+    // If-Match / If-None-Match: * hold as on PutObject (412, nothing stored). They are HTTP headers, outside
+    // the form's signature, but one can only make the write fail, never widen it.
+    auto conditions = write_conditions_of(ctx);
+    request.if_match = std::move(conditions.if_match);
+    request.if_none_match = std::move(conditions.if_none_match);
     auto stored = co_await store_posted_object(ctx, std::move(request), *ctx.svc);
     if (!stored)
         co_return std::move(stored).error();

@@ -34,6 +34,8 @@ asio::awaitable<result<response>> put_object(request_context& ctx)
     auto lock = lock_request_of(ctx, *bucket);
     if (!lock)
         co_return std::move(lock).error();
+    if (auto may = co_await authorize_requested_lock(ctx, *bucket, ctx.key, *lock); !may)
+        co_return std::move(may).error();
     // S3 wants an integrity check on every write that locks what it writes.
     if (lock->any() && md5->empty() && !checksum->algorithm)
         co_return make_error(errc::invalid_request,
