@@ -263,6 +263,14 @@ def test_presigned_listing_parameters_cannot_be_edited(depot, v2bucket):
         status, body = fetch(edited)
         assert (status, error_code(body)) == (400, "AuthorizationQueryParametersError"), body
         assert b"payroll" not in body and b"<Contents>" not in body
+    # boto3's presigned listing of the whole bucket carries only encoding-type=url (unsigned, and harmless:
+    # it changes how keys are spelled, not which are listed), and works.
+    whole = c.generate_presigned_url("list_objects", Params={"Bucket": v2bucket}, ExpiresIn=60)
+    assert "encoding-type=url" in whole
+    status, body = fetch(whole)
+    assert status == 200 and b"public/a.txt" in body, body
+    status, body = fetch(whole.replace("encoding-type=url", "encoding-type=url&prefix=secret/"))
+    assert (status, error_code(body)) == (400, "AuthorizationQueryParametersError") and b"payroll" not in body
     # A URL without such parameters still works; SigV4 refuses the same edit with its own signature.
     url = c.generate_presigned_url("get_object", Params={"Bucket": v2bucket, "Key": "public/a.txt"}, ExpiresIn=60)
     assert fetch(url) == (200, b"a")
