@@ -631,6 +631,14 @@ struct address_range
 constexpr u128 u128_max = ~u128(0);
 constexpr u128 v4_first = u128(0xffff) << 32; // ::ffff:0.0.0.0
 constexpr u128 v4_last = v4_first | 0xffffffffu;
+// NAT64 prefixes (RFC 6052's 64:ff9b::/96, RFC 8215's local-use 64:ff9b:1::/48): behind a NAT64 gateway
+// every IPv4 client arrives from one of them, so what they admit is counted as IPv4 addresses.
+constexpr u128 nat64_first = u128(0x0064ff9b) << 96;
+constexpr u128 nat64_last = nat64_first | 0xffffffffu;
+constexpr u128 nat64_local_first = (u128(0x0064ff9b) << 96) | (u128(1) << 80);
+constexpr u128 nat64_local_last = nat64_local_first | ((u128(1) << 80) - 1);
+constexpr std::array<std::pair<u128, u128>, 3> ipv4_spaces = {
+    {{v4_first, v4_last}, {nat64_first, nat64_last}, {nat64_local_first, nat64_local_last}}};
 
 address_range range_of(const network& n)
 {
@@ -670,8 +678,9 @@ bool too_wide(const std::vector<address_range>& ranges)
             return true;
         const u128 count = r.last - r.first + 1;
         u128 inside = 0;
-        if (r.last >= v4_first && r.first <= v4_last)
-            inside = std::min(r.last, v4_last) - std::max(r.first, v4_first) + 1;
+        for (const auto& [first, last] : ipv4_spaces)
+            if (r.last >= first && r.first <= last)
+                inside += std::min(r.last, last) - std::max(r.first, first) + 1;
         // Each count is below 2^128 here, and the sums stop once past a limit, so nothing overflows.
         v4 += inside;
         if (count - inside > v6_limit)

@@ -70,11 +70,11 @@ result<bucket_policy> parse_bucket_policy(std::string_view json, std::string_vie
 std::vector<std::string> named_users(const bucket_policy& p);
 
 /// The most addresses a policy's aws:SourceIp networks may admit and still narrow who can use it: one IPv4 /8
-/// (2^24 addresses, IPv4-mapped IPv6 counted as IPv4) and one IPv6 /32 (2^96 addresses) outside IPv4. AWS
-/// calls a policy non-public when it "limits access to a set of CIDRs" without saying how large; Depot
-/// counts the union of every range the policy's statements to everyone admit, so neither `::/1` (which
-/// holds all of IPv4-mapped space), nor `0.0.0.0/1` + `128.0.0.0/1`, nor 256 statements of one /8 each
-/// pass for private.
+/// (2^24 addresses, IPv4-mapped IPv6 and the NAT64 prefixes counted as IPv4) and one IPv6 /32 (2^96
+/// addresses) outside IPv4. AWS calls a policy non-public when it "limits access to a set of CIDRs" without
+/// saying how large; Depot counts the union of every range the policy's statements to everyone admit, so
+/// neither `::/1` (which holds all of IPv4-mapped space), nor `0.0.0.0/1` + `128.0.0.0/1`, nor 256 statements
+/// of one /8 each pass for private.
 inline constexpr unsigned narrow_ipv4_prefix = 8;
 inline constexpr unsigned narrow_ipv6_prefix = 32;
 

@@ -302,6 +302,13 @@ TEST_CASE("IsPublic: address conditions that admit more than a narrow set are pu
     CHECK(public_policy(from(R"(["::/1","8000::/1"])")));
     CHECK(public_policy(from(R"("::/0")")));
     CHECK(public_policy(from(R"("::ffff:0.0.0.0/96")")));
+    // NAT64: behind a gateway the whole IPv4 Internet arrives from 64:ff9b::/96 (or a local-use /96 of
+    // 64:ff9b:1::/48); a /104 of it is one IPv4 /8, narrow.
+    CHECK(public_policy(from(R"("64:ff9b::/96")")));
+    CHECK(public_policy(from(R"("64:ff9b:1::/48")")));
+    CHECK(public_policy(from(R"("64:ff9b:1:2::/96")")));
+    CHECK_FALSE(public_policy(from(R"("64:ff9b::a00:0/104")")));
+    CHECK(public_policy(from(R"(["64:ff9b::a00:0/104","10.0.0.0/8"])"))); // two /8s of IPv4 together
     // A union over statements: each narrow, together the whole of IPv4.
     CHECK(public_policy(from(R"("0.0.0.0/1")") + "," + from(R"("128.0.0.0/1")")));
     {
@@ -496,17 +503,17 @@ TEST_CASE("authorize: bypassing GOVERNANCE retention needs the owner, an admin o
         r.bypass_governance = true;
         return r;
     };
-    const auto alice = user("alice"); // the bucket's owner
+    const auto alice = policy_user("alice"); // the bucket's owner
     const auto root = make_principal("root", true, "");
     SUBCASE("an ACL grant never allows the bypass")
     {
         bucket_resource r{.name = "b", .owner_id = "alice", .object = true};
         r.bucket_grants = acl_grants{.user = acl_right::write, .authenticated_users = acl_right::write};
-        CHECK(authorize(user("bob"), permission::write_object, r));
-        CHECK_FALSE(authorize(user("bob"), permission::write_object, with_bypass(r)));
+        CHECK(authorize(policy_user("bob"), permission::write_object, r));
+        CHECK_FALSE(authorize(policy_user("bob"), permission::write_object, with_bypass(r)));
         r.object = false;
-        CHECK(authorize(user("bob"), permission::delete_objects, r));
-        CHECK_FALSE(authorize(user("bob"), permission::delete_objects, with_bypass(r)));
+        CHECK(authorize(policy_user("bob"), permission::delete_objects, r));
+        CHECK_FALSE(authorize(policy_user("bob"), permission::delete_objects, with_bypass(r)));
         CHECK(authorize(alice, permission::write_object, with_bypass(r)));
         CHECK(authorize(root, permission::delete_objects, with_bypass(r)));
         CHECK_FALSE(authorize(principal{}, permission::write_object, with_bypass(r)));
@@ -518,21 +525,22 @@ TEST_CASE("authorize: bypassing GOVERNANCE retention needs the owner, an admin o
             {"Effect":"Allow","Principal":{"AWS":"carol"},"Action":"s3:*","Resource":"arn:aws:s3:::b/*"},
             {"Effect":"Allow","Principal":{"AWS":"dave"},"Action":"s3:Bypass*","Resource":"arn:aws:s3:::b/*"})")),
                       {}};
-        CHECK(authorize(user("bob"), permission::write_object,
+        CHECK(authorize(policy_user("bob"), permission::write_object,
                         c.resource("s3:DeleteObjectVersion", "k", true)));
-        CHECK_FALSE(authorize(user("bob"), permission::write_object,
+        CHECK_FALSE(authorize(policy_user("bob"), permission::write_object,
                               with_bypass(c.resource("s3:DeleteObjectVersion", "k", true))));
-        CHECK(authorize(user("bob"), permission::write_object_lock,
+        CHECK(authorize(policy_user("bob"), permission::write_object_lock,
                         c.resource("s3:PutObjectRetention", "k", true)));
-        CHECK_FALSE(authorize(user("bob"), permission::write_object_lock,
+        CHECK_FALSE(authorize(policy_user("bob"), permission::write_object_lock,
                               with_bypass(c.resource("s3:PutObjectRetention", "k", true))));
-        CHECK(authorize(user("bob"), permission::delete_objects, c.resource("s3:DeleteObject", "", false)));
-        CHECK_FALSE(authorize(user("bob"), permission::delete_objects,
+        CHECK(authorize(policy_user("bob"), permission::delete_objects,
+                        c.resource("s3:DeleteObject", "", false)));
+        CHECK_FALSE(authorize(policy_user("bob"), permission::delete_objects,
                               with_bypass(c.resource("s3:DeleteObject", "", false))));
-        CHECK_FALSE(authorize(user("bob"), permission::delete_objects,
+        CHECK_FALSE(authorize(policy_user("bob"), permission::delete_objects,
                               with_bypass(c.resource("s3:DeleteObjectVersion", "k", true))));
         for (auto who : {"carol", "dave"})
-            CHECK_FALSE(authorize(user(who), permission::write_object,
+            CHECK_FALSE(authorize(policy_user(who), permission::write_object,
                                   with_bypass(c.resource("s3:DeleteObjectVersion", "k", true))));
         // The owner needs no statement.
         CHECK(authorize(alice, permission::write_object,
@@ -543,19 +551,19 @@ TEST_CASE("authorize: bypassing GOVERNANCE retention needs the owner, an admin o
         policy_case c{parsed(statement(R"(
             {"Effect":"Allow","Principal":{"AWS":"bob"},"Action":["s3:DeleteObjectVersion","s3:BypassGovernanceRetention"],"Resource":"arn:aws:s3:::b/tmp/*"})")),
                       {}};
-        CHECK(authorize(user("bob"), permission::write_object,
+        CHECK(authorize(policy_user("bob"), permission::write_object,
                         with_bypass(c.resource("s3:DeleteObjectVersion", "tmp/x", true))));
-        CHECK_FALSE(authorize(user("bob"), permission::write_object,
+        CHECK_FALSE(authorize(policy_user("bob"), permission::write_object,
                               with_bypass(c.resource("s3:DeleteObjectVersion", "keep/x", true))));
-        CHECK_FALSE(authorize(user("carol"), permission::write_object,
+        CHECK_FALSE(authorize(policy_user("carol"), permission::write_object,
                               with_bypass(c.resource("s3:DeleteObjectVersion", "tmp/x", true))));
         // DeleteObjects as a whole goes on; each key decides.
-        CHECK(authorize(user("bob"), permission::delete_objects,
+        CHECK(authorize(policy_user("bob"), permission::delete_objects,
                         with_bypass(c.resource("s3:DeleteObjectVersion", "", false))));
         // Void in a bucket in which models live (team roles govern it).
         auto models = with_bypass(c.resource("s3:DeleteObjectVersion", "tmp/x", true));
         models.has_models = true;
-        CHECK_FALSE(authorize(user("bob"), permission::write_object, models));
+        CHECK_FALSE(authorize(policy_user("bob"), permission::write_object, models));
     }
     SUBCASE("a Deny of s3:BypassGovernanceRetention binds the owner and installation admins")
     {
@@ -587,23 +595,26 @@ TEST_CASE("authorize: a snapshot view is its owner's, and the policy's Deny of t
         return r;
     };
     // Live keys: bob's Allow, the public statement and the Deny, as always.
-    CHECK(authorize(user("bob"), permission::read_object, c.resource("s3:GetObject", "private/x", true)));
+    CHECK(authorize(policy_user("bob"), permission::read_object,
+                    c.resource("s3:GetObject", "private/x", true)));
     CHECK(authorize(principal{}, permission::read_object, c.resource("s3:GetObject", "pub/x", true)));
-    CHECK_FALSE(
-        authorize(user("alice"), permission::read_object, c.resource("s3:GetObject", "secret/x", true)));
+    CHECK_FALSE(authorize(policy_user("alice"), permission::read_object,
+                          c.resource("s3:GetObject", "secret/x", true)));
     // The view: no Allow and no grant reaches it, the owner reads it, the Deny of the key holds for her too.
-    CHECK_FALSE(authorize(user("bob"), permission::read_object, view("s3:GetObject", "private/x", true)));
-    CHECK_FALSE(authorize(user("bob"), permission::list_objects, view("s3:ListBucket", "", false)));
+    CHECK_FALSE(
+        authorize(policy_user("bob"), permission::read_object, view("s3:GetObject", "private/x", true)));
+    CHECK_FALSE(authorize(policy_user("bob"), permission::list_objects, view("s3:ListBucket", "", false)));
     CHECK_FALSE(authorize(principal{}, permission::read_object, view("s3:GetObject", "pub/x", true)));
-    CHECK(authorize(user("alice"), permission::read_object, view("s3:GetObject", "private/x", true)));
-    CHECK(authorize(user("alice"), permission::list_objects, view("s3:ListBucket", "", false)));
-    auto denied = authorize(user("alice"), permission::read_object, view("s3:GetObject", "secret/x", true));
+    CHECK(authorize(policy_user("alice"), permission::read_object, view("s3:GetObject", "private/x", true)));
+    CHECK(authorize(policy_user("alice"), permission::list_objects, view("s3:ListBucket", "", false)));
+    auto denied =
+        authorize(policy_user("alice"), permission::read_object, view("s3:GetObject", "secret/x", true));
     REQUIRE_FALSE(denied);
     CHECK(denied.error().message.find("policy denies") != std::string::npos);
     // ACL grants do not reach it either.
     auto granted = view("s3:GetObject", "private/x", true);
     granted.bucket_grants = acl_grants{.user = acl_right::read};
     granted.object_grants = acl_grants{.user = acl_right::read};
-    CHECK_FALSE(authorize(user("bob"), permission::read_object, granted));
+    CHECK_FALSE(authorize(policy_user("bob"), permission::read_object, granted));
     CHECK(authorize(make_principal("root", true, ""), permission::read_object, granted));
 }
