@@ -266,7 +266,7 @@ def test_s3_requests_for_hub_shaped_keys_are_answered_by_s3(depot, hub):
 
     bucket = unique_bucket_name("hfshape")
     s3 = depot.client("alice")
-    s3.create_bucket(Bucket=bucket)
+    s3.create_bucket(Bucket=bucket, ObjectOwnership="ObjectWriter")
     key = "model/resolve/main/file.txt"
     s3.put_object(Bucket=bucket, Key=key, Body=b"s3 bytes")
     u = depot.user("alice")
