@@ -1,5 +1,4 @@
 #include "common/hash.hpp"
-#include "integration/test_content.hpp"
 #include "integration/test_db.hpp"
 #include "registry/repo/audit.hpp"
 #include "registry/repo/bucket_repository.hpp"
@@ -10,6 +9,7 @@
 #include "registry/service/object_service.hpp"
 #include "storage/faulty/faulty_blob_store.hpp"
 #include "storage/memory/memory_blob_store.hpp"
+#include "test_content.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>

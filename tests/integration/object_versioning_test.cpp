@@ -1,7 +1,6 @@
 // S3 versioning in the object and multipart services on a real PostgreSQL: versions, delete markers,
 // permanent deletion with its blob references, 'null' versions, ListObjectVersions pages, concurrent
 // writers of one key, and the versions snapshots keep.
-#include "integration/test_content.hpp"
 #include "integration/test_db.hpp"
 #include "registry/repo/audit.hpp"
 #include "registry/repo/bucket_repository.hpp"
@@ -12,6 +11,7 @@
 #include "registry/service/object_service.hpp"
 #include "registry/service/snapshot_service.hpp"
 #include "storage/memory/memory_blob_store.hpp"
+#include "test_content.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>

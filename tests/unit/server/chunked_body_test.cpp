@@ -1,4 +1,5 @@
 #include "server/chunked_body.hpp"
+#include "test_content.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -9,26 +10,9 @@
 using namespace depot;
 namespace asio = boost::asio;
 
+using test::string_source;
+
 namespace {
-
-/// Hands out a fixed string in pieces of at most `step` bytes.
-class string_source final : public depot::byte_source
-{
-public:
-    string_source(std::string data, std::size_t step) : data_(std::move(data)), step_(step) {}
-    asio::awaitable<result<std::size_t>> read_some(std::span<std::byte> buf) override
-    {
-        auto n = std::min({buf.size(), step_, data_.size() - pos_});
-        std::memcpy(buf.data(), data_.data() + pos_, n);
-        pos_ += n;
-        co_return n;
-    }
-
-private:
-    std::string data_;
-    std::size_t step_;
-    std::size_t pos_ = 0;
-};
 
 auth::aws_chunked_decoder unsigned_trailer_decoder(std::uint64_t length)
 {

@@ -1,13 +1,13 @@
 #pragma once
 /// \file
-/// Object content for the integration tests: a byte_source over a string, and deterministic bytes.
+/// Object content for the tests (unit and integration): a byte_source over a string, and deterministic bytes.
+
+#include "common/byte_source.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <span>
 #include <string>
-
-#include "common/byte_source.hpp"
 
 namespace depot::test {
 
