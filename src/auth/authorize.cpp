@@ -34,7 +34,6 @@ constexpr std::array<permission_traits, permission_count> traits = {{
     {permission::write_object, "write_object", false},
     {permission::write_object_metadata, "write_object_metadata", false},
     {permission::write_object_lock, "write_object_lock", false},
-    {permission::bypass_governance, "bypass_governance", false},
     {permission::read_acl, "read_acl", true},
     {permission::write_acl, "write_acl", false},
     {permission::cors_preflight, "cors_preflight", true},
@@ -173,6 +172,11 @@ result<void> decide(const principal& who, permission what, const s3_target& t)
                     !inside)
                     return inside;
         }
+        // Bypassing GOVERNANCE retention removes what protects every version of the bucket: only a
+        // credential that reaches all of it (the bucket check above has confined it to this bucket).
+        if (t.bypass_governance &&
+            (scope.read_only || !scope.prefix.empty() || !scope.model.empty() || !scope.alias.empty()))
+            return denied("bypassing GOVERNANCE retention needs a credential that reaches the whole bucket");
     }
     // The models view and a bucket's snapshots serve reads only (CreateBucket of the view's name is
     // answered by the operation itself, as for any existing bucket).
@@ -202,9 +206,46 @@ std::uint8_t effective(const principal& who, const bucket_resource& b, const acl
     return bits;
 }
 
-result<void> decide(const principal& who, permission what, const bucket_resource& b)
+bool owns(const principal& who, const bucket_resource& b)
 {
-    const bool owner = (!who.user_id.empty() && b.owner_id == who.user_id) || who.installation_admin;
+    return (!who.user_id.empty() && b.owner_id == who.user_id) || who.installation_admin;
+}
+
+/// x-amz-bypass-governance-retention: the owner, an installation admin, or a policy statement naming
+/// s3:BypassGovernanceRetention exactly (a sensitive action); a policy Deny of it binds everyone; never an
+/// ACL grant, never an anonymous caller.
+result<void> decide_bypass(const principal& who, const bucket_resource& b)
+{
+    constexpr std::string_view action = "s3:BypassGovernanceRetention";
+    bool policy_allows = false;
+    if (b.policy) {
+        policy_request r = b.request;
+        r.action = action;
+        r.object_action = true;
+        r.user_id = who.user_id;
+        r.exact_allow_only = true;
+        r.ignore_public = b.ignore_public_policy;
+        if (!b.object) {
+            // DeleteObjects as a whole: each key is then decided on its own.
+            policy_allows = !b.has_models && may_allow(*b.policy, r);
+        } else {
+            const auto effect = evaluate(*b.policy, r);
+            if (effect == policy_effect::deny)
+                return make_error(errc::access_denied,
+                                  "Access Denied: the bucket policy denies s3:BypassGovernanceRetention");
+            policy_allows = effect == policy_effect::allow && !b.has_models;
+        }
+    }
+    if (owns(who, b) || (!who.user_id.empty() && policy_allows))
+        return ok();
+    return make_error(errc::access_denied,
+                      "Access Denied: x-amz-bypass-governance-retention needs the bucket's owner, an "
+                      "installation admin or a bucket policy allowing s3:BypassGovernanceRetention");
+}
+
+result<void> decide_access(const principal& who, permission what, const bucket_resource& b)
+{
+    const bool owner = owns(who, b);
     bool policy_allows = false;
     if (b.policy && !b.request.action.empty()) {
         policy_request r = b.request;
@@ -219,11 +260,15 @@ result<void> decide(const principal& who, permission what, const bucket_resource
             if (effect == policy_effect::deny && !(owner && is_policy_management(r.action)))
                 return make_error(errc::access_denied,
                                   "Access Denied: the bucket policy denies " + std::string(r.action));
-            policy_allows = effect == policy_effect::allow && !b.has_models && !is_policy_management(r.action);
+            policy_allows =
+                effect == policy_effect::allow && !b.has_models && !is_policy_management(r.action);
         }
     }
     if (owner)
         return ok();
+    if (b.owner_only)
+        return make_error(errc::access_denied, "Access Denied: the snapshots of bucket " +
+                                                   std::string(b.name) + " are its owner's");
     const auto refused = [] { return make_error(errc::access_denied, "Access Denied"); };
     if (who.user_id.empty() && !is_read(what))
         return refused(); // anonymous callers only read, whatever a grant says
@@ -258,6 +303,15 @@ result<void> decide(const principal& who, permission what, const bucket_resource
     if ((held & needed) == needed || policy_allows)
         return ok();
     return refused();
+}
+
+result<void> decide(const principal& who, permission what, const bucket_resource& b)
+{
+    if (auto allowed = decide_access(who, what, b); !allowed)
+        return allowed;
+    if (b.bypass_governance)
+        return decide_bypass(who, b);
+    return ok();
 }
 
 result<void> decide(const principal&, permission, const acl_change& c)

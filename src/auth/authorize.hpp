@@ -81,13 +81,10 @@ enum class permission : std::uint8_t
     write_object_metadata, ///< Put/DeleteObjectTagging: a write of the key, never in the read-only views
                            /// PutObjectRetention, PutObjectLegalHold: a write of the key (never in the
                            /// read-only views nor with an alias scope); what a lock then forbids is the
-                           /// registry's (registry/repo/object_lock.hpp)
+                           /// registry's (registry/repo/object_lock.hpp). Bypassing GOVERNANCE retention is
+                           /// a fact of the request, not a permission (s3_target / bucket_resource
+                           /// `bypass_governance`).
     write_object_lock,
-    /// x-amz-bypass-governance-retention on DeleteObject, DeleteObjects and PutObjectRetention (asked by
-    /// those handlers when the header is true): the bucket's owner or an installation admin (as every S3
-    /// write) with a credential that reaches the whole bucket: not read-only, not narrowed to a prefix, a
-    /// model or an alias. COMPLIANCE retention and legal holds are never bypassed.
-    bypass_governance,
     read_acl,  ///< GetBucketAcl, GetObjectAcl: the owner, or a READ_ACP grant
     write_acl, ///< PutBucketAcl, PutObjectAcl: the owner, or a WRITE_ACP grant
 
@@ -166,6 +163,10 @@ struct s3_target
     bool alias_file = false;
     /// CopyObject, UploadPartCopy: the source the request reads (checked as read_object).
     const s3_target* copy_source = nullptr;
+    /// The request asks to bypass GOVERNANCE retention (x-amz-bypass-governance-retention: true on
+    /// DeleteObject, DeleteObjects or PutObjectRetention): the credential must reach the whole bucket (not
+    /// read-only, not narrowed to a prefix, a model or an alias). Who may bypass is bucket_resource's.
+    bool bypass_governance = false;
 };
 
 /// ACL rights as bits (s3/acl.hpp's acl_permission has the same values).
@@ -203,11 +204,17 @@ struct acl_grants
 ///   owner's and installation admins' alone), and grants the sensitive actions (s3:DeleteBucket, the
 ///   bucket's PublicAccessBlock, ownership controls and Object Lock configuration,
 ///   s3:BypassGovernanceRetention) only to statements naming them without a wildcard.
+/// - a view only the owner reaches (`owner_only`: a bucket's snapshots) is refused to everyone else, whatever
+///   a grant or an Allow says; the policy's Denies about what it serves still bind the owner.
 /// What a permission needs: list_objects, list_object_versions, list_uploads and read_bucket the bucket's
 /// READ; write_object and delete_objects the bucket's WRITE; read_object the object's READ (or, when the
 /// object was looked up and does not exist, the bucket's READ: the caller may learn that from a listing
 /// anyway, and the operation answers 404); read_acl and
 /// write_acl READ_ACP and WRITE_ACP of the object (`object` set) or the bucket. Everything else: the owner.
+/// A request that asks to bypass GOVERNANCE retention (`bypass_governance`) needs, besides its permission,
+/// the bucket's owner, an installation admin, or a policy statement that names
+/// s3:BypassGovernanceRetention without a wildcard (`s3:*` does not count, unlike on AWS) for the key; a
+/// policy Deny of it binds everyone; no ACL grant ever allows it.
 struct bucket_resource
 {
     std::string_view name;
@@ -226,6 +233,15 @@ struct bucket_resource
     const bucket_policy* policy = nullptr;
     policy_request request{};
     bool ignore_public_policy = false;
+    /// The request asks to bypass GOVERNANCE retention (x-amz-bypass-governance-retention: true on
+    /// DeleteObject, DeleteObjects or PutObjectRetention). DeleteObjects as a whole (`object` unset) goes on
+    /// when the policy may allow the bypass for some key; each key then decides.
+    bool bypass_governance = false;
+    /// The request reads a view of the bucket that only its owner and installation admins reach (its
+    /// snapshots, `.snapshots/<name>/<key>`): ACL grants and policy Allows do not count. The caller sets
+    /// `request.key` (and a listing's s3:prefix) to what the view serves, so the policy's Denies hold there
+    /// exactly as on the live key.
+    bool owner_only = false;
 };
 
 /// The AWS actions only a bucket's owner and installation admins perform whatever a policy says.

@@ -1,6 +1,7 @@
 // The bucket policy language (auth/bucket_policy.hpp): parser, validation and evaluator. Over 700 lines on
-// purpose: the grammar, the action table, the condition operators and the evaluation are one unit whose pieces
-// only make sense together, and each is short; splitting them would spread the subset Depot accepts over files.
+// purpose: the grammar, the action table, the condition operators and the evaluation are one unit whose
+// pieces only make sense together, and each is short; splitting them would spread the subset Depot accepts
+// over files.
 #include "auth/bucket_policy.hpp"
 
 #include "common/json.hpp"
@@ -18,7 +19,7 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr std::array<known_action, 57> actions = {{
+constexpr std::array<known_action, 58> actions = {{
     {"s3:GetObject", true},
     {"s3:GetObjectVersion", true},
     {"s3:PutObject", true},
@@ -76,6 +77,7 @@ constexpr std::array<known_action, 57> actions = {{
     {"s3:GetBucketWebsite", false},
     {"s3:GetBucketLogging", false},
     {"s3:GetBucketNotification", false},
+    {"s3:PutBucketNotification", false}, // REST: a bucket's object_events (PATCH /api/v1/buckets/{bucket})
 }};
 
 constexpr std::array<std::string_view, 13> condition_keys = {
@@ -615,6 +617,140 @@ bool statement_matches(const policy_statement& s, const policy_request& r, bool 
                        [&](const policy_condition& c) { return condition_holds(c, r); });
 }
 
+// --- Whether a policy is public in effect: the addresses its aws:SourceIp conditions admit ----------------
+
+__extension__ using u128 = unsigned __int128;
+
+/// An inclusive range of 128-bit addresses (IPv4 as IPv4-mapped IPv6).
+struct address_range
+{
+    u128 first = 0;
+    u128 last = 0;
+};
+
+constexpr u128 u128_max = ~u128(0);
+constexpr u128 v4_first = u128(0xffff) << 32; // ::ffff:0.0.0.0
+constexpr u128 v4_last = v4_first | 0xffffffffu;
+// NAT64 prefixes (RFC 6052's 64:ff9b::/96, RFC 8215's local-use 64:ff9b:1::/48): behind a NAT64 gateway
+// every IPv4 client arrives from one of them, so what they admit is counted as IPv4 addresses.
+constexpr u128 nat64_first = u128(0x0064ff9b) << 96;
+constexpr u128 nat64_last = nat64_first | 0xffffffffu;
+constexpr u128 nat64_local_first = (u128(0x0064ff9b) << 96) | (u128(1) << 80);
+constexpr u128 nat64_local_last = nat64_local_first | ((u128(1) << 80) - 1);
+constexpr std::array<std::pair<u128, u128>, 3> ipv4_spaces = {
+    {{v4_first, v4_last}, {nat64_first, nat64_last}, {nat64_local_first, nat64_local_last}}};
+
+address_range range_of(const network& n)
+{
+    u128 a = 0;
+    for (unsigned char b : n.bytes)
+        a = (a << 8) | b;
+    const u128 host = n.prefix == 0     ? u128_max
+                      : n.prefix >= 128 ? u128(0)
+                                        : (u128(1) << (128 - n.prefix)) - 1;
+    return {a & ~host, (a & ~host) | host};
+}
+
+/// The union of `ranges`, sorted and merged.
+std::vector<address_range> merged(std::vector<address_range> ranges)
+{
+    std::sort(ranges.begin(), ranges.end(),
+              [](const address_range& a, const address_range& b) { return a.first < b.first; });
+    std::vector<address_range> out;
+    for (const auto& r : ranges) {
+        if (!out.empty() && (out.back().last == u128_max || r.first <= out.back().last + 1))
+            out.back().last = std::max(out.back().last, r.last);
+        else
+            out.push_back(r);
+    }
+    return out;
+}
+
+/// Whether the union of `ranges` admits more than narrow_ipv4_prefix's IPv4 addresses or
+/// narrow_ipv6_prefix's IPv6 addresses outside IPv4.
+bool too_wide(const std::vector<address_range>& ranges)
+{
+    constexpr u128 v4_limit = u128(1) << (32 - narrow_ipv4_prefix);
+    constexpr u128 v6_limit = u128(1) << (128 - narrow_ipv6_prefix);
+    u128 v4 = 0, v6 = 0;
+    for (const auto& r : merged(ranges)) {
+        if (r.first == 0 && r.last == u128_max)
+            return true;
+        const u128 count = r.last - r.first + 1;
+        u128 inside = 0;
+        for (const auto& [first, last] : ipv4_spaces)
+            if (r.last >= first && r.first <= last)
+                inside += std::min(r.last, last) - std::max(r.first, first) + 1;
+        // Each count is below 2^128 here, and the sums stop once past a limit, so nothing overflows.
+        v4 += inside;
+        if (count - inside > v6_limit)
+            return true;
+        v6 += count - inside;
+        if (v4 > v4_limit || v6 > v6_limit)
+            return true;
+    }
+    return false;
+}
+
+/// A condition that names fixed users: aws:userid StringEquals without wildcards.
+bool has_fixed_user(const policy_statement& s)
+{
+    return std::any_of(s.conditions.begin(), s.conditions.end(), [](const policy_condition& c) {
+        return !c.if_exists && c.key == "aws:userid" && c.op == "StringEquals" &&
+               std::none_of(c.values.begin(), c.values.end(),
+                            [](const std::string& v) { return has_wildcard(v); });
+    });
+}
+
+/// The addresses a statement admits by its aws:SourceIp IpAddress conditions (all must hold, so the smallest
+/// one bounds them); nullopt when none narrows by address. A ...IfExists form does not narrow (a missing key
+/// passes it).
+std::optional<std::vector<address_range>> narrowest_sources(const policy_statement& s)
+{
+    std::optional<std::vector<address_range>> best;
+    u128 best_size = u128_max;
+    for (const auto& c : s.conditions) {
+        if (c.if_exists || c.key != "aws:sourceip" || c.op != "IpAddress")
+            continue;
+        std::vector<address_range> ranges;
+        for (const auto& v : c.values)
+            if (auto n = parse_network(v))
+                ranges.push_back(range_of(*n));
+        ranges = merged(std::move(ranges));
+        u128 size = 0;
+        for (const auto& r : ranges)
+            size = (r.last - r.first >= u128_max - size) ? u128_max : size + (r.last - r.first + 1);
+        if (!best || size < best_size) {
+            best = std::move(ranges);
+            best_size = size;
+        }
+    }
+    return best;
+}
+
+/// Sets each statement's public_in_effect: public on its own, or narrowed by address only, with the
+/// addresses of all such statements together too many (each a narrow range, their union the Internet).
+void judge_publicity(bucket_policy& p)
+{
+    std::vector<address_range> all;
+    std::vector<policy_statement*> by_address;
+    for (auto& s : p.statements) {
+        s.public_in_effect = false;
+        if (!s.allow || !s.any_principal || has_fixed_user(s))
+            continue;
+        auto admitted = narrowest_sources(s);
+        if (!admitted || too_wide(*admitted)) {
+            s.public_in_effect = true;
+            continue;
+        }
+        all.insert(all.end(), admitted->begin(), admitted->end());
+        by_address.push_back(&s);
+    }
+    if (too_wide(all))
+        for (auto* s : by_address)
+            s->public_in_effect = true;
+}
+
 } // namespace
 
 bool policy_glob(std::string_view pattern, std::string_view text, bool ignore_case)
@@ -694,6 +830,7 @@ result<bucket_policy> parse_bucket_policy(std::string_view text, std::string_vie
         return malformed("Missing required field Statement");
     if (out.statements.empty())
         return malformed("Could not parse the policy: Statement is empty!");
+    judge_publicity(out);
     return out;
 }
 
@@ -709,35 +846,22 @@ std::vector<std::string> named_users(const bucket_policy& p)
 
 bool is_public(const policy_statement& s)
 {
-    if (!s.allow || !s.any_principal)
+    if (!s.allow || !s.any_principal || has_fixed_user(s))
         return false;
-    for (const auto& c : s.conditions) {
-        if (c.if_exists)
-            continue; // a missing key does not narrow
-        if (c.key == "aws:sourceip" && c.op == "IpAddress" &&
-            std::all_of(c.values.begin(), c.values.end(), [](const std::string& v) {
-                auto n = parse_network(v);
-                return n && n->prefix > (n->v4 ? 96u : 0u);
-            }))
-            return false;
-        if (c.key == "aws:userid" && c.op == "StringEquals" &&
-            std::none_of(c.values.begin(), c.values.end(),
-                         [](const std::string& v) { return has_wildcard(v); }))
-            return false;
-    }
-    return true;
+    auto admitted = narrowest_sources(s);
+    return !admitted || too_wide(*admitted);
 }
 
 bool is_public(const bucket_policy& p)
 {
     return std::any_of(p.statements.begin(), p.statements.end(),
-                       [](const policy_statement& s) { return is_public(s); });
+                       [](const policy_statement& s) { return s.public_in_effect; });
 }
 
 bool may_allow(const bucket_policy& p, const policy_request& r)
 {
     return std::any_of(p.statements.begin(), p.statements.end(), [&](const policy_statement& s) {
-        return s.allow && !(r.ignore_public && is_public(s)) && principal_matches(s, r.user_id) &&
+        return s.allow && !(r.ignore_public && s.public_in_effect) && principal_matches(s, r.user_id) &&
                action_matches(s, r.action, r.exact_allow_only);
     });
 }
@@ -751,7 +875,7 @@ policy_effect evaluate(const bucket_policy& p, const policy_request& r)
                 return policy_effect::deny;
             continue;
         }
-        if (allowed || (r.ignore_public && is_public(s)))
+        if (allowed || (r.ignore_public && s.public_in_effect))
             continue;
         allowed = statement_matches(s, r, r.exact_allow_only);
     }

@@ -52,6 +52,10 @@ struct policy_statement
     /// Patterns of what follows "arn:aws:s3:::" ("bucket" or "bucket/key-pattern").
     std::vector<std::string> resources;
     std::vector<policy_condition> conditions;
+    /// Public in effect, judged over the whole policy (set by parse_bucket_policy, see is_public): an Allow
+    /// to every principal that no fixed aws:userid narrows, and whose aws:SourceIp networks, together with
+    /// those of the policy's other such statements, admit more than a narrow set of addresses.
+    bool public_in_effect = false;
 };
 
 struct bucket_policy
@@ -65,10 +69,21 @@ result<bucket_policy> parse_bucket_policy(std::string_view json, std::string_vie
 /// The user ids a policy names (PutBucketPolicy checks that each exists).
 std::vector<std::string> named_users(const bucket_policy& p);
 
-/// A statement is public when it Allows every principal without a condition that narrows who can use it
-/// (AWS's rule: aws:SourceIp with fixed networks, aws:userid with fixed values).
+/// The most addresses a policy's aws:SourceIp networks may admit and still narrow who can use it: one IPv4 /8
+/// (2^24 addresses, IPv4-mapped IPv6 and the NAT64 prefixes counted as IPv4) and one IPv6 /32 (2^96
+/// addresses) outside IPv4. AWS calls a policy non-public when it "limits access to a set of CIDRs" without
+/// saying how large; Depot counts the union of every range the policy's statements to everyone admit, so
+/// neither `::/1` (which holds all of IPv4-mapped space), nor `0.0.0.0/1` + `128.0.0.0/1`, nor 256 statements
+/// of one /8 each pass for private.
+inline constexpr unsigned narrow_ipv4_prefix = 8;
+inline constexpr unsigned narrow_ipv6_prefix = 32;
+
+/// A statement is public on its own when it Allows every principal without a condition that narrows who can
+/// use it: aws:userid with fixed values, or aws:SourceIp (IpAddress, not ...IfExists) with networks that
+/// admit no more than the narrow limits above.
 bool is_public(const policy_statement& s);
-/// GetBucketPolicyStatus's IsPublic: some statement is public.
+/// GetBucketPolicyStatus's IsPublic, BlockPublicPolicy's and RestrictPublicBuckets' judgement: some statement
+/// is public in effect, the aws:SourceIp networks of all statements to everyone counted together.
 bool is_public(const bucket_policy& p);
 
 /// The request as a policy sees it.

@@ -1,5 +1,6 @@
 #include "auth/scope.hpp"
 
+#include "auth/scope_alias.hpp"
 #include "common/json.hpp"
 
 namespace depot::auth {
@@ -21,10 +22,19 @@ result<access_scope> parse_scope(std::string_view text)
             s.read_only = v.get_bool();
             continue;
         }
+        if (name == "alias_id") {
+            // The alias's identity (auth/scope_alias.hpp); the registry assigns and checks it.
+            if (!v.is_int64() || v.get_int64() < 0)
+                return make_error(errc::invalid_argument, "scope.alias_id must be a non-negative integer",
+                                  "scope");
+            if (!doc->get_object().contains("alias"))
+                return make_error(errc::invalid_argument, "scope.alias_id needs scope.alias", "scope");
+            continue;
+        }
         if (name != "bucket" && name != "prefix" && name != "model" && name != "alias")
             return make_error(errc::invalid_argument,
                               "Unknown scope member '" + name +
-                                  "' (known: read_only, bucket, prefix, model, alias)",
+                                  "' (known: read_only, bucket, prefix, model, alias, alias_id)",
                               "scope");
         if (!v.is_string() || v.get_string().empty())
             return make_error(errc::invalid_argument, "scope." + name + " must be a non-empty string",
@@ -95,6 +105,17 @@ bool area_reaches(const scope_area& area, std::string_view bucket, std::string_v
 bool alias_reads_frozen_file(std::string_view operation, bool version_id_given)
 {
     return !version_id_given && (operation == "GetObject" || operation == "HeadObject");
+}
+
+std::int64_t scope_alias_id(std::string_view scope_json)
+{
+    if (scope_json.empty())
+        return 0;
+    auto doc = json_parse(scope_json);
+    if (!doc || !doc->is_object())
+        return 0;
+    const auto* v = doc->get_object().if_contains("alias_id");
+    return v && v->is_int64() && v->get_int64() > 0 ? v->get_int64() : 0;
 }
 
 } // namespace depot::auth

@@ -290,7 +290,7 @@ std::string canonical_amz_headers(const request_view& req, const std::vector<raw
 }
 
 std::string canonical_resource(std::string_view path, const std::vector<raw_param>& params,
-                               std::string_view virtual_host_bucket)
+                               std::string_view virtual_host_bucket, bool bucket_slash = false)
 {
     std::string out;
     if (!virtual_host_bucket.empty()) {
@@ -298,6 +298,8 @@ std::string canonical_resource(std::string_view path, const std::vector<raw_para
         out += virtual_host_bucket;
     }
     out += path.empty() ? std::string_view("/") : path;
+    if (bucket_slash)
+        out.push_back('/');
     std::vector<const raw_param*> subs;
     for (const auto& p : params)
         if (std::binary_search(std::begin(subresource_names), std::end(subresource_names),
@@ -332,7 +334,8 @@ std::string standard_value(const request_view& req, std::string_view name,
 }
 
 std::string build_string_to_sign(const request_view& req, bool presigned, std::string_view date_line,
-                                 std::string_view virtual_host_bucket, bool skip_amz_date = false)
+                                 std::string_view virtual_host_bucket, bool skip_amz_date = false,
+                                 bool bucket_slash = false)
 {
     auto [path, query] = detail::split_target(req.raw_target);
     auto params = split_query(query).value_or(std::vector<raw_param>{});
@@ -348,7 +351,7 @@ std::string build_string_to_sign(const request_view& req, bool presigned, std::s
     out += date_line;
     out.push_back('\n');
     out += canonical_amz_headers(req, qp, skip_amz_date);
-    out += canonical_resource(path, params, virtual_host_bucket);
+    out += canonical_resource(path, params, virtual_host_bucket, bucket_slash);
     return out;
 }
 
@@ -358,6 +361,47 @@ std::string header_date_line(const request_view& req)
         return {};
     auto date = find_header(req.headers, "date");
     return date ? std::string(trim(*date)) : std::string();
+}
+
+/// The first query parameter of a presigned request that its string to sign does not cover, if any. Covered
+/// are the three authentication parameters, the sub-resources (CanonicalizedResource) and, when no header of
+/// the same name is sent or it has the parameter's value (a header wins, and a different parameter is not
+/// what was signed), x-amz-* parameters and lower-case content-type and content-md5. Anything else (prefix,
+/// delimiter, marker, max-keys, list-type, ...) could be edited by whoever holds the URL without breaking its
+/// signature. Except encoding-type: it changes only how the answer spells the keys (URL-encoded), never which
+/// keys it lists or what it reads, and botocore adds encoding-type=url, unsigned, to every listing it
+/// presigns.
+std::optional<std::string> unsigned_parameter(const request_view& req, const std::vector<raw_param>& params)
+{
+    for (const auto& p : params) {
+        const std::string_view name = p.name;
+        if (name == "AWSAccessKeyId" || name == "Signature" || name == "Expires" || name == "encoding-type" ||
+            std::binary_search(std::begin(subresource_names), std::end(subresource_names), name))
+            continue;
+        const auto lower = detail::to_lower(name);
+        const bool header_like =
+            lower.starts_with("x-amz-") || name == "content-type" || name == "content-md5";
+        if (header_like) {
+            // Signed when no header of the name is sent; with one, the header is what was signed, and the
+            // parameter may only repeat it (boto3 presigns Content-Type into the query and the client
+            // sends it as a header too).
+            const auto header = find_header(req.headers, lower);
+            if (!header || detail::trim(*header) == std::string_view(p.value))
+                continue;
+        }
+        return p.name;
+    }
+    return std::nullopt;
+}
+
+/// A parameter name for an error message: at most 64 bytes of printable ASCII.
+std::string printable(std::string_view name)
+{
+    std::string out;
+    for (char c : name.substr(0, 64))
+        out.push_back(static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f ? c
+                                                                                                    : '?');
+    return out;
 }
 
 } // namespace
@@ -397,6 +441,10 @@ result<parsed_auth> parse(const request_view& req)
         return std::move(authorization_count).error();
     if (*authorization_count == 1)
         return parse_header(req, *find_header(req.headers, "authorization"));
+    if (auto name = unsigned_parameter(req, *params))
+        return make_error(errc::authorization_query_parameters_error,
+                          "Signature Version 2 does not sign the query parameter '" + printable(*name) +
+                              "', so a presigned URL may not carry it (presign with Signature Version 4)");
     return parse_query(*params);
 }
 
@@ -437,6 +485,17 @@ result<void> verify(const parsed_auth& auth, const request_view& req, std::strin
     // AWS's own worked example (DELETE with x-amz-date) signs the x-amz-date value on the Date line and
     // leaves it out of the x-amz-* lines; clients that followed the example sign that way. The same values
     // are covered either way.
+    // A path-style request of a bucket (`/bucket`, a listing): botocore and AWS's examples sign the resource
+    // as `/bucket/`. The same bucket either way.
+    const auto path = detail::split_target(req.raw_target).first;
+    if (virtual_host_bucket.empty() && path.size() > 1 && path.find('/', 1) == std::string_view::npos) {
+        auto slashed =
+            hmac_sha1(secret, build_string_to_sign(req, auth.presigned,
+                                                   auth.presigned ? auth.expires_text : header_date_line(req),
+                                                   virtual_host_bucket, false, true));
+        if (constant_time_equal(slashed, auth.signature))
+            return ok();
+    }
     auto amz_date = auth.presigned ? std::nullopt : find_header(req.headers, "x-amz-date");
     if (amz_date) {
         auto alternate =

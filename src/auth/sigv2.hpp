@@ -59,6 +59,9 @@ struct parsed_auth
 ///   that is not printable ASCII, or a signature that is not the base64 of 20 bytes;
 /// - access_denied "Invalid date (should be seconds since epoch): ..." for an Expires that is not a decimal
 ///   number of seconds;
+/// - authorization_query_parameters_error: a presigned request carrying a query parameter its signature does
+///   not cover (anything but the three above, the sub-resources, and x-amz-*, content-type and content-md5
+///   without a header of that name), e.g. a listing's prefix: its holder could change it unnoticed;
 /// - access_denied "AWS authentication requires a valid Date or x-amz-date header" (header authentication);
 /// - invalid_argument: a malformed percent-escape in the target, or an x-amz-content-sha256 value that is
 ///   neither UNSIGNED-PAYLOAD nor 64 hex digits (the streaming modes need SigV4's chunk signatures).

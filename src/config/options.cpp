@@ -56,6 +56,18 @@ const std::vector<setting>& settings()
              o.listen = v;
              return !v.empty();
          }},
+        {"--console-listen", "DEPOT_CONSOLE_LISTEN",
+         "HOST:PORT of the web console (/ui/ and the API with console sessions), an origin apart from the "
+         "stored objects; off = no console; shared = on --listen (default: --listen's host, port + 1)",
+         [](options& o, const std::string& v) {
+             o.console_listen = v;
+             if (v == "off" || v == "shared")
+                 return true;
+             const auto colon = v.rfind(':');
+             long port = -1;
+             return colon != std::string::npos && colon > 0 && parse_number(v.substr(colon + 1), port) &&
+                    port >= 0 && port <= 65535;
+         }},
         {"--database-url", "DEPOT_DATABASE_URL", "PostgreSQL connection URL or conninfo (required)",
          [](options& o, const std::string& v) {
              o.database_url = v;
@@ -465,6 +477,18 @@ result<std::map<std::string, std::pair<std::string, std::string>>> read_config_f
 
 } // namespace
 
+std::string console_address(const options& o)
+{
+    if (!o.console_listen.empty())
+        return o.console_listen;
+    const auto colon = o.listen.rfind(':');
+    long port = 0;
+    if (colon == std::string::npos || !parse_number(o.listen.substr(colon + 1), port) || port < 0 ||
+        port >= 65535)
+        return o.listen; // refused where it is bound, with --listen's own message
+    return o.listen.substr(0, colon + 1) + std::to_string(port == 0 ? 0 : port + 1);
+}
+
 std::string options_help()
 {
     std::string out =
@@ -541,6 +565,10 @@ result<options> parse_options(const std::vector<std::string>& args, bool& help)
     if (o.database_url.empty())
         return make_error(errc::invalid_argument,
                           "a database is required: set --database-url or DEPOT_DATABASE_URL");
+    if (const auto console = console_address(o); console == o.listen && !console.ends_with(":0"))
+        return make_error(errc::invalid_argument,
+                          "--console-listen names --listen's address: give the console a port of its own, or "
+                          "--console-listen shared to serve it on --listen");
     if (o.tls_cert_file.empty() != o.tls_key_file.empty())
         return make_error(errc::invalid_argument,
                           "TLS needs both a certificate and a key: set --tls-cert and --tls-key (or "

@@ -17,6 +17,12 @@ namespace depot::config {
 struct options
 {
     std::string listen = "127.0.0.1:9000";
+    /// The web console's own listener (server/console.hpp): its pages and the REST API with the session
+    /// cookie, on an origin of their own so that nothing users store runs beside them. HOST:PORT; empty (the
+    /// default) = --listen's host with its port + 1 (127.0.0.1:9001 beside 127.0.0.1:9000; port 0 stays 0,
+    /// any free port); "off" = no console and no sessions; "shared" = the console on --listen itself (stored
+    /// objects then share its origin: only their sandbox CSP keeps their scripts away from its sessions).
+    std::string console_listen;
     std::string database_url;
     std::string storage = "localfs"; ///< localfs | rados | memory
     std::string blob_dir = "./var/blobs";
@@ -140,6 +146,10 @@ struct options
     unsigned warmup_concurrency = 4;
     std::chrono::milliseconds warmup_poll_interval{2000};
 };
+
+/// Where the console listens: HOST:PORT (console_listen, or derived from listen as described there), or
+/// "off" / "shared".
+std::string console_address(const options& o);
 
 /// The text `depotd --help` prints.
 std::string options_help();

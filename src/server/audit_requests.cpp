@@ -5,7 +5,46 @@
 #include "registry/service/snapshot_service.hpp"
 #include "server/services.hpp"
 
+#include <mutex>
+#include <unordered_map>
+
 namespace depot::server {
+
+namespace {
+
+/// The refusals of the requests in flight, by request (its context's address: unique while it runs).
+struct refusals
+{
+    std::mutex mutex;
+    std::unordered_map<const request_context*, refusal> by_request;
+};
+
+refusals& recorded()
+{
+    static refusals r;
+    return r;
+}
+
+} // namespace
+
+void note_refusal(const request_context& ctx, refusal what)
+{
+    auto& r = recorded();
+    std::lock_guard lock(r.mutex);
+    r.by_request.insert_or_assign(&ctx, std::move(what));
+}
+
+std::optional<refusal> take_refusal(const request_context& ctx)
+{
+    auto& r = recorded();
+    std::lock_guard lock(r.mutex);
+    auto it = r.by_request.find(&ctx);
+    if (it == r.by_request.end())
+        return std::nullopt;
+    auto out = std::move(it->second);
+    r.by_request.erase(it);
+    return out;
+}
 
 registry::audit_context audit_context_of(const request_context& ctx)
 {
@@ -18,9 +57,16 @@ registry::audit_context audit_context_of(const request_context& ctx)
 asio::awaitable<void> audit_denial(const request_context& ctx, std::string_view action,
                                    std::string_view resource, std::string_view message)
 {
+    co_await audit_denial(ctx, action, resource, "", "", message);
+}
+
+asio::awaitable<void> audit_denial(const request_context& ctx, std::string_view action,
+                                   std::string_view resource, std::string_view team, std::string_view bucket,
+                                   std::string_view message)
+{
     try {
         co_await registry::audit_log::record_denial(*ctx.svc->db, audit_context_of(ctx), action, resource,
-                                                    message);
+                                                    team, bucket, message);
     } catch (const std::exception& e) {
         log::warn("cannot record a denial in the audit log",
                   {{"request_id", ctx.request_id}, {"action", std::string(action)}, {"error", e.what()}});

@@ -9,11 +9,28 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace depot::server {
 
 namespace asio = boost::asio;
+
+/// A refusal of the authorization step and what it was aimed at. Recorded for the request because its
+/// answer may hide it: the REST and Hub APIs answer 404 for a team or bucket the caller cannot see (nothing
+/// about it leaks), and the dispatcher still writes the refusal's audit row, with the team (so that the
+/// team's admins read it) and the bucket.
+struct refusal
+{
+    std::string team;
+    std::string bucket;
+};
+
+/// Records a refusal for the request `ctx` (server/authorization.cpp, hf/repo.cpp); the last one counts.
+void note_refusal(const request_context& ctx, refusal what);
+/// The refusal recorded for `ctx`, if any, and forgets it. The dispatchers call it when a request starts
+/// (so that nothing left by a request torn down mid-way is taken for this one) and when it ends.
+std::optional<refusal> take_refusal(const request_context& ctx);
 
 /// Who is asking: the authenticated caller, its credential, the request id and the client address.
 registry::audit_context audit_context_of(const request_context& ctx);
@@ -22,6 +39,10 @@ registry::audit_context audit_context_of(const request_context& ctx);
 /// details {"reason": message}. Never throws: a failure to record is logged (the request is refused anyway).
 asio::awaitable<void> audit_denial(const request_context& ctx, std::string_view action,
                                    std::string_view resource, std::string_view message);
+/// The same, aimed at `team` (the row's team: its admins read it) and `bucket` ("" for none).
+asio::awaitable<void> audit_denial(const request_context& ctx, std::string_view action,
+                                   std::string_view resource, std::string_view team, std::string_view bucket,
+                                   std::string_view message);
 
 /// After a successful GetObject: a model.download row when the object is a model file, read through the
 /// model view (s3://<models bucket>/team/model/ref/path) or under a model's prefix in its bucket (also read

@@ -18,11 +18,7 @@ namespace {
 
 void set_caller(request_context& ctx, const registry::access_key& key)
 {
-    ctx.who = caller{.user_id = key.user_id,
-                     .display_name = key.user_display_name,
-                     .access_key_id = key.access_key_id,
-                     .is_admin = key.user_is_admin,
-                     .scope = key.scope};
+    ctx.who = caller_of(key);
 }
 
 /// The bucket a virtual-hosted-style request names in its Host header (SigV2 signs "/bucket" + path then),
@@ -155,6 +151,45 @@ void record_auth_failure(const request_context& ctx)
     auto& limiter = ctx.svc->auth_failures;
     if (limiter.enabled())
         limiter.failed(address_key(ctx.remote));
+}
+
+caller caller_of(const registry::access_key& key)
+{
+    return caller{.user_id = key.user_id,
+                  .display_name = key.user_display_name,
+                  .access_key_id = key.access_key_id,
+                  .is_admin = key.user_is_admin,
+                  .scope = key.scope};
+}
+
+caller caller_of(const registry::api_token& token)
+{
+    return caller{.user_id = token.user_id,
+                  .display_name = token.user_display_name,
+                  .access_key_id = "token:" + token.id,
+                  .is_admin = token.user_is_admin,
+                  .scope = token.scope};
+}
+
+caller caller_of(const registry::console_session& session)
+{
+    return caller{.user_id = session.user_id,
+                  .display_name = session.user_display_name,
+                  .access_key_id = session.credential,
+                  .is_admin = session.user_is_admin,
+                  .scope = session.scope,
+                  .session_id = session.id};
+}
+
+asio::awaitable<bool> authenticate_bearer(request_context& ctx, std::string_view token)
+{
+    auto t = co_await ctx.svc->credentials.authenticate_token(token);
+    if (!t) {
+        record_auth_failure(ctx);
+        co_return false;
+    }
+    ctx.who = caller_of(*t);
+    co_return true;
 }
 
 } // namespace depot::server

@@ -1,5 +1,6 @@
 #pragma once
 #include "auth/sigv4.hpp"
+#include "registry/types.hpp"
 #include "server/context.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -25,5 +26,17 @@ std::optional<std::chrono::seconds> auth_cooldown(const request_context& ctx);
 /// Counts a failed authentication (a bad signature, an unknown key or token, ...) against the client's
 /// address.
 void record_auth_failure(const request_context& ctx);
+
+/// The caller record of each credential kind, built here only (every surface's authentication uses these):
+/// an access key (SigV4, SigV2, POST Object, a console sign-in), an API token (REST, the Hub API, a console
+/// sign-in) and a console session (which acts with the credential it was opened with).
+caller caller_of(const registry::access_key& key);
+caller caller_of(const registry::api_token& token);
+caller caller_of(const registry::console_session& session);
+
+/// An API token (`Authorization: Bearer <token>`, REST and the Hub API): fills ctx.who on success; a
+/// token that does not authenticate counts as a failed authentication of the address (record_auth_failure).
+/// The caller checks auth_cooldown first.
+asio::awaitable<bool> authenticate_bearer(request_context& ctx, std::string_view token);
 
 } // namespace depot::server

@@ -1,8 +1,13 @@
 #include "server/authorization.hpp"
 
+#include "auth/scope_alias.hpp"
+#include "common/strings.hpp"
+#include "registry/service/snapshot_service.hpp"
 #include "s3/acl.hpp"
+#include "server/audit_requests.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
+#include "server/s3/post_object.hpp"
 #include "server/s3/versioning.hpp"
 #include "server/services.hpp"
 
@@ -46,10 +51,19 @@ asio::awaitable<void> resolve_target(request_context& ctx, resolved_target& r, a
     r.alias_relative = auth::alias_file_path(ctx.principal, what, bucket, path, t.scope_model);
     if (r.alias_relative && !t.version_id)
         t.alias_file = co_await ctx.svc->credentials.alias_has_file(
-            r.where->model_id, ctx.principal.scope->alias, *r.alias_relative);
+            r.where->model_id, auth::scope_alias_id(ctx.who.scope), *r.alias_relative);
 }
 
 } // namespace
+
+bool asks_bypass_governance(const request_context& ctx)
+{
+    if (ctx.s3_action != "s3:DeleteObject" && ctx.s3_action != "s3:DeleteObjectVersion" &&
+        ctx.s3_action != "s3:PutObjectRetention")
+        return false;
+    auto header = ctx.get("x-amz-bypass-governance-retention");
+    return header && iequals_ascii(trim_ows(*header), "true");
+}
 
 void set_principal(request_context& ctx)
 {
@@ -92,6 +106,7 @@ asio::awaitable<result<void>> authorize_s3_request(request_context& ctx, auth::p
                                 parsed->key, false);
         own.target.copy_source = &source.target;
     }
+    own.target.bypass_governance = asks_bypass_governance(ctx);
     auto allowed = auth::authorize(ctx.principal, what, own.target);
     if (allowed && own.target.alias_file) {
         const auto& s = *ctx.principal.scope;
@@ -102,8 +117,11 @@ asio::awaitable<result<void>> authorize_s3_request(request_context& ctx, auth::p
 
 result<void> authorize_bucket(const request_context& ctx, auth::permission what, const registry::bucket& b)
 {
-    return auth::authorize(ctx.principal, what,
-                           auth::bucket_resource{.name = b.name, .owner_id = b.owner_id});
+    auto allowed =
+        auth::authorize(ctx.principal, what, auth::bucket_resource{.name = b.name, .owner_id = b.owner_id});
+    if (!allowed)
+        note_refusal(ctx, {.bucket = b.name}); // answered as an absent bucket: still a refusal, audited
+    return allowed;
 }
 
 bool ignores_public_acls(const request_context& ctx, const registry::bucket& b)
@@ -143,7 +161,10 @@ bool blocks_public_policy(const request_context& ctx, const registry::bucket& b)
 namespace {
 
 /// The condition values of the request a bucket policy may test (auth/bucket_policy.hpp), keys lower-cased.
-std::vector<std::pair<std::string_view, std::string>> policy_context(const request_context& ctx)
+/// `action`: the action asked about; `listing_prefix`: the s3:prefix of a listing (what a view's listing
+/// serves; the request's prefix otherwise).
+std::vector<std::pair<std::string_view, std::string>>
+policy_context(const request_context& ctx, std::string_view action, std::string_view listing_prefix)
 {
     std::vector<std::pair<std::string_view, std::string>> out;
     out.emplace_back("aws:sourceip", ctx.remote);
@@ -156,19 +177,25 @@ std::vector<std::pair<std::string_view, std::string>> policy_context(const reque
     const auto secs = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
     out.emplace_back("aws:epochtime", std::to_string(secs));
     out.emplace_back("aws:currenttime", std::to_string(secs));
-    const bool listing = ctx.s3_action == "s3:ListBucket" || ctx.s3_action == "s3:ListBucketVersions" ||
-                         ctx.s3_action == "s3:ListBucketMultipartUploads";
+    const bool listing = action == "s3:ListBucket" || action == "s3:ListBucketVersions" ||
+                         action == "s3:ListBucketMultipartUploads";
     if (listing) {
         // S3 sets s3:prefix on every listing ("" without a prefix parameter).
-        out.emplace_back("s3:prefix", std::string(ctx.param("prefix").value_or("")));
+        out.emplace_back("s3:prefix", std::string(listing_prefix));
         if (auto d = ctx.param("delimiter"))
             out.emplace_back("s3:delimiter", std::string(*d));
         if (auto m = ctx.param("max-keys"))
             out.emplace_back("s3:max-keys", std::string(*m));
     }
+    // What the write is made of: a POST upload's signed form fields (its HTTP headers are neither signed nor
+    // used: the object would be stored as the form says while the policy read something else), the headers
+    // of every other request.
+    const auto value = [&ctx](std::string_view header, std::string_view field) {
+        return ctx.post_form ? s3op::post_form_field(*ctx.post_form, field) : ctx.get(header);
+    };
     for (std::string_view h :
          {"x-amz-server-side-encryption", "x-amz-server-side-encryption-customer-algorithm", "x-amz-acl"})
-        if (auto v = ctx.get(h))
+        if (auto v = value(h, h == "x-amz-acl" ? "acl" : h))
             out.emplace_back(h == "x-amz-acl" ? "s3:x-amz-acl"
                              : h == "x-amz-server-side-encryption"
                                  ? "s3:x-amz-server-side-encryption"
@@ -179,6 +206,45 @@ std::vector<std::pair<std::string_view, std::string>> policy_context(const reque
     return out;
 }
 
+/// What a request of a bucket's snapshot view serves: `.snapshots/<name>/<key>` reads <key> as of the
+/// snapshot, a listing with prefix `.snapshots/<name>/<p>` lists keys under <p>. So the policy is asked
+/// about <key> (or <p>), and only the owner reaches it (README: a bucket's snapshots are its owner's).
+struct view_target
+{
+    bool snapshot = false;
+    std::string_view key;    ///< the key the request is about, as the view resolves it
+    std::string_view prefix; ///< a listing's prefix, as the view resolves it
+};
+
+/// The part of `path` below `.snapshots/<name>/` ("" when it names no key inside a snapshot).
+std::string_view below_snapshot_root(std::string_view path)
+{
+    const auto rest = path.substr(std::min(path.size(), registry::snapshot_key_prefix.size()));
+    const auto slash = rest.find('/');
+    return slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+}
+
+view_target view_of(const request_context& ctx, auth::permission what, std::string_view key)
+{
+    using auth::permission;
+    const std::string_view prefix = ctx.param("prefix").value_or("");
+    view_target v{.key = key, .prefix = prefix};
+    if (!key.empty()) {
+        if (registry::is_snapshot_key(key)) {
+            v.snapshot = true;
+            v.key = below_snapshot_root(key);
+        }
+        return v;
+    }
+    const bool listing = what == permission::list_objects || what == permission::list_object_versions ||
+                         what == permission::list_uploads;
+    if (listing && prefix.starts_with(registry::snapshot_key_prefix)) {
+        v.snapshot = true;
+        v.prefix = below_snapshot_root(prefix);
+    }
+    return v;
+}
+
 } // namespace
 
 asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth::permission what,
@@ -187,22 +253,28 @@ asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth
     co_return co_await authorize_bucket_access(ctx, what, b, key, ctx.s3_action);
 }
 
-asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth::permission what,
-                                                      const registry::bucket& b, std::string_view key,
-                                                      std::string_view action, bool object_acls)
+namespace {
+
+/// The facts of `b` that S3 and REST decisions share (everything but the ACL grants, which only S3 reads):
+/// ownership controls, the views, and the policy asked for `action` about `key`. `context` holds the
+/// condition values the resource points into.
+auth::bucket_resource bucket_facts(const request_context& ctx, auth::permission what,
+                                   const registry::bucket& b, std::string_view key, std::string_view action,
+                                   std::vector<std::pair<std::string_view, std::string>>& context)
 {
-    using auth::permission;
     auth::bucket_resource r{.name = b.name,
                             .owner_id = b.owner_id,
                             .has_models = b.has_models,
                             .acls_disabled = b.object_ownership == "BucketOwnerEnforced",
                             .ignore_public = ignores_public_acls(ctx, b),
-                            .object = !key.empty()};
-    const bool owner = (!ctx.principal.user_id.empty() && b.owner_id == ctx.principal.user_id) ||
-                       ctx.principal.installation_admin;
-    std::vector<std::pair<std::string_view, std::string>> context;
+                            .object = !key.empty(),
+                            .bypass_governance = !auth::is_read(what) && asks_bypass_governance(ctx)};
+    // A view is decided by what it serves: a snapshot's key is the policy's resource, and only the owner
+    // reads it (no grant and no Allow reaches a snapshot, and the literal view key has no ACL of its own).
+    const auto view = view_of(ctx, what, key);
+    r.owner_only = view.snapshot;
     if (b.parsed_policy && !action.empty()) {
-        context = policy_context(ctx);
+        context = policy_context(ctx, action, view.prefix);
         const auto actions = auth::known_s3_actions();
         const bool object_action =
             std::any_of(actions.begin(), actions.end(),
@@ -210,14 +282,54 @@ asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth
         r.policy = b.parsed_policy.get();
         r.request = auth::policy_request{.action = action,
                                          .bucket = b.name,
-                                         .key = key,
+                                         .key = view.key,
                                          .object_action = object_action,
                                          .context = context};
         r.ignore_public_policy = restricts_public_policy(ctx, b);
     }
+    return r;
+}
+
+} // namespace
+
+bool policy_denies(const request_context& ctx, const registry::bucket& b, std::string_view action,
+                   std::string_view key)
+{
+    if (!b.parsed_policy)
+        return false;
+    const auto context = policy_context(ctx, action, "");
+    const auth::policy_request r{.action = action,
+                                 .bucket = b.name,
+                                 .key = key,
+                                 .object_action = true,
+                                 .user_id = ctx.principal.user_id,
+                                 .context = context};
+    return auth::evaluate(*b.parsed_policy, r) == auth::policy_effect::deny;
+}
+
+result<void> authorize_bucket_rest(const request_context& ctx, auth::permission what,
+                                   const registry::bucket& b, std::string_view action, std::string_view key)
+{
+    std::vector<std::pair<std::string_view, std::string>> context;
+    auto r = bucket_facts(ctx, what, b, key, action, context);
+    // REST's own rule first (owner or installation admin), then the shared decision with the policy.
+    if (auto mine = authorize_bucket(ctx, what, b); !mine)
+        return mine;
+    return auth::authorize(ctx.principal, what, r);
+}
+
+asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth::permission what,
+                                                      const registry::bucket& b, std::string_view key,
+                                                      std::string_view action, bool object_acls)
+{
+    using auth::permission;
+    std::vector<std::pair<std::string_view, std::string>> context;
+    auto r = bucket_facts(ctx, what, b, key, action, context);
+    const bool owner = (!ctx.principal.user_id.empty() && b.owner_id == ctx.principal.user_id) ||
+                       ctx.principal.installation_admin;
     // Grants matter only to others than the owner, and only where they can count: nothing is read for the
     // owner's requests, nor for a bucket whose grants are void.
-    if (!owner && !r.has_models && !r.acls_disabled) {
+    if (!owner && !r.has_models && !r.acls_disabled && !r.owner_only) {
         r.bucket_grants = grants_of(b.acl, ctx.principal.user_id);
         const bool object_acl = object_acls && !key.empty() &&
                                 (what == permission::read_object || what == permission::read_acl ||
@@ -279,8 +391,10 @@ asio::awaitable<result<team_access>> authorize_team(request_context& ctx, auth::
     auto role = co_await ctx.svc->models.role_of(t->id, ctx.principal.user_id);
     if (auto allowed =
             auth::authorize(ctx.principal, what, auth::team_resource{.name = t->name, .role = role});
-        !allowed)
+        !allowed) {
+        note_refusal(ctx, {.team = t->name}); // answered 404 to a non-member: still a refusal, audited
         co_return std::move(allowed).error();
+    }
     co_return team_access{std::move(*t), role.value_or(auth::team_role::admin)};
 }
 

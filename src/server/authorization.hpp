@@ -34,6 +34,12 @@ namespace asio = boost::asio;
 void set_principal(request_context& ctx);
 asio::awaitable<void> resolve_principal(request_context& ctx);
 
+/// Whether the request asks to bypass GOVERNANCE retention: x-amz-bypass-governance-retention: true on an
+/// operation that honours it (DeleteObject, DeleteObjects, PutObjectRetention; AWS ignores it elsewhere). A
+/// fact of the request: authorize_s3_request and authorize_bucket_access hand it to auth::authorize, which
+/// decides who may (the owner, an installation admin, a policy naming s3:BypassGovernanceRetention).
+bool asks_bypass_governance(const request_context& ctx);
+
 /// An S3 request's route, before the handler: the scope and the read-only views. `operation`: the AWS
 /// action name (for messages). For an alias-scoped credential reading a path of its model's bucket, sets
 /// ctx.frozen_view_key: the read serves that frozen file of the aliased version, never the live object. A
@@ -44,11 +50,19 @@ asio::awaitable<result<void>> authorize_s3_request(request_context& ctx, auth::p
 /// A bucket row the request reaches: owner or installation admin (no ACL grants: the REST API's buckets).
 result<void> authorize_bucket(const request_context& ctx, auth::permission what, const registry::bucket& b);
 
+/// Whether the bucket's policy explicitly Denies the caller the object action `action` on `key` (Allows and
+/// grants are not asked). A model version reads its bucket with the authority the model's binding gives the
+/// team, and so never past such a Deny: every file it would freeze is asked about.
+bool policy_denies(const request_context& ctx, const registry::bucket& b, std::string_view action,
+                   std::string_view key);
+
 /// A bucket row an S3 request reaches: owner or installation admin, or what the bucket's ACL and, for an
 /// object permission, the addressed object version's ACL grant the caller (auth::bucket_resource), under
 /// the bucket's ownership controls, its PublicAccessBlock and the installation's --allow-public-access.
 /// `key`: the object the permission is about ("" for bucket permissions).
 /// The bucket's policy decides too (auth/bucket_policy.hpp), for the request's AWS action (ctx.s3_action).
+/// A snapshot view's key or listing (`.snapshots/<name>/...`) is decided as what it serves: the policy is
+/// asked about the key (or prefix) inside the snapshot, and only the owner and installation admins reach it.
 asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth::permission what,
                                                       const registry::bucket& b, std::string_view key);
 /// The same for `action` (e.g. DeleteObjects' s3:DeleteObject of each key; empty: the policy is not asked).
@@ -57,6 +71,16 @@ asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth
 asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth::permission what,
                                                       const registry::bucket& b, std::string_view key,
                                                       std::string_view action, bool object_acls = true);
+
+/// A REST request about bucket `b` (its objects, snapshots, settings or usage) by its owner or an
+/// installation admin — the REST API acts on no other user's bucket (caller_bucket answers 404 before): the
+/// same facts and auth::authorize as authorize_bucket_access, so the bucket policy's explicit Deny of
+/// `action` (with the request's condition values) binds these routes exactly as it binds S3. `key`: the
+/// object the action is about (an object action's resource is bucket/key), "" for bucket actions. Pure once
+/// the row is loaded: the owner's requests read no ACL. access_denied names the policy.
+result<void> authorize_bucket_rest(const request_context& ctx, auth::permission what,
+                                   const registry::bucket& b, std::string_view action,
+                                   std::string_view key = {});
 
 /// Whether public statements of `b`'s policy are void: its RestrictPublicBuckets, or the installation does
 /// not allow public access.

@@ -2,6 +2,7 @@
 #include "server/console.hpp"
 
 #include "common/hash.hpp"
+#include "server/api/api.hpp"
 #include "server/services.hpp"
 
 #include <algorithm>
@@ -123,28 +124,85 @@ void secure_headers(response& res)
     res.headers.set("cross-origin-opener-policy", "same-origin");
 }
 
-} // namespace
+std::string_view target_of(const request_context& ctx) noexcept
+{
+    auto target = ctx.header->target();
+    return {target.data(), target.size()};
+}
 
-bool is_console_request(const request_context& ctx) noexcept
+std::string_view path_of(const request_context& ctx) noexcept
+{
+    auto raw = target_of(ctx);
+    return raw.substr(0, raw.find('?'));
+}
+
+/// GET and HEAD of /ui and below.
+bool is_page_request(const request_context& ctx) noexcept
 {
     const auto m = ctx.header->method();
     if (m != http::verb::get && m != http::verb::head)
         return false;
-    auto target = ctx.header->target();
-    std::string_view raw(target.data(), target.size());
-    auto path = raw.substr(0, raw.find('?'));
+    const auto path = path_of(ctx);
     // "ui" is no valid bucket name (3 characters at least), so /ui is never an S3 path.
     return path == "/ui" || path.starts_with(prefix);
 }
 
+response not_found(response res, std::string text)
+{
+    res.status = http::status::not_found;
+    res.headers.set(http::field::content_type, "text/plain; charset=utf-8");
+    res.body = std::move(text);
+    return res;
+}
+
+/// The console's address as this request's client reaches this server: the Host it named (when it is a
+/// plain host name or address), the console's port.
+std::string console_url(const request_context& ctx)
+{
+    std::string_view host = ctx.get("host").value_or("");
+    if (host.starts_with('[')) {
+        host = host.substr(0, host.find(']') == std::string_view::npos ? 0 : host.find(']') + 1);
+    } else if (auto colon = host.rfind(':'); colon != std::string_view::npos) {
+        host = host.substr(0, colon);
+    }
+    const bool plain =
+        !host.empty() && host.size() <= 255 && std::all_of(host.begin(), host.end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                   c == '-' || c == ':' || c == '[' || c == ']';
+        });
+    const std::string scheme = ctx.svc->opts.tls_cert_file.empty() ? "http://" : "https://";
+    return scheme + (plain ? std::string(host) : std::string("<this host>")) + ":" +
+           std::to_string(ctx.svc->console_port) + "/ui/";
+}
+
+} // namespace
+
+bool is_console_request(const request_context& ctx) noexcept
+{
+    if (ctx.listener == listener_kind::console)
+        return !api::is_api_target(target_of(ctx));
+    return is_page_request(ctx);
+}
+
 response console_response(const request_context& ctx)
 {
-    auto target = ctx.header->target();
-    std::string_view raw(target.data(), target.size());
-    auto path = raw.substr(0, raw.find('?'));
+    const auto path = path_of(ctx);
     response res;
     res.head_only = ctx.header->method() == http::verb::head;
     secure_headers(res);
+    if (!is_page_request(ctx))
+        return not_found(std::move(res),
+                         "This is the web console's listener: it serves the console (/ui/) and "
+                         "the REST API (/api/v1) only. S3 and the Hub API are on depotd's "
+                         "--listen address.\n");
+    if (!ctx.on_console_listener()) {
+        if (ctx.svc->console_port == 0)
+            return not_found(std::move(res),
+                             "The web console is off on this server (--console-listen off).\n");
+        return not_found(std::move(res), "The web console has an address of its own, apart from the objects "
+                                         "served here: " +
+                                             console_url(ctx) + "\n");
+    }
     if (path == "/ui") {
         res.status = http::status::moved_permanently;
         res.headers.set(http::field::location, "/ui/");

@@ -50,6 +50,14 @@ struct payload_check
     std::string sha256;
 };
 
+/// Which of depotd's listeners a request came in on (server.cpp, set by the session).
+enum class listener_kind
+{
+    s3,      ///< --listen: S3, the Hub API, REST with tokens and signatures; no console, no session cookie
+    console, ///< --console-listen: the console's pages and REST, session cookies honoured; no S3, no Hub
+    shared,  ///< --console-listen shared: --listen serving all of it
+};
+
 struct request_context
 {
     const http::request_header<>* header = nullptr;
@@ -71,6 +79,9 @@ struct request_context
     std::string_view s3_action;
     /// The request came over TLS (aws:SecureTransport).
     bool secure = false;
+    /// The listener it came in on: the console's session cookie is honoured only where the console is.
+    listener_kind listener = listener_kind::s3;
+    bool on_console_listener() const noexcept { return listener != listener_kind::s3; }
     payload_check payload;
     /// The body, read on demand; the first read sends "100 Continue" when the client asked for it.
     depot::byte_source* body = nullptr;

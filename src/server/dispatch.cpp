@@ -15,6 +15,7 @@
 #include "server/hf/hf.hpp"
 #include "server/metrics_endpoint.hpp"
 #include "server/metrics_requests.hpp"
+#include "server/pipeline.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/expected_bucket_owner.hpp"
 #include "server/s3/operations.hpp"
@@ -43,8 +44,9 @@ struct route
     scope where;
     std::string_view subresource;      ///< "" = plain request; else a query parameter (or pseudo "copy")
     std::string_view name;             ///< AWS action name, for logs and metrics
-    s3op::handler fn;                  ///< nullptr = NotImplemented
+    guarded<s3op::handler> fn;         ///< nullptr = NotImplemented; called only with a proof (pipeline.hpp)
     auth::route_permission permission; ///< what the action does (auth/authorize.hpp); required
+    route_resource resource;           ///< what it acts on (server/pipeline.hpp); required
 };
 
 // Query parameters that select a different operation on the same path (every one of botocore's S3 model:
@@ -94,118 +96,134 @@ constexpr std::array<std::string_view, 39> subresources = {"abac",
 using auth::permission;
 
 constexpr std::array<route, 62> routes = {{
-    {http::verb::get, scope::service, "", "ListBuckets", s3op::list_buckets, permission::list_buckets},
-    {http::verb::put, scope::bucket, "", "CreateBucket", s3op::create_bucket, permission::create_bucket},
-    {http::verb::head, scope::bucket, "", "HeadBucket", s3op::head_bucket, permission::read_bucket},
-    {http::verb::delete_, scope::bucket, "", "DeleteBucket", s3op::delete_bucket, permission::delete_bucket},
+    {http::verb::get, scope::service, "", "ListBuckets", s3op::list_buckets, permission::list_buckets,
+     resource_kind::service},
+    {http::verb::put, scope::bucket, "", "CreateBucket", s3op::create_bucket, permission::create_bucket,
+     resource_kind::bucket},
+    {http::verb::head, scope::bucket, "", "HeadBucket", s3op::head_bucket, permission::read_bucket,
+     resource_kind::bucket},
+    {http::verb::delete_, scope::bucket, "", "DeleteBucket", s3op::delete_bucket, permission::delete_bucket,
+     resource_kind::bucket},
     {http::verb::get, scope::bucket, "location", "GetBucketLocation", s3op::get_bucket_location,
-     permission::read_bucket},
+     permission::read_bucket, resource_kind::bucket},
     {http::verb::get, scope::bucket, "versioning", "GetBucketVersioning", s3op::get_bucket_versioning,
-     permission::read_bucket},
+     permission::read_bucket, resource_kind::bucket},
     {http::verb::put, scope::bucket, "versioning", "PutBucketVersioning", s3op::put_bucket_versioning,
-     permission::configure_bucket},
-    {http::verb::get, scope::bucket, "acl", "GetBucketAcl", s3op::get_bucket_acl, permission::read_acl},
-    {http::verb::put, scope::bucket, "acl", "PutBucketAcl", s3op::put_bucket_acl, permission::write_acl},
+     permission::configure_bucket, resource_kind::bucket},
+    {http::verb::get, scope::bucket, "acl", "GetBucketAcl", s3op::get_bucket_acl, permission::read_acl,
+     resource_kind::bucket},
+    {http::verb::put, scope::bucket, "acl", "PutBucketAcl", s3op::put_bucket_acl, permission::write_acl,
+     resource_kind::bucket},
     {http::verb::put, scope::bucket, "publicAccessBlock", "PutPublicAccessBlock",
-     s3op::put_public_access_block, permission::configure_bucket},
+     s3op::put_public_access_block, permission::configure_bucket, resource_kind::bucket},
     {http::verb::get, scope::bucket, "publicAccessBlock", "GetPublicAccessBlock",
-     s3op::get_public_access_block, permission::read_bucket_acl},
+     s3op::get_public_access_block, permission::read_bucket_acl, resource_kind::bucket},
     {http::verb::delete_, scope::bucket, "publicAccessBlock", "DeletePublicAccessBlock",
-     s3op::delete_public_access_block, permission::configure_bucket},
+     s3op::delete_public_access_block, permission::configure_bucket, resource_kind::bucket},
     {http::verb::put, scope::bucket, "ownershipControls", "PutBucketOwnershipControls",
-     s3op::put_bucket_ownership_controls, permission::configure_bucket},
+     s3op::put_bucket_ownership_controls, permission::configure_bucket, resource_kind::bucket},
     {http::verb::get, scope::bucket, "ownershipControls", "GetBucketOwnershipControls",
-     s3op::get_bucket_ownership_controls, permission::read_bucket_acl},
+     s3op::get_bucket_ownership_controls, permission::read_bucket_acl, resource_kind::bucket},
     {http::verb::delete_, scope::bucket, "ownershipControls", "DeleteBucketOwnershipControls",
-     s3op::delete_bucket_ownership_controls, permission::configure_bucket},
+     s3op::delete_bucket_ownership_controls, permission::configure_bucket, resource_kind::bucket},
     {http::verb::get, scope::bucket, "list-type", "ListObjectsV2", s3op::list_objects_v2,
-     permission::list_objects},
-    {http::verb::get, scope::bucket, "", "ListObjects", s3op::list_objects, permission::list_objects},
+     permission::list_objects, resource_kind::bucket},
+    {http::verb::get, scope::bucket, "", "ListObjects", s3op::list_objects, permission::list_objects,
+     resource_kind::bucket},
     {http::verb::get, scope::bucket, "versions", "ListObjectVersions", s3op::list_object_versions,
-     permission::list_object_versions},
+     permission::list_object_versions, resource_kind::bucket},
     {http::verb::get, scope::bucket, "uploads", "ListMultipartUploads", s3op::list_multipart_uploads,
-     permission::list_uploads},
+     permission::list_uploads, resource_kind::bucket},
     {http::verb::post, scope::bucket, "delete", "DeleteObjects", s3op::delete_objects,
-     permission::delete_objects},
+     permission::delete_objects, resource_kind::bucket},
     // A browser form upload: authenticated by its form's signed policy (server/s3/post_object.hpp), then a
     // write of the key the form names, exactly like PutObject's.
-    {http::verb::post, scope::bucket, "", "PostObject", s3op::post_object, permission::write_object},
-    {http::verb::put, scope::object, "", "PutObject", s3op::put_object, permission::write_object},
-    {http::verb::put, scope::object, "copy", "CopyObject", s3op::copy_object, permission::write_object},
-    {http::verb::get, scope::object, "", "GetObject", s3op::get_object, permission::read_object},
-    {http::verb::head, scope::object, "", "HeadObject", s3op::head_object, permission::read_object},
-    {http::verb::delete_, scope::object, "", "DeleteObject", s3op::delete_object, permission::write_object},
-    {http::verb::get, scope::object, "acl", "GetObjectAcl", s3op::get_object_acl, permission::read_acl},
-    {http::verb::put, scope::object, "acl", "PutObjectAcl", s3op::put_object_acl, permission::write_acl},
+    {http::verb::post, scope::bucket, "", "PostObject", s3op::post_object, permission::write_object,
+     resource_kind::bucket},
+    {http::verb::put, scope::object, "", "PutObject", s3op::put_object, permission::write_object,
+     resource_kind::object},
+    {http::verb::put, scope::object, "copy", "CopyObject", s3op::copy_object, permission::write_object,
+     resource_kind::object},
+    {http::verb::get, scope::object, "", "GetObject", s3op::get_object, permission::read_object,
+     resource_kind::object},
+    {http::verb::head, scope::object, "", "HeadObject", s3op::head_object, permission::read_object,
+     resource_kind::object},
+    {http::verb::delete_, scope::object, "", "DeleteObject", s3op::delete_object, permission::write_object,
+     resource_kind::object},
+    {http::verb::get, scope::object, "acl", "GetObjectAcl", s3op::get_object_acl, permission::read_acl,
+     resource_kind::object},
+    {http::verb::put, scope::object, "acl", "PutObjectAcl", s3op::put_object_acl, permission::write_acl,
+     resource_kind::object},
     {http::verb::get, scope::object, "attributes", "GetObjectAttributes", s3op::get_object_attributes,
-     permission::read_object_metadata},
+     permission::read_object_metadata, resource_kind::object},
     {http::verb::post, scope::object, "uploads", "CreateMultipartUpload", s3op::create_multipart_upload,
-     permission::write_object},
-    {http::verb::put, scope::object, "uploadId", "UploadPart", s3op::upload_part, permission::write_object},
+     permission::write_object, resource_kind::object},
+    {http::verb::put, scope::object, "uploadId", "UploadPart", s3op::upload_part, permission::write_object,
+     resource_kind::object},
     {http::verb::put, scope::object, "uploadId+copy", "UploadPartCopy", s3op::upload_part_copy,
-     permission::write_object},
+     permission::write_object, resource_kind::object},
     {http::verb::post, scope::object, "uploadId", "CompleteMultipartUpload", s3op::complete_multipart_upload,
-     permission::write_object},
+     permission::write_object, resource_kind::object},
     {http::verb::delete_, scope::object, "uploadId", "AbortMultipartUpload", s3op::abort_multipart_upload,
-     permission::write_object},
+     permission::write_object, resource_kind::object},
     {http::verb::get, scope::object, "uploadId", "ListParts", s3op::list_parts,
-     permission::read_object_metadata},
+     permission::read_object_metadata, resource_kind::object},
     {http::verb::get, scope::object, "tagging", "GetObjectTagging", s3op::get_object_tagging,
-     permission::read_object_metadata},
+     permission::read_object_metadata, resource_kind::object},
     {http::verb::put, scope::object, "tagging", "PutObjectTagging", s3op::put_object_tagging,
-     permission::write_object_metadata},
+     permission::write_object_metadata, resource_kind::object},
     {http::verb::delete_, scope::object, "tagging", "DeleteObjectTagging", s3op::delete_object_tagging,
-     permission::write_object_metadata},
+     permission::write_object_metadata, resource_kind::object},
     {http::verb::get, scope::bucket, "tagging", "GetBucketTagging", s3op::get_bucket_tagging,
-     permission::read_bucket_acl},
+     permission::read_bucket_acl, resource_kind::bucket},
     {http::verb::put, scope::bucket, "tagging", "PutBucketTagging", s3op::put_bucket_tagging,
-     permission::configure_bucket},
+     permission::configure_bucket, resource_kind::bucket},
     {http::verb::delete_, scope::bucket, "tagging", "DeleteBucketTagging", s3op::delete_bucket_tagging,
-     permission::configure_bucket},
+     permission::configure_bucket, resource_kind::bucket},
     {http::verb::put, scope::bucket, "cors", "PutBucketCors", s3op::put_bucket_cors,
-     permission::configure_bucket},
+     permission::configure_bucket, resource_kind::bucket},
     {http::verb::get, scope::bucket, "cors", "GetBucketCors", s3op::get_bucket_cors,
-     permission::read_bucket_acl},
+     permission::read_bucket_acl, resource_kind::bucket},
     {http::verb::delete_, scope::bucket, "cors", "DeleteBucketCors", s3op::delete_bucket_cors,
-     permission::configure_bucket},
+     permission::configure_bucket, resource_kind::bucket},
     {http::verb::put, scope::bucket, "lifecycle", "PutBucketLifecycleConfiguration",
-     s3op::put_bucket_lifecycle, permission::configure_bucket},
+     s3op::put_bucket_lifecycle, permission::configure_bucket, resource_kind::bucket},
     {http::verb::get, scope::bucket, "lifecycle", "GetBucketLifecycleConfiguration",
-     s3op::get_bucket_lifecycle, permission::read_bucket_acl},
+     s3op::get_bucket_lifecycle, permission::read_bucket_acl, resource_kind::bucket},
     {http::verb::delete_, scope::bucket, "lifecycle", "DeleteBucketLifecycle", s3op::delete_bucket_lifecycle,
-     permission::configure_bucket},
+     permission::configure_bucket, resource_kind::bucket},
     {http::verb::put, scope::bucket, "object-lock", "PutObjectLockConfiguration",
-     s3op::put_object_lock_configuration, permission::configure_bucket},
+     s3op::put_object_lock_configuration, permission::configure_bucket, resource_kind::bucket},
     {http::verb::get, scope::bucket, "object-lock", "GetObjectLockConfiguration",
-     s3op::get_object_lock_configuration, permission::read_bucket_acl},
+     s3op::get_object_lock_configuration, permission::read_bucket_acl, resource_kind::bucket},
     {http::verb::put, scope::object, "retention", "PutObjectRetention", s3op::put_object_retention,
-     permission::write_object_lock},
+     permission::write_object_lock, resource_kind::object},
     {http::verb::get, scope::object, "retention", "GetObjectRetention", s3op::get_object_retention,
-     permission::read_object_metadata},
+     permission::read_object_metadata, resource_kind::object},
     {http::verb::put, scope::object, "legal-hold", "PutObjectLegalHold", s3op::put_object_legal_hold,
-     permission::write_object_lock},
+     permission::write_object_lock, resource_kind::object},
     {http::verb::get, scope::object, "legal-hold", "GetObjectLegalHold", s3op::get_object_legal_hold,
-     permission::read_object_metadata},
+     permission::read_object_metadata, resource_kind::object},
     {http::verb::put, scope::bucket, "encryption", "PutBucketEncryption", s3op::put_bucket_encryption,
-     permission::configure_bucket},
+     permission::configure_bucket, resource_kind::bucket},
     {http::verb::get, scope::bucket, "encryption", "GetBucketEncryption", s3op::get_bucket_encryption,
-     permission::read_bucket_acl},
+     permission::read_bucket_acl, resource_kind::bucket},
     {http::verb::delete_, scope::bucket, "encryption", "DeleteBucketEncryption",
-     s3op::delete_bucket_encryption, permission::configure_bucket},
+     s3op::delete_bucket_encryption, permission::configure_bucket, resource_kind::bucket},
     // Only the bucket's owner and installation admins, whatever a policy says (auth::is_policy_management).
     {http::verb::put, scope::bucket, "policy", "PutBucketPolicy", s3op::put_bucket_policy,
-     permission::configure_bucket},
+     permission::configure_bucket, resource_kind::bucket},
     {http::verb::get, scope::bucket, "policy", "GetBucketPolicy", s3op::get_bucket_policy,
-     permission::read_bucket_acl},
+     permission::read_bucket_acl, resource_kind::bucket},
     {http::verb::delete_, scope::bucket, "policy", "DeleteBucketPolicy", s3op::delete_bucket_policy,
-     permission::configure_bucket},
+     permission::configure_bucket, resource_kind::bucket},
     {http::verb::get, scope::bucket, "policyStatus", "GetBucketPolicyStatus", s3op::get_bucket_policy_status,
-     permission::read_bucket_acl},
+     permission::read_bucket_acl, resource_kind::bucket},
     // Browsers' CORS preflights: unauthenticated, whatever the query (run_s3 answers them first).
     {http::verb::options, scope::bucket, "", "PreflightBucket", s3op::cors_preflight,
-     permission::cors_preflight},
+     permission::cors_preflight, resource_kind::preflight},
     {http::verb::options, scope::object, "", "PreflightObject", s3op::cors_preflight,
-     permission::cors_preflight},
+     permission::cors_preflight, resource_kind::preflight},
 }};
 
 /// Each route's AWS action as bucket policies name it (auth/bucket_policy.hpp), and its form for a request
@@ -342,6 +360,22 @@ const request_metrics& s3_request_metrics()
     return m;
 }
 
+/// The bucket a virtual-hosted-style request names in its Host header (BUCKET.<--domain>), else "".
+std::string_view virtual_host_bucket_of(const request_context& ctx)
+{
+    const auto& domain = ctx.svc->opts.domain;
+    if (domain.empty())
+        return {};
+    auto host = ctx.get("host").value_or("");
+    if (auto colon = host.rfind(':');
+        colon != std::string_view::npos && host.find(']') == std::string_view::npos)
+        host = host.substr(0, colon);
+    if (host.size() > domain.size() + 1 && host.ends_with(domain) &&
+        host[host.size() - domain.size() - 1] == '.')
+        return host.substr(0, host.size() - domain.size() - 1);
+    return {};
+}
+
 /// Splits the request into bucket and key: virtual-hosted style when Host is BUCKET.<domain>, else path
 /// style.
 result<void> resolve_address(request_context& ctx, std::string_view path)
@@ -354,18 +388,10 @@ result<void> resolve_address(request_context& ctx, std::string_view path)
         return make_error(errc::invalid_request, "The request path must start with '/'");
     p.remove_prefix(1);
 
-    const auto& domain = ctx.svc->opts.domain;
-    if (!domain.empty()) {
-        auto host = ctx.get("host").value_or("");
-        if (auto colon = host.rfind(':');
-            colon != std::string_view::npos && host.find(']') == std::string_view::npos)
-            host = host.substr(0, colon);
-        if (host.size() > domain.size() + 1 && host.ends_with(domain) &&
-            host[host.size() - domain.size() - 1] == '.') {
-            ctx.bucket = std::string(host.substr(0, host.size() - domain.size() - 1));
-            ctx.key = std::string(p);
-            return ok();
-        }
+    if (auto vhost = virtual_host_bucket_of(ctx); !vhost.empty()) {
+        ctx.bucket = std::string(vhost);
+        ctx.key = std::string(p);
+        return ok();
     }
     auto slash = p.find('/');
     ctx.bucket = std::string(p.substr(0, slash));
@@ -445,7 +471,14 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
         if (auto wait = auth_cooldown(ctx))
             co_return make_error(errc::rate_limited, "Too many failed requests from your address; retry in " +
                                                          std::to_string(wait->count()) + " s.");
-        auto answer = co_await s3op::cors_preflight(ctx);
+        // Through the table, as every handler: the authorization step allows exactly the preflights to run
+        // unauthenticated.
+        const route& preflight = routes[operation];
+        auto proof =
+            authorization_step::unauthenticated(preflight.permission.value, preflight.resource.value);
+        if (!proof)
+            co_return std::move(proof).error();
+        auto answer = co_await run_handler(preflight, *proof, ctx);
         if (!answer && answer.error().code == errc::cors_forbidden)
             record_auth_failure(ctx);
         co_return answer;
@@ -464,14 +497,14 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
     // first (at most S3's 20 KB of them), the file stays unread until authorization is done.
     // (Two statements, not a conditional expression: GCC 12 destroys a co_await's result in one twice.)
     result<std::optional<auth::parsed_auth>> authed = std::optional<auth::parsed_auth>{};
-    if (r && r->fn == s3op::post_object)
+    if (r && r->fn.is(s3op::post_object))
         authed = co_await s3op::authenticate_post_object(ctx);
     else
         authed = co_await authenticate(ctx);
     if (!authed)
         co_return std::move(authed).error();
     const bool anonymous = !*authed;
-    if (anonymous && r && r->fn && anonymous_may_try(ctx, where, r->permission.value)) {
+    if (anonymous && r && r->fn.implemented() && anonymous_may_try(ctx, where, r->permission.value)) {
         // Anonymous, for a read ACL grants can allow (AllUsers): the operation runs as a caller without a
         // user, whom auth::authorize grants nothing but public reads; rate-limited by address.
         if (!ctx.svc->limiter.admit("anonymous@" + ctx.remote))
@@ -482,7 +515,7 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
         // a bucket that does not exist, which S3 answers with 404 NoSuchBucket (bucket names are global and
         // public there; here any key holder learns the same). Whether a key exists is never told (403 either
         // way, as S3 answers callers that may not list the bucket); CreateBucket is refused as on S3.
-        if (r && where != scope::service && r->fn != s3op::create_bucket && !s3op::is_model_view(ctx)) {
+        if (r && where != scope::service && !r->fn.is(s3op::create_bucket) && !s3op::is_model_view(ctx)) {
             auto b = co_await ctx.svc->buckets.get(ctx.bucket);
             if (!b && b.error().code == errc::no_such_bucket)
                 co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
@@ -502,13 +535,14 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
         co_return make_error(errc::method_not_allowed,
                              "The specified method is not allowed against this resource.");
     }
-    if (!r->fn)
+    if (!r->fn.implemented())
         co_return make_error(errc::not_implemented, std::string(r->name) + " is not implemented yet");
     ctx.audit = audit_context_of(ctx);
     ctx.permission = r->permission.value;
     ctx.s3_action = action_of(r->name, ctx.has_param("versionId"));
-    if (auto allowed = co_await authorize_s3_request(ctx, ctx.permission, r->name); !allowed)
-        co_return std::move(allowed).error();
+    auto proof = co_await authorization_step::s3(ctx, ctx.permission, r->resource.value, r->name);
+    if (!proof)
+        co_return std::move(proof).error();
     // A header asking for a feature Depot lacks is refused, never ignored (s3/request_headers.hpp).
     for (const auto& f : *ctx.header)
         if (auto supported = s3::check_request_header(f.name_string(), f.value()); !supported)
@@ -519,7 +553,7 @@ asio::awaitable<result<response>> run_s3(request_context& ctx, std::size_t& oper
     if (!auth::is_read(ctx.permission))
         if (auto acl = s3op::check_acl_headers(ctx, r->name); !acl)
             co_return std::move(acl).error();
-    co_return co_await r->fn(ctx);
+    co_return co_await run_handler(*r, *proof, ctx);
 }
 
 } // namespace
@@ -574,20 +608,50 @@ asio::awaitable<response> dispatch(request_context& ctx)
         co_return console_res;
     }
 
-    if (hf::is_hf_request(ctx)) {
+    // Which surface serves the request: decided by its credentials and host first, then by its path's
+    // shape (server/pipeline.hpp), so that no valid S3 request is answered by another protocol.
+    const auto authorization = ctx.get("authorization");
+    const auto qmark = raw.find('?');
+    const request_shape shape{
+        .method = std::string_view(ctx.header->method_string().data(), ctx.header->method_string().size()),
+        .path = resource,
+        .credentials =
+            credential_of(authorization.has_value(), authorization.value_or(""),
+                          qmark == std::string_view::npos ? std::string_view() : raw.substr(qmark + 1)),
+        .virtual_hosted = !virtual_host_bucket_of(ctx).empty()};
+    auto chosen = choose_surface(shape);
+    if (chosen == surface::hub_unless_bucket) {
+        // No credentials: an S3 read only if public grants can answer it, i.e. public access is allowed and
+        // the first segment names a bucket (the cached lookup anonymous S3 requests make anyway).
+        chosen = surface::hub;
+        if (ctx.svc->opts.allow_public_access) {
+            const auto first = resource.substr(1, resource.find('/', 1) == std::string_view::npos
+                                                      ? std::string_view::npos
+                                                      : resource.find('/', 1) - 1);
+            if (auto name = uri_decode(first); name && s3::is_storable_text(*name) && !name->empty())
+                if (auto b = co_await ctx.svc->buckets.get(*name); b)
+                    chosen = surface::s3;
+        }
+    }
+
+    if (chosen == surface::hub) {
         std::optional<std::size_t> route;
-        auto hf_res = co_await hf::dispatch(ctx, route);
+        bool denied = false;
+        auto hf_res = co_await hf::dispatch(ctx, route, denied);
         const std::size_t index =
             route ? first_rest_route + api::operation_ids().size() + *route : unknown_operation;
-        request_record::attach(std::move(record), ctx, index, operation_names()[index], "", hf_res);
+        request_record::attach(std::move(record), ctx, index, operation_names()[index],
+                               denied ? to_string(errc::access_denied) : std::string_view(), hf_res);
         co_return hf_res;
     }
 
-    if (api::is_api_target(raw)) {
+    if (chosen == surface::rest) {
         std::optional<std::size_t> route;
-        auto api_res = co_await api::dispatch(ctx, route);
+        bool denied = false;
+        auto api_res = co_await api::dispatch(ctx, route, denied);
         const std::size_t index = route ? first_rest_route + *route : rest_api_operation;
-        request_record::attach(std::move(record), ctx, index, operation_names()[index], "", api_res);
+        request_record::attach(std::move(record), ctx, index, operation_names()[index],
+                               denied ? to_string(errc::access_denied) : std::string_view(), api_res);
         co_return api_res;
     }
 

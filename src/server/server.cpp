@@ -45,11 +45,11 @@ namespace {
 
 using tcp = asio::ip::tcp;
 
-tcp::endpoint parse_listen(const std::string& listen)
+tcp::endpoint parse_listen(const std::string& listen, const std::string& flag = "--listen")
 {
     auto colon = listen.rfind(':');
     if (colon == std::string::npos)
-        throw std::runtime_error("--listen must be HOST:PORT, got '" + listen + "'");
+        throw std::runtime_error(flag + " must be HOST:PORT, got '" + listen + "'");
     std::string host = listen.substr(0, colon);
     if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
         host = host.substr(1, host.size() - 2);
@@ -60,7 +60,7 @@ tcp::endpoint parse_listen(const std::string& listen)
     boost::system::error_code ec;
     auto address = asio::ip::make_address(host, ec);
     if (ec)
-        throw std::runtime_error("--listen host must be an IP address, got '" + host + "'");
+        throw std::runtime_error(flag + " host must be an IP address, got '" + host + "'");
     int port = 0;
     try {
         port = std::stoi(listen.substr(colon + 1));
@@ -68,7 +68,7 @@ tcp::endpoint parse_listen(const std::string& listen)
         port = -1;
     }
     if (port < 0 || port > 65535)
-        throw std::runtime_error("--listen port is not a port number: '" + listen + "'");
+        throw std::runtime_error(flag + " port is not a port number: '" + listen + "'");
     return {address, static_cast<unsigned short>(port)};
 }
 
@@ -78,7 +78,7 @@ tcp::endpoint parse_listen(const std::string& listen)
 /// load without tying up resources on the refusals. The per-address limit keeps one client from holding
 /// every slot. With `tls`, every new connection takes the context current at its accept and keeps it.
 asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, services& svc, connection_registry& registry,
-                                  const tls_context_store* tls)
+                                  const tls_context_store* tls, listener_kind listener)
 {
     auto& ioc = static_cast<asio::io_context&>(acceptor.get_executor().context());
     asio::steady_timer backoff(ioc);
@@ -148,9 +148,10 @@ asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, services& svc, connec
         };
         beast::tcp_stream stream(std::move(socket));
         if (tls)
-            asio::co_spawn(ex, run_tls_session(std::move(stream), tls->current(), svc, registry), done);
+            asio::co_spawn(ex, run_tls_session(std::move(stream), tls->current(), svc, registry, listener),
+                           done);
         else
-            asio::co_spawn(ex, run_session(std::move(stream), svc, registry), done);
+            asio::co_spawn(ex, run_session(std::move(stream), svc, registry, listener), done);
     }
 }
 
@@ -260,6 +261,11 @@ void run(const config::options& opts)
     lookup_cache_listener lookup_listener(svc);
     connection_registry registry;
     tcp::acceptor acceptor(ioc);
+    // The console's own listener (config/options.hpp): its pages and REST with session cookies, on another
+    // origin than the objects users store. Closed with the other at shutdown.
+    tcp::acceptor console_acceptor(ioc);
+    const std::string console_at = config::console_address(opts);
+    const bool console_apart = console_at != "off" && console_at != "shared";
     asio::signal_set signals(ioc, SIGINT, SIGTERM);
     asio::signal_set reload_signal(ioc, SIGHUP);
     log_level_signals level_signals(ioc, lvl);
@@ -298,13 +304,40 @@ void run(const config::options& opts)
         log::info("listening", {{"address", bound.address().to_string() + ":" + std::to_string(bound.port())},
                                 {"storage", std::string(store->kind())},
                                 {"tls", tls != nullptr},
-                                {"threads", threads}});
+                                {"threads", threads},
+                                {"console", console_apart ? "own listener" : console_at}});
+        if (console_apart) {
+            auto console_endpoint = parse_listen(console_at, "--console-listen");
+            console_acceptor.open(console_endpoint.protocol());
+            console_acceptor.set_option(tcp::acceptor::reuse_address(true));
+            console_acceptor.bind(console_endpoint);
+            console_acceptor.listen(asio::socket_base::max_listen_connections);
+            auto console_bound = console_acceptor.local_endpoint();
+            svc.console_port = console_bound.port();
+            log::info("console listening", {{"address", console_bound.address().to_string() + ":" +
+                                                            std::to_string(console_bound.port())},
+                                            {"tls", tls != nullptr}});
+        } else if (console_at == "shared") {
+            log::warn(
+                "the console shares the S3 listener (--console-listen shared): stored objects are served "
+                "on the console's origin, kept from its sessions by their sandbox CSP only");
+        }
         asio::co_spawn(ioc, cleanup_loop(svc, cleanup_timer, registry), asio::detached);
         asio::co_spawn(ioc, seal_loop(svc, seal_timer, registry), asio::detached);
         asio::co_spawn(ioc, intent_loop(svc, intent_timer), asio::detached);
         dispatcher.start();
         warmup_worker.start();
-        co_await accept_loop(acceptor, svc, registry, tls.get());
+        if (console_apart)
+            asio::co_spawn(ioc,
+                           accept_loop(console_acceptor, svc, registry, tls.get(), listener_kind::console),
+                           [&](std::exception_ptr e) {
+                               if (e && !startup_failure && !registry.stopping()) {
+                                   startup_failure = e;
+                                   ioc.stop();
+                               }
+                           });
+        co_await accept_loop(acceptor, svc, registry, tls.get(),
+                             console_at == "shared" ? listener_kind::shared : listener_kind::s3);
     };
     asio::co_spawn(ioc, startup(), [&](std::exception_ptr e) {
         if (e && !startup_failure && !registry.stopping()) {
@@ -342,6 +375,7 @@ void run(const config::options& opts)
         log::info("shutting down", {{"signal", sig}, {"connections", registry.size()}});
         boost::system::error_code ignored;
         acceptor.close(ignored);
+        console_acceptor.close(ignored);
         cleanup_timer.cancel();
         seal_timer.cancel();
         registry.begin_shutdown();

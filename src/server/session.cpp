@@ -361,7 +361,8 @@ std::string remote_address(beast::tcp_stream& stream)
 /// connection is kept alive.
 template <class Stream>
 asio::awaitable<void> serve(Stream& stream, beast::flat_buffer& buffer, registration& reg,
-                            const std::string& remote, services& svc, connection_registry& registry)
+                            const std::string& remote, services& svc, connection_registry& registry,
+                            listener_kind listener)
 {
     const auto& opts = svc.opts;
     while (!registry.stopping()) {
@@ -415,6 +416,7 @@ asio::awaitable<void> serve(Stream& stream, beast::flat_buffer& buffer, registra
             ctx.content_length = *len;
         ctx.remote = remote;
         ctx.secure = !std::is_same_v<Stream, beast::tcp_stream>;
+        ctx.listener = listener;
 
         auto res = co_await dispatch(ctx);
         bool keep_alive = parser.get().keep_alive() && !registry.stopping() && !body.failed();
@@ -478,19 +480,20 @@ bool connection_registry::try_open(std::size_t limit) noexcept
     return true;
 }
 
-asio::awaitable<void> run_session(beast::tcp_stream stream, services& svc, connection_registry& registry)
+asio::awaitable<void> run_session(beast::tcp_stream stream, services& svc, connection_registry& registry,
+                                  listener_kind listener)
 {
     registration reg(registry, stream);
     beast::flat_buffer buffer;
     const auto remote = remote_address(stream);
-    co_await serve(stream, buffer, reg, remote, svc, registry);
+    co_await serve(stream, buffer, reg, remote, svc, registry, listener);
     boost::system::error_code ignored;
     stream.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
     stream.socket().close(ignored);
 }
 
 asio::awaitable<void> run_tls_session(beast::tcp_stream tcp, std::shared_ptr<asio::ssl::context> tls,
-                                      services& svc, connection_registry& registry)
+                                      services& svc, connection_registry& registry, listener_kind listener)
 {
     tls_stream stream(std::move(tcp), *tls);
     auto& lowest = tcp_of(stream);
@@ -519,7 +522,7 @@ asio::awaitable<void> run_tls_session(beast::tcp_stream tcp, std::shared_ptr<asi
             log::debug("TLS handshake failed", {{"remote", remote}, {"error", ec.message()}});
         } else {
             buffer.consume(used);
-            co_await serve(stream, buffer, reg, remote, svc, registry);
+            co_await serve(stream, buffer, reg, remote, svc, registry, listener);
             // close_notify both ways when the peer is still there; bounded, since a peer may never answer.
             if (lowest.socket().is_open()) {
                 lowest.expires_after(tls_shutdown_timeout);

@@ -59,14 +59,16 @@ private:
 };
 
 /// Serves one accepted plain-HTTP connection until the peer closes, a timeout fires, or the server stops.
-asio::awaitable<void> run_session(beast::tcp_stream stream, services& svc, connection_registry& registry);
+/// `listener` is the listener that accepted it (every request_context of the connection carries it).
+asio::awaitable<void> run_session(beast::tcp_stream stream, services& svc, connection_registry& registry,
+                                  listener_kind listener);
 
 /// Serves one accepted connection on a TLS listener: handshakes with `tls` (which the session keeps alive
 /// for its whole life, whatever a reload does meanwhile), then serves HTTP/1.1 as `run_session` does, and
 /// ends with a TLS close_notify exchange bounded by a timeout. A client that speaks plain HTTP to this port
 /// gets a plain-HTTP 400 saying so, and the connection is closed.
 asio::awaitable<void> run_tls_session(beast::tcp_stream stream, std::shared_ptr<asio::ssl::context> tls,
-                                      services& svc, connection_registry& registry);
+                                      services& svc, connection_registry& registry, listener_kind listener);
 
 /// Authenticates, routes and runs one request. Request-level failures and infrastructure exceptions both
 /// come back as error responses (S3 XML or problem+json) with the request id; it never throws.

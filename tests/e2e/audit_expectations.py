@@ -5,9 +5,10 @@ left; test_audit_expectations.py fails when depotd serves an operation that has 
 A request is one of three kinds (see `kind_of`):
   success  2xx (GetObject: also 304, which depotd records as a download of the cached copy; PostObject: also
            303, the redirect of success_action_redirect after the object is stored)
-  denied   an authenticated caller refused: S3 AccessDenied (logged as error access_denied) or a REST
-           problem 403. Exactly one row (s3.<Operation> or api.<operationId>, outcome "denied"); on S3 the
-           resource is bucket[/key].
+  denied   an authenticated caller refused: S3 AccessDenied (logged as error access_denied), a REST
+           problem 403, or a REST or Hub refusal answered 404 because the caller may not learn that the team
+           or bucket exists (logged as error access_denied). Exactly one row (s3.<Operation>,
+           api.<operationId> or hf.<name>, outcome "denied"); on S3 the resource is bucket[/key].
   failure  anything else, including refusals of callers that did not authenticate: no row (a failed change
            rolls back with its row).
 
@@ -102,15 +103,12 @@ S3_OPERATIONS: dict[str, Callable] = {
     # One row per key deleted (also keys that did not exist: S3 reports them deleted); the keys are in the
     # request body, which the log does not carry, so only their bucket is checked.
     "DeleteObjects": lambda line, facts: [Row("object.delete", prefix=BUCKET(line) + "/", min=0, max=None)],
-    # With an ACL other than the default (x-amz-acl, x-amz-grant-*): its object.acl row after the write.
-    "PutObject": lambda line, facts: [Row("object.put", resource=obj(line)),
-                                      Row("object.acl", resource=obj(line), min=0)],
-    # A browser form upload (the key comes from the form); with an acl field other than the default, its
-    # object.acl row after the write.
-    "PostObject": lambda line, facts: [Row("object.put", resource=obj(line)),
-                                       Row("object.acl", resource=obj(line), min=0)],
-    "CopyObject": lambda line, facts: [Row("object.copy", resource=obj(line)),
-                                       Row("object.acl", resource=obj(line), min=0)],
+    # One row per write, also with an ACL (x-amz-acl, x-amz-grant-*, a form's acl field): the ACL is stored in
+    # the write's transaction and named in its row's details, never a second row (issue 34 item 13).
+    "PutObject": one("object.put", obj),
+    # A browser form upload (the key comes from the form).
+    "PostObject": one("object.put", obj),
+    "CopyObject": one("object.copy", obj),
     "GetObject": lambda line, facts: ([Row("model.download", resource=obj(line))]
                                       if facts.is_model_file(line.get("bucket", ""), line.get("key", "")) else []),
     "HeadObject": NONE,
@@ -121,9 +119,8 @@ S3_OPERATIONS: dict[str, Callable] = {
     "CreateMultipartUpload": one("multipart.create", obj),
     "UploadPart": one("multipart.part", obj),
     "UploadPartCopy": one("multipart.part", obj),
-    # With the ACL CreateMultipartUpload asked for (other than the default): its object.acl row.
-    "CompleteMultipartUpload": lambda line, facts: [Row("object.put", resource=obj(line)),
-                                                    Row("object.acl", resource=obj(line), min=0)],
+    # With the ACL CreateMultipartUpload asked for in its details, as PutObject's.
+    "CompleteMultipartUpload": one("object.put", obj),
     "AbortMultipartUpload": one("multipart.abort", obj),
     "ListParts": NONE,
     "GetObjectTagging": NONE,
@@ -243,7 +240,8 @@ REST_OPERATIONS: dict[str, Callable] = {
 # The Hugging Face Hub-compatible API (src/server/hf/hf.cpp). Its log lines carry bucket and key for file
 # reads (<models bucket>, team/model/revision/path), as the model view's do. Who may read: team members
 # (any role) and installation admins, within their credential's scope; an out-of-scope request is a 403
-# with one hf.<name> denied row; a non-member's 404 (RepoNotFound) and an anonymous 401 leave no row.
+# with one hf.<name> denied row, and so is a non-member's 404 (RepoNotFound for a team that exists, logged
+# as error access_denied); an anonymous 401 and a 404 for a team that does not exist leave no row.
 HF_OPERATIONS: dict[str, Callable] = {
     "HfModelInfo": NONE,
     "HfListTree": NONE,
@@ -271,6 +269,9 @@ def kind_of(line: dict) -> str:
             return "denied"
         if op in REST_OPERATIONS or op in HF_OPERATIONS:
             return "denied"
+    if (line.get("caller") and line.get("error") == "access_denied"
+            and (op in REST_OPERATIONS or op in HF_OPERATIONS)):
+        return "denied"  # a refusal answered as an absence (404)
     return "failure"
 
 

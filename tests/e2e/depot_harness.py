@@ -301,6 +301,7 @@ class Depot:
         self.db = Database(database_url_with_name(base_url, self.db_name))
         self.region = REGION
         self.port = 0
+        self.console_port = 0  # the web console's own listener (--console-listen)
         self.host = "127.0.0.1"
         self.users: dict[str, User] = {}
         self.proc: subprocess.Popen | None = None
@@ -319,6 +320,11 @@ class Depot:
     @property
     def endpoint(self) -> str:
         return f"{'https' if self.tls_cert else 'http'}://{self.host}:{self.port}"
+
+    @property
+    def console_endpoint(self) -> str:
+        """The web console's listener: /ui/ and the REST API with console sessions (another origin than S3's)."""
+        return f"{'https' if self.tls_cert else 'http'}://{self.host}:{self.console_port}"
 
     def use_tls(self, cert: Path, key: Path, ca_bundle: Path) -> None:
         """Serve HTTPS only (--tls-cert/--tls-key) from the next start(); every client here trusts ca_bundle."""
@@ -390,12 +396,18 @@ class Depot:
 
     def _start_once(self) -> None:
         self.port = free_port()
+        while (console_port := free_port()) == self.port:
+            pass
+        # A depotd from before --console-listen serves the console on --listen: the suite still runs
+        # against it, so that an attack on the console can be shown to succeed on such a build.
+        self.console_port = console_port if self.has_console_listener() else self.port
         self.write_client_configs()
         self._log_file = open(self.log_path, "ab")
         self._log_start = self.log_size()
         cmd = [
             str(self.bin_dir / "depotd"),
             "--listen", f"127.0.0.1:{self.port}",
+            *(["--console-listen", f"127.0.0.1:{self.console_port}"] if self.has_console_listener() else []),
             "--database-url", self.db.url,
             *self.storage_args(),
             "--server-key-file", str(self.key_file),
@@ -432,6 +444,14 @@ class Depot:
             time.sleep(0.1)
         raise RuntimeError(f"depotd did not answer /healthz with 200 within 90 s ({last_error}):\n"
                            f"{self.log_text()[-8000:]}")
+
+    def has_console_listener(self) -> bool:
+        """Whether this depotd serves its console on a listener of its own (--console-listen)."""
+        if not hasattr(self, "_console_listener"):
+            shown = subprocess.run([str(self.bin_dir / "depotd"), "--help"], capture_output=True, text=True,
+                                   env=clean_env(), timeout=60)
+            self._console_listener = "--console-listen" in shown.stdout
+        return self._console_listener
 
     def stop(self) -> int:
         """SIGTERM, then wait for a graceful exit; returns the exit status (-9 when it had to be killed)."""

@@ -412,3 +412,52 @@ def test_a_multipart_object_of_another_writer_keeps_its_writers_full_control(dep
     up = s3_bob.create_multipart_upload(Bucket=bucket, Key="bobs")["UploadId"]
     complete(s3_bob, bucket, "bobs", up)
     assert grants(s3_bob.get_object_acl(Bucket=bucket, Key="bobs")) == {("bob", "FULL_CONTROL")}
+
+
+def _object_rows(depot, bucket: str, key: str) -> list[tuple[str, str]]:
+    return [(r[0], r[1]) for r in depot.db.query(
+        "SELECT action, details::text FROM audit_log WHERE action LIKE 'object.%' "
+        f"AND resource = '{bucket}/{key}' ORDER BY id")]
+
+
+def test_a_write_with_an_acl_is_one_change(depot, s3, s3_bob):
+    """Issue 34 item 13: PutObject, CopyObject and CompleteMultipartUpload with an ACL stored it in a second
+    transaction after the write (two audit rows; a failure or an overwrite in between left the object without
+    its ACL, or answered an error for a PUT that was stored). Now the ACL rows are in the write's transaction:
+    one audit row naming the ACL, the ACL present; when storing the ACL fails, nothing is stored."""
+    bucket = acl_bucket(depot, hint="acl-one")
+    s3.put_object(Bucket=bucket, Key="src", Body=b"source")
+    s3.put_object(Bucket=bucket, Key="put", Body=b"put", GrantRead='id="bob"')
+    s3.copy_object(Bucket=bucket, Key="copy", CopySource={"Bucket": bucket, "Key": "src"}, GrantRead='id="bob"')
+    up = s3.create_multipart_upload(Bucket=bucket, Key="mp", GrantRead='id="bob"')
+    part = s3.upload_part(Bucket=bucket, Key="mp", UploadId=up["UploadId"], PartNumber=1, Body=b"mp")
+    s3.complete_multipart_upload(Bucket=bucket, Key="mp", UploadId=up["UploadId"],
+                                 MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]})
+    for key, action in (("put", "object.put"), ("copy", "object.copy"), ("mp", "object.put")):
+        rows = _object_rows(depot, bucket, key)
+        assert [a for a, _ in rows] == [action], rows
+        assert '"acl"' in rows[0][1] and "bob" in rows[0][1], rows
+        # Grant headers are the whole ACL, as on AWS (the owner keeps its rights as the owner).
+        assert grants(s3.get_object_acl(Bucket=bucket, Key=key)) == {("bob", "READ")}
+        s3_bob.get_object(Bucket=bucket, Key=key)["Body"].read()
+    # Without an ACL beyond the owner's, still one row and no ACL row.
+    s3.put_object(Bucket=bucket, Key="plain", Body=b"plain")
+    assert [a for a, _ in _object_rows(depot, bucket, "plain")] == ["object.put"]
+
+    # Storing the ACL fails: the write fails with it, and leaves no version, no row, no blob.
+    depot.db.query("CREATE OR REPLACE FUNCTION test_refuse_acl() RETURNS trigger LANGUAGE plpgsql AS "
+                   "$$ BEGIN RAISE EXCEPTION 'test: no ACL today'; END $$")
+    depot.db.query("CREATE TRIGGER test_refuse_acl BEFORE INSERT ON object_acls FOR EACH ROW "
+                   "EXECUTE FUNCTION test_refuse_acl()")
+    try:
+        before = depot.snapshot(bucket)
+        grant = {"x-amz-grant-read": 'id="bob"'}
+        r = depot.request("PUT", f"/{bucket}/failing", body=b"never stored", headers=grant)
+        assert r.status_code >= 500, r.text
+        r = depot.request("PUT", f"/{bucket}/failing-copy", headers={"x-amz-copy-source": f"/{bucket}/src", **grant})
+        assert r.status_code >= 500, r.text
+        depot.assert_unchanged(before)
+        assert _object_rows(depot, bucket, "failing") == [] and _object_rows(depot, bucket, "failing-copy") == []
+    finally:
+        depot.db.query("DROP TRIGGER test_refuse_acl ON object_acls")
+        depot.db.query("DROP FUNCTION test_refuse_acl()")

@@ -168,6 +168,35 @@ def test_bad_api_tokens_count_as_failed_authentications(private_depot):
     assert_problem(r, 429, "too-many-auth-failures")
 
 
+def test_bad_hub_tokens_count_as_failed_authentications(private_depot):
+    """Issue 34 item 11: the Hub endpoint was outside the auth-failure limit: 25 bad tokens, all 401, none
+    counted, and during an address's cool-down Hub requests still looked tokens up. Now a bad Hub token counts
+    like a bad REST token or S3 signature, and a cooling-down address is answered 429 (Hub-shaped) before its
+    token is looked up, while S3 answers 503 and REST 429."""
+    server = private_depot("--auth-failure-limit", "3", "--auth-failure-cooldown", "30")
+    bucket = unique_bucket_name("hfcool")
+    server.client("alice").create_bucket(Bucket=bucket)
+    token = token_for(server, "alice")["token"]
+    before = scrape(server.endpoint)
+    for _ in range(3):
+        r = requests.get(server.endpoint + "/api/models/team/model",
+                         headers={"Authorization": "Bearer hf_dpt_" + secrets.token_hex(16)}, timeout=10)
+        assert r.status_code == 401, r.text
+    # The address now cools down on every surface, a good token included.
+    r = requests.get(server.endpoint + "/api/models/team/model", headers={"Authorization": f"Bearer hf_{token}"},
+                     timeout=10)
+    assert r.status_code == 429 and 1 <= int(r.headers["Retry-After"]) <= 30, r.text
+    assert "Too many failed authentications" in r.json()["error"]
+    r = requests.head(server.endpoint + "/team/model/resolve/main/config.json",
+                      headers={"Authorization": "Bearer hf_dpt_" + secrets.token_hex(16)}, timeout=10)
+    assert r.status_code == 429
+    r = server.request("GET", f"/{bucket}?list-type=2")
+    assert r.status_code == 503 and b"<Code>SlowDown</Code>" in r.content, r.text
+    assert_problem(call(server, "GET", "/api/v1/whoami", token=token), 429, "too-many-auth-failures")
+    # Each refused before any lookup (the limiter's count).
+    assert delta(before, scrape(server.endpoint), "depot_auth_failure_limited_requests_total") == 4
+
+
 def test_unknown_access_keys_are_answered_from_memory_until_created(private_depot):
     """Issue 22 item 8: every request with an unknown access key id cost a PostgreSQL query. Now an unknown
     id is remembered briefly (negative_hit), and a key created later with that id by another process

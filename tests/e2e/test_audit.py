@@ -156,6 +156,61 @@ def test_refusals_of_authenticated_callers_are_recorded(depot, s3, s3_bob, bucke
     assert details == {"reason": "Access Denied"}
 
 
+def test_refusals_answered_404_are_recorded_with_their_team_and_bucket(depot, s3, bucket, tokens):
+    """Issue 34 item 17: REST refusals answered 404 (so that an outsider does not learn the team or bucket
+    exists) left no audit row, while S3's equivalents are audited, and the 403 ones carried team "", so the
+    team's admins never saw attempts against their team. Now each is one denied row, with the team it was
+    aimed at (and the bucket in its details); nothing changed."""
+    if "erin" not in depot.users:
+        depot.add_user("erin", "Erin")
+    erin = token_for(depot, "erin")["token"]
+    alice = tokens["alice"]
+    team = "t17-" + secrets.token_hex(3)
+    assert call(depot, "POST", "/api/v1/teams", token=alice, body={"name": team}).status_code == 201
+    assert call(depot, "PUT", f"/api/v1/teams/{team}/members/bob", token=alice,
+                body={"role": "reader"}).status_code == 200
+    base = f"/api/v1/buckets/{bucket}/snapshots"
+    if call(depot, "GET", f"{base}/s17", token=alice).status_code == 404:
+        assert call(depot, "POST", base, token=alice, body={"name": "s17"}).status_code == 201
+    before_bucket = call(depot, "GET", f"/api/v1/buckets/{bucket}", token=alice).json()
+    m = marker(depot)
+    # The outsider's four requests: answered as if nothing existed ...
+    assert_problem(call(depot, "PATCH", f"/api/v1/buckets/{bucket}", token=erin, body={"versioning": "Enabled"}),
+                   404, "no-such-bucket")
+    assert_problem(call(depot, "DELETE", f"{base}/s17", token=erin), 404, "no-such-bucket")
+    assert_problem(call(depot, "POST", f"{base}/s17/restore", token=erin, body={"target_prefix": "x/"}), 404,
+                   "no-such-bucket")
+    assert_problem(call(depot, "PUT", f"/api/v1/teams/{team}/members/erin", token=erin, body={"role": "admin"}),
+                   404, "not-found")
+    # ... and a member whose role is too low: 403.
+    assert_problem(call(depot, "PUT", f"/api/v1/teams/{team}/members/bob", token=tokens["bob"],
+                        body={"role": "admin"}), 403, "access-denied")
+    # Absent things are not refusals: no row.
+    assert_problem(call(depot, "PUT", f"/api/v1/teams/nope-{secrets.token_hex(3)}/members/erin", token=erin,
+                        body={"role": "admin"}), 404, "not-found")
+    erin_cred, bob_cred = token_id(erin), token_id(tokens["bob"])
+    assert rows_since(depot, m) == [
+        ("erin", erin_cred, "", "api.updateBucket", f"/buckets/{bucket}", "denied"),
+        ("erin", erin_cred, "", "api.deleteSnapshot", f"/buckets/{bucket}/snapshots/s17", "denied"),
+        ("erin", erin_cred, "", "api.restoreSnapshot", f"/buckets/{bucket}/snapshots/s17/restore", "denied"),
+        ("erin", erin_cred, team, "api.setTeamMember", f"/teams/{team}/members/erin", "denied"),
+        ("bob", bob_cred, team, "api.setTeamMember", f"/teams/{team}/members/bob", "denied"),
+    ]
+    details = [json.loads(d[0]) for d in
+               depot.db.query(f"SELECT details FROM audit_log WHERE id > {m} ORDER BY id LIMIT 3")]
+    assert all(d.get("bucket") == bucket for d in details), details
+    # Nothing changed: the bucket, its snapshot, the team's members.
+    assert call(depot, "GET", f"/api/v1/buckets/{bucket}", token=alice).json() == before_bucket
+    assert call(depot, "GET", f"{base}/s17", token=alice).status_code == 200
+    members = call(depot, "GET", f"/api/v1/teams/{team}/members", token=alice).json()
+    assert {(x["user"], x["role"]) for x in members["items"]} >= {("bob", "reader")}
+    assert "erin" not in {x["user"] for x in members["items"]}
+    assert s3.list_objects_v2(Bucket=bucket, Prefix="x/").get("KeyCount") == 0
+    # The team's admin reads the attempts against the team.
+    page = validate(call(depot, "GET", f"/api/v1/audit?team={team}&limit=1000", token=alice), "GET", "/api/v1/audit")
+    assert {r["action"] for r in page["items"] if r["outcome"] == "denied"} == {"api.setTeamMember"}
+
+
 def test_registry_key_and_webhook_changes_leave_their_rows(depot, s3, tokens):
     tok = tokens["alice"]
     cred = token_id(tok)

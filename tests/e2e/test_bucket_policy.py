@@ -443,3 +443,189 @@ def test_a_policy_costs_no_extra_query_on_4kib_get_and_put(private_depot):
     # A user the policy grants reads with the owner's number of statements (a write of another user than the
     # owner also stores the object's ACL, policy or not: not compared).
     assert _statements(depot, get(bob, with_policy)) == get_plain
+
+
+def test_policies_public_in_effect_are_public(depot, s3):
+    """Issue 34 item 4: Principal "*" with aws:SourceIp ::/1 (which holds every IPv4-mapped address), or
+    0.0.0.0/1 + 128.0.0.0/1, was stored with BlockPublicPolicy on, GetBucketPolicyStatus said not public, and
+    anonymous GET and listing answered 200 under RestrictPublicBuckets. Depot counts the addresses a policy's
+    statements to everyone admit: more than one IPv4 /8 or one IPv6 /32 is public."""
+    bucket = new_bucket(depot)
+    s3.put_object(Bucket=bucket, Key="k", Body=b"v")
+    everything = [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"]
+    wide = (["::/1"], ["0.0.0.0/1", "128.0.0.0/1"], ["::/1", "8000::/1"], ["10.0.0.0/7"], ["2001:db8::/31"])
+
+    def from_(sources):
+        return allow("*", ["s3:GetObject", "s3:ListBucket"], everything,
+                     Condition={"IpAddress": {"aws:SourceIp": sources}})
+
+    s3.put_public_access_block(Bucket=bucket, PublicAccessBlockConfiguration={
+        "BlockPublicPolicy": True, "RestrictPublicBuckets": True})
+    before = depot.snapshot(bucket)
+    for sources in wide:
+        e = expect_error("AccessDenied", 403, s3.put_bucket_policy, Bucket=bucket, Policy=policy(from_(sources)))
+        assert "BlockPublicPolicy" in e["Error"]["Message"], sources
+    # Two statements, each narrow on its own (one /8), together more than one /8.
+    e = expect_error("AccessDenied", 403, s3.put_bucket_policy, Bucket=bucket,
+                     Policy=policy(from_(["10.0.0.0/8"]), from_(["11.0.0.0/8"])))
+    assert "BlockPublicPolicy" in e["Error"]["Message"]
+    expect_error("NoSuchBucketPolicy", 404, s3.get_bucket_policy, Bucket=bucket)
+    assert requests.get(f"{depot.endpoint}/{bucket}/k", timeout=30).status_code == 403
+    assert requests.get(f"{depot.endpoint}/{bucket}?list-type=2", timeout=30).status_code == 403
+    depot.assert_unchanged(before)
+    # The edges that stay narrow: one /8, two /9s of IPv4, one IPv6 /32.
+    for sources in (["10.0.0.0/8"], ["0.0.0.0/9", "128.0.0.0/9"], ["2001:db8::/32", "10.0.0.0/8"]):
+        s3.put_bucket_policy(Bucket=bucket, Policy=policy(from_(sources)))
+        assert s3.get_bucket_policy_status(Bucket=bucket)["PolicyStatus"]["IsPublic"] is False, sources
+
+    # Stored where BlockPublicPolicy is off: the status says public, and RestrictPublicBuckets voids it.
+    s3.put_public_access_block(Bucket=bucket, PublicAccessBlockConfiguration={"RestrictPublicBuckets": True})
+    s3.put_bucket_policy(Bucket=bucket, Policy=policy(from_(["::/1"])))
+    assert s3.get_bucket_policy_status(Bucket=bucket)["PolicyStatus"]["IsPublic"] is True
+    assert requests.get(f"{depot.endpoint}/{bucket}/k", timeout=30).status_code == 403
+    assert requests.get(f"{depot.endpoint}/{bucket}?list-type=2", timeout=30).status_code == 403
+    expect_error("AccessDenied", 403, anonymous(depot).get_object, Bucket=bucket, Key="k")
+    # It is public indeed: without RestrictPublicBuckets (and public access allowed) 127.0.0.1 reads it.
+    s3.delete_public_access_block(Bucket=bucket)
+    assert requests.get(f"{depot.endpoint}/{bucket}/k", timeout=30).status_code == 200
+    s3.delete_bucket_policy(Bucket=bucket)
+
+
+def test_a_public_in_effect_policy_is_refused_when_public_access_is_off(private_depot):
+    server = private_depot("--allow-public-access", "false")
+    s3 = server.client("alice")
+    bucket = unique_bucket_name("pol-wide")
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="k", Body=b"v")
+    before = server.snapshot(bucket)
+    e = expect_error("AccessDenied", 403, s3.put_bucket_policy, Bucket=bucket, Policy=policy(
+        allow("*", "s3:GetObject", f"arn:aws:s3:::{bucket}/*", Condition={"IpAddress": {"aws:SourceIp": "::/1"}})))
+    assert "allow-public-access" in e["Error"]["Message"]
+    assert requests.get(f"{server.endpoint}/{bucket}/k", timeout=30).status_code == 403
+    server.assert_unchanged(before)
+
+
+def test_rest_routes_about_a_buckets_objects_obey_its_policy(depot, s3):
+    """Issue 34 item 5: under Deny s3:* unless aws:SourceIp 10.0.0.0/8, S3 PutObject from 127.0.0.1 was 403
+    but POST /api/v1/buckets/{b}/objects (an object from a digest) was 201 and a snapshot restore 200: the
+    REST bucket check passed the name and owner only. Every REST route about a bucket's objects is decided
+    with its policy, with the action it counts as."""
+    from rest import assert_problem, sha
+    tok = token_for(depot, "alice")["token"]
+    bucket, other = new_bucket(depot), new_bucket(depot)
+    s3.put_object(Bucket=bucket, Key="k", Body=b"kept")
+    s3.put_object(Bucket=other, Key="o", Body=b"other content")
+    assert call(depot, "POST", f"/api/v1/buckets/{bucket}/snapshots", token=tok, body={"name": "s1"}).status_code == 201
+    s3.put_bucket_policy(Bucket=bucket, Policy=policy(
+        deny("*", "s3:*", [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"],
+             Condition={"NotIpAddress": {"aws:SourceIp": "10.0.0.0/8"}})))
+    # The other bucket's snapshot, a restore source below (made first: a snapshot.created event is a row).
+    assert call(depot, "POST", f"/api/v1/buckets/{other}/snapshots", token=tok,
+                body={"name": "o1"}).status_code == 201
+    before = depot.snapshot(bucket, other)
+    expect_error("AccessDenied", 403, s3.put_object, Bucket=bucket, Key="new", Body=b"kept")
+    refused = [
+        ("POST", f"/api/v1/buckets/{bucket}/objects", {"key": "from-digest", "sha256": sha(b"kept"), "size": 4}),
+        ("POST", f"/api/v1/buckets/{bucket}/objects",
+         {"key": "other-content", "sha256": sha(b"other content"), "size": 13}),
+        ("POST", f"/api/v1/buckets/{bucket}/snapshots/s1/restore", {}),
+        ("POST", f"/api/v1/buckets/{bucket}/snapshots/s1/restore", {"target_bucket": other}),
+        ("POST", f"/api/v1/buckets/{bucket}/snapshots", {"name": "s2"}),
+        ("DELETE", f"/api/v1/buckets/{bucket}/snapshots/s1", None),
+        ("PATCH", f"/api/v1/buckets/{bucket}", {"dedup": False}),
+        ("PATCH", f"/api/v1/buckets/{bucket}", {"object_events": True}),
+        ("GET", f"/api/v1/buckets/{bucket}", None),
+        ("GET", f"/api/v1/buckets/{bucket}/usage", None),
+        ("GET", f"/api/v1/buckets/{bucket}/snapshots", None),
+        ("GET", f"/api/v1/buckets/{bucket}/snapshots/s1", None),
+    ]
+    for method, path, body in refused:
+        r = call(depot, method, path, token=tok, body=body)
+        problem = assert_problem(r, 403, "access-denied")
+        assert "bucket policy" in problem["detail"], (method, path, problem)
+    # The denied bucket as a restore target, and as the only holder of a digest's content.
+    r = call(depot, "POST", f"/api/v1/buckets/{other}/snapshots/o1/restore", token=tok,
+             body={"target_bucket": bucket})
+    assert_problem(r, 403, "access-denied")
+    r = call(depot, "POST", f"/api/v1/buckets/{other}/objects", token=tok,
+             body={"key": "cloned", "sha256": sha(b"kept"), "size": 4})
+    assert_problem(r, 404, "not-found")
+    depot.assert_unchanged(before, bucket, other)
+    assert call(depot, "DELETE", f"/api/v1/buckets/{other}/snapshots/o1", token=tok).status_code == 204
+    # The owner still manages the policy; without it every route answers again.
+    s3.delete_bucket_policy(Bucket=bucket)
+    r = call(depot, "POST", f"/api/v1/buckets/{bucket}/objects", token=tok,
+             body={"key": "from-digest", "sha256": sha(b"kept"), "size": 4})
+    assert r.status_code == 201, r.text
+    assert call(depot, "POST", f"/api/v1/buckets/{bucket}/snapshots/s1/restore", token=tok,
+                body={}).status_code == 200
+
+
+def test_rest_restores_and_digests_obey_a_deny_of_some_keys(depot, s3):
+    """A Deny of secret/* holds for each key a restore reads or writes and for a digest's source and target."""
+    from rest import assert_problem, sha
+    tok = token_for(depot, "alice")["token"]
+    bucket = new_bucket(depot)
+    s3.put_object(Bucket=bucket, Key="public/a", Body=b"a")
+    s3.put_object(Bucket=bucket, Key="secret/b", Body=b"secret bytes")
+    assert call(depot, "POST", f"/api/v1/buckets/{bucket}/snapshots", token=tok, body={"name": "s1"}).status_code == 201
+    s3.put_bucket_policy(Bucket=bucket, Policy=policy(
+        deny("*", ["s3:GetObject", "s3:PutObject"], f"arn:aws:s3:::{bucket}/secret/*")))
+    before = depot.snapshot(bucket)
+    # Reading secret/b from the snapshot, or writing secret/* keys: refused, and nothing restored at all.
+    for body in ({}, {"prefix": "secret/", "target_prefix": "copy/"}, {"prefix": "public/", "target_prefix": "secret/"}):
+        r = call(depot, "POST", f"/api/v1/buckets/{bucket}/snapshots/s1/restore", token=tok, body=body)
+        assert_problem(r, 403, "access-denied")
+    # The digest of secret/b: its only source is denied to read; a target under secret/ is denied to write.
+    r = call(depot, "POST", f"/api/v1/buckets/{bucket}/objects", token=tok,
+             body={"key": "public/clone", "sha256": sha(b"secret bytes"), "size": 12})
+    assert_problem(r, 404, "not-found")
+    r = call(depot, "POST", f"/api/v1/buckets/{bucket}/objects", token=tok,
+             body={"key": "secret/clone", "sha256": sha(b"a"), "size": 1})
+    assert_problem(r, 403, "access-denied")
+    depot.assert_unchanged(before)
+    # What the Deny does not name is restored.
+    r = call(depot, "POST", f"/api/v1/buckets/{bucket}/snapshots/s1/restore", token=tok,
+             body={"prefix": "public/", "target_prefix": "restored/"})
+    assert r.status_code == 200 and r.json()["objects"] == 1, r.text
+    s3.delete_bucket_policy(Bucket=bucket)
+
+
+def test_a_model_version_never_freezes_what_the_policy_denies_its_creator(depot, s3):
+    """A team writer cannot launder a Deny'd key through the registry: a version over a prefix holding
+    secret/* (denied to everyone) is refused, and so is a version from the owner's snapshot, whose content
+    only the owner reads; the team's readers then get nothing through the Hub endpoint."""
+    from rest import assert_problem
+    admin = token_for(depot, "alice")["token"]
+    team = "launder-" + secrets.token_hex(3)
+    bucket = new_bucket(depot, hint="pol-launder")
+    s3.put_object(Bucket=bucket, Key="m/config.json", Body=b"{}")
+    s3.put_object(Bucket=bucket, Key="m/secret/payroll.csv", Body=b"salaries")
+    assert call(depot, "POST", "/api/v1/teams", token=admin, body={"name": team}).status_code == 201
+    assert call(depot, "PUT", f"/api/v1/teams/{team}/members/bob", token=admin,
+                body={"role": "writer"}).status_code == 200
+    assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=admin,
+                body={"name": "m", "bucket": bucket, "prefix": "m/"}).status_code == 201
+    assert call(depot, "POST", f"/api/v1/buckets/{bucket}/snapshots", token=admin,
+                body={"name": "s1"}).status_code == 201
+    s3.put_bucket_policy(Bucket=bucket, Policy=policy(
+        deny("*", "s3:GetObject", f"arn:aws:s3:::{bucket}/m/secret/*")))
+    bob = token_for(depot, "bob")["token"]
+    before = depot.snapshot(bucket)
+    versions_before = depot.db.scalar("SELECT count(*) FROM model_versions")
+    r = call(depot, "POST", f"/api/v1/teams/{team}/models/m/versions", token=bob, body={})
+    assert_problem(r, 403, "access-denied")
+    assert "m/secret/payroll.csv" in r.json()["detail"]
+    # From the owner's snapshot: only the owner reads a snapshot, so it does not exist for the writer.
+    r = call(depot, "POST", f"/api/v1/teams/{team}/models/m/versions", token=bob, body={"snapshot": "s1"})
+    assert_problem(r, 404, "not-found")
+    assert depot.db.scalar("SELECT count(*) FROM model_versions") == versions_before
+    depot.assert_unchanged(before)
+    got = requests.get(f"{depot.endpoint}/{team}/m/resolve/main/secret/payroll.csv",
+                       headers={"Authorization": f"Bearer {bob}"}, timeout=30)
+    assert got.status_code == 404 and b"salaries" not in got.content
+    # Without the secret file the writer's version is made.
+    s3.delete_object(Bucket=bucket, Key="m/secret/payroll.csv")
+    r = call(depot, "POST", f"/api/v1/teams/{team}/models/m/versions", token=bob, body={})
+    assert r.status_code == 201, r.text
+    s3.delete_bucket_policy(Bucket=bucket)

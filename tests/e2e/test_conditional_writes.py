@@ -128,6 +128,82 @@ def test_conditional_put_of_a_large_body_leaves_no_blob(depot, s3, bucket):
     depot.assert_unchanged(before)
 
 
+# ---- CopyObject
+
+
+def copy(depot, bucket: str, key: str, source: str, **headers) -> requests.Response:
+    return depot.request("PUT", f"/{bucket}/{quote_key(key)}",
+                         headers={"x-amz-copy-source": f"/{bucket}/{quote_key(source)}",
+                                  **{k.replace("_", "-"): v for k, v in headers.items()}})
+
+
+def test_copy_object_honours_if_none_match_and_if_match_as_put_object_does(depot, s3, bucket):
+    """Issue 34 item 7: CopyObject with If-None-Match: * onto an existing key, or If-Match with a stale ETag,
+    answered 200 and overwrote the target, where PutObject answers 412. The same check now runs with the
+    copy's publish: 412 (404 NoSuchKey for If-Match on a missing key) and nothing changes."""
+    s3.put_object(Bucket=bucket, Key="src", Body=b"source")
+    target = s3.put_object(Bucket=bucket, Key="dst", Body=b"target")["ETag"]
+    before = depot.snapshot(bucket)
+    assert_precondition_failed(copy(depot, bucket, "dst", "src", If_None_Match="*"))
+    assert_precondition_failed(copy(depot, bucket, "dst", "src", If_Match=md5_etag(b"stale")))
+    response = copy(depot, bucket, "missing", "src", If_Match=md5_etag(b"source"))
+    assert response.status_code == 404 and error_code(response) == "NoSuchKey", response.text
+    # Only If-None-Match: * is a condition S3 knows for writes: anything else is refused, not ignored.
+    response = copy(depot, bucket, "dst", "src", If_None_Match=target)
+    assert response.status_code == 501 and error_code(response) == "NotImplemented", response.text
+    depot.assert_unchanged(before)
+    assert get_body(s3, bucket, "dst") == b"target"
+    # When they hold, the copy is made.
+    response = copy(depot, bucket, "dst", "src", If_Match=target)
+    assert response.status_code == 200, response.text
+    assert get_body(s3, bucket, "dst") == b"source"
+    response = copy(depot, bucket, "new", "src", If_None_Match="*")
+    assert response.status_code == 200, response.text
+    assert get_body(s3, bucket, "new") == b"source"
+
+
+def test_a_part_refuses_write_conditions_rather_than_ignoring_them(depot, s3, bucket):
+    """UploadPart and UploadPartCopy write no object, so If-Match / If-None-Match (which S3 checks on
+    CompleteMultipartUpload) would be ignored there: 501, and no part is stored."""
+    s3.put_object(Bucket=bucket, Key="src", Body=b"source")
+    upload_id = s3.create_multipart_upload(Bucket=bucket, Key="k")["UploadId"]
+    before = depot.snapshot(bucket)
+    for headers in ({"If-None-Match": "*"}, {"If-Match": md5_etag(b"x")}):
+        response = depot.request("PUT", f"/{bucket}/k?partNumber=1&uploadId={upload_id}", body=b"part",
+                                 headers=headers)
+        assert response.status_code == 501 and error_code(response) == "NotImplemented", response.text
+        response = depot.request("PUT", f"/{bucket}/k?partNumber=1&uploadId={upload_id}",
+                                 headers={"x-amz-copy-source": f"/{bucket}/src", **headers})
+        assert response.status_code == 501 and error_code(response) == "NotImplemented", response.text
+    depot.assert_unchanged(before)
+    assert not s3.list_parts(Bucket=bucket, Key="k", UploadId=upload_id).get("Parts")
+
+
+def test_post_object_and_the_rest_digest_route_never_ignore_write_conditions(depot, s3, bucket):
+    """A POST Object form with If-None-Match: * over an existing key, or If-Match with a stale ETag, was
+    stored (204) over the key; so was POST /api/v1/buckets/{b}/objects. The form now answers 412 as PutObject
+    does; the REST route, which has no preconditions, refuses them (501). Nothing changes either way."""
+    from rest import assert_problem, call, sha, token_for
+    existing = s3.put_object(Bucket=bucket, Key="dst", Body=b"target")["ETag"]
+    form = s3.generate_presigned_post(Bucket=bucket, Key="dst", ExpiresIn=300)
+    tok = token_for(depot, "alice")["token"]
+    before = depot.snapshot(bucket)
+    for headers in ({"If-None-Match": "*"}, {"If-Match": md5_etag(b"stale")}):
+        r = requests.post(form["url"], data=form["fields"], files={"file": ("f", b"posted")}, headers=headers,
+                          timeout=60)
+        assert_precondition_failed(r)
+        r = call(depot, "POST", f"/api/v1/buckets/{bucket}/objects", token=tok, headers=headers,
+                 body={"key": "dst", "sha256": sha(b"target"), "size": 6})
+        assert_problem(r, 501, "not-implemented")
+    depot.assert_unchanged(before)
+    assert get_body(s3, bucket, "dst") == b"target"
+    # A condition that holds lets the form through.
+    r = requests.post(form["url"], data=form["fields"], files={"file": ("f", b"posted")},
+                      headers={"If-Match": existing}, timeout=60)
+    assert r.status_code == 204, r.text
+    assert get_body(s3, bucket, "dst") == b"posted"
+
+
 # ---- CompleteMultipartUpload
 
 

@@ -1,8 +1,11 @@
 """The web console (/ui/) in a real browser: Debian's Chromium driven by playwright-core (js/console.mjs)
-against this depotd and its PostgreSQL. People sign in with an access key and secret or an API token; the
+against this depotd and its PostgreSQL, on the console's own listener (--console-listen: another origin than
+the S3 listener's, where what users store is served). People sign in with an access key and secret or an API token; the
 console acts through the public REST API with their session, so the API's authorization decides everything:
 four-eyes approval, roles, team isolation. Also the session's own rules: the CSRF header and Origin check
-for cookie-authenticated changes, sign-out revoking the cookie, and the headers the console is served with.
+for cookie-authenticated changes, sign-out revoking the cookie, and the headers the console is served with;
+and the attacks on its origin: a stored HTML page opened by a signed-in user (stored XSS), and a cross-site
+form that signs the victim in as the attacker (login CSRF).
 
 Needs node >= 20, tests/e2e/js/node_modules (scripts/js-deps) and /usr/bin/chromium (scripts/deps).
 Screenshots of the main pages are left under the pytest basetemp (console-screenshots/).
@@ -76,7 +79,39 @@ def world(depot):
               "run_url": "https://ci.example/runs/42", "labels": {"dataset": "imagenet"}}).status_code == 201
     # version 1 waits for approval: the reader's forged approve targets it
     assert w("POST", f"/models/{model}/versions/1/submit", {}).status_code == 200
-    return {"team": team, "other": other, "model": model, "users": users, "tokens": tokens, "names": names}
+    # The stored-XSS attacker (the writer, any user would do) stores an HTML page whose script, opened by a
+    # signed-in console user, reads the session's CSRF token and creates an access key for that user: on
+    # the console's origin (relative URLs) and on its address (a cross-origin try).
+    s3.put_object(Bucket=bucket, Key="report.html", ContentType="text/html", Body=xss_page(depot).encode())
+    report_url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "report.html"},
+                                           ExpiresIn=3600)
+    return {"team": team, "other": other, "model": model, "users": users, "tokens": tokens, "names": names,
+            "bucket": bucket, "report_url": report_url}
+
+
+def xss_page(depot) -> str:
+    steal = """
+async function steal(base) {
+  try {
+    const s = await (await fetch(base + "/api/v1/sessions/current", {credentials: "include"})).json();
+    const r = await fetch(base + "/api/v1/keys", {method: "POST", credentials: "include",
+      headers: {"Content-Type": "application/json", "X-Depot-CSRF": s.csrf_token}, body: "{}"});
+    return base + ":" + r.status;
+  } catch (e) {
+    return base + ":" + e;
+  }
+}
+(async () => {
+  const got = [await steal(""), await steal(CONSOLE)];
+  document.title = "done " + got.join(" ");
+})();
+"""
+    return ("<!doctype html><title>quarterly report</title><p>Quarterly report</p>\n<script>const CONSOLE = "
+            + json.dumps(depot.console_endpoint) + ";" + steal + "</script>\n")
+
+
+def key_count(depot, user_id: str) -> int:
+    return depot.db.scalar(f"SELECT count(*) FROM access_keys WHERE user_id = '{user_id}'")
 
 
 @pytest.fixture(scope="module")
@@ -86,15 +121,18 @@ def console(depot, world, node, tmp_path_factory):
     users = {role: {"access_key": u.access_key, "secret": u.secret, "token": world["tokens"][role]}
              for role, u in world["users"].items()}
     env = clean_env({"CONSOLE_INPUT": json.dumps({
-        "endpoint": depot.endpoint, "team": world["team"], "other": world["other"], "model": world["model"],
-        "users": users, "shots": str(shots),
+        "endpoint": depot.console_endpoint, "team": world["team"], "other": world["other"],
+        "model": world["model"], "users": users, "shots": str(shots), "report_url": world["report_url"],
     }), "NODE_NO_WARNINGS": "1"})
+    victim = world["names"]["reader"]
+    keys_before = key_count(depot, victim)
     with browser_tmpdir() as profile:
         env["TMPDIR"] = profile
         proc = run([node, str(HERE / "js" / "console.mjs")], env=env, cwd=str(HERE / "js"), timeout=300)
     out = json.loads(proc.stdout)
     assert "error" not in out, out["error"]
     out["shots"] = shots
+    out["victim_keys_added"] = key_count(depot, victim) - keys_before
     return out
 
 
@@ -110,6 +148,22 @@ def test_the_pages_run_without_script_errors(console):
     # the only console errors are the refused requests the scenarios make on purpose (Chromium logs them)
     for line in console.get("console_errors", []):
         assert "Failed to load resource" in line and any(f" {s} " in line for s in ("401", "403", "404")), line
+
+
+def test_a_stored_html_page_opened_by_a_signed_in_user_cannot_act_for_them(depot, world, console):
+    """Stored XSS: the reader, signed in to the console, opens the writer's presigned link to report.html.
+    Its script would read the CSRF token and create an access key for the reader; it must not run at all
+    (the object is sandboxed), and even if it did, the console is another origin whose cookie is not
+    honoured on the S3 listener. On ff74932 (console and objects on one origin) it created the key."""
+    attack = console["xss"]
+    assert attack["status"] == 200, attack
+    # the object was served, sandboxed and never sniffed
+    assert attack["csp"] == "sandbox" and attack["nosniff"] == "nosniff", attack
+    assert not attack["title"].startswith("done"), attack  # the script did not run
+    assert console["victim_keys_added"] == 0
+    # the victim's session is untouched and still works (on the console's listener only)
+    live = {"depot_session": console["reader_cookie"]["value"]}
+    assert requests.get(depot.console_endpoint + "/api/v1/whoami", cookies=live, timeout=30).status_code == 200
 
 
 def test_sign_in_and_browse_to_a_model(console):
@@ -280,19 +334,45 @@ def test_sign_out_ends_the_session(depot, console):
     assert console["signed_out_page_shows_sign_in"]
     # the cookie the browser held no longer works anywhere
     old = console["approver_cookie"]["value"]
-    r = requests.get(depot.endpoint + "/api/v1/whoami", cookies={"depot_session": old}, timeout=30)
+    r = requests.get(depot.console_endpoint + "/api/v1/whoami", cookies={"depot_session": old}, timeout=30)
     assert_problem(r, 401, "unauthenticated")
     # while the submitter's session (never signed out) still does
     live = console["submitter_cookie"]["value"]
-    r = requests.get(depot.endpoint + "/api/v1/whoami", cookies={"depot_session": live}, timeout=30)
+    r = requests.get(depot.console_endpoint + "/api/v1/whoami", cookies={"depot_session": live}, timeout=30)
     assert r.status_code == 200
+
+
+def test_the_session_cookie_is_honoured_only_on_the_console_listener(depot, world, console):
+    """Browsers send a host's cookies to every port of it: on the S3 listener (the origin of stored objects)
+    the cookie is no credential, for reads and changes alike; tokens and signatures work there as ever."""
+    assert depot.console_endpoint != depot.endpoint
+    live = {"depot_session": console["submitter_cookie"]["value"]}
+    session = requests.get(depot.console_endpoint + "/api/v1/sessions/current", cookies=live, timeout=30).json()
+    keys_before = key_count(depot, world["names"]["submitter"])
+    assert_problem(requests.get(depot.endpoint + "/api/v1/whoami", cookies=live, timeout=30), 401, "unauthenticated")
+    assert_problem(requests.get(depot.endpoint + "/api/v1/sessions/current", cookies=live, timeout=30), 401,
+                   "unauthenticated")
+    made = requests.post(depot.endpoint + "/api/v1/keys", cookies=live, json={}, timeout=30,
+                         headers={"X-Depot-CSRF": session["csrf_token"], "Origin": depot.endpoint})
+    assert_problem(made, 401, "unauthenticated")
+    assert key_count(depot, world["names"]["submitter"]) == keys_before
+    # no session is opened on the S3 listener (its cookie would be sent to the console's port too)
+    u = world["users"]["reader"]
+    opened = requests.post(depot.endpoint + "/api/v1/sessions", timeout=30,
+                           json={"access_key_id": u.access_key, "secret_access_key": u.secret})
+    assert_problem(opened, 404, "not-found")
+    assert "Set-Cookie" not in opened.headers
+    # bearer tokens and SigV4 still reach the REST API on the S3 listener
+    assert call(depot, "GET", "/api/v1/whoami", token=world["tokens"]["reader"]).status_code == 200
+    url = depot.endpoint + "/api/v1/whoami"
+    assert requests.get(url, headers=depot.sign("GET", url, user="bob"), timeout=30).status_code == 200
 
 
 def test_cookie_changes_need_the_csrf_token_and_the_own_origin(depot, world, console):
     cookie = {"depot_session": console["submitter_cookie"]["value"]}
-    current = requests.get(depot.endpoint + "/api/v1/sessions/current", cookies=cookie, timeout=30)
+    current = requests.get(depot.console_endpoint + "/api/v1/sessions/current", cookies=cookie, timeout=30)
     session = validate(current, "GET", "/api/v1/sessions/current")
-    url = f"{depot.endpoint}/api/v1/teams/{world['team']}/models/{world['model']}/versions/1/reject"
+    url = f"{depot.console_endpoint}/api/v1/teams/{world['team']}/models/{world['model']}/versions/1/reject"
     wrong = requests.post(url, cookies=cookie, json={}, headers={"X-Depot-CSRF": "x" * 32}, timeout=30)
     assert_problem(wrong, 403, "access-denied")
     # the right token, sent from another site's page (the browser names that site in Origin)
@@ -300,12 +380,16 @@ def test_cookie_changes_need_the_csrf_token_and_the_own_origin(depot, world, con
                           headers={"X-Depot-CSRF": session["csrf_token"], "Origin": "http://evil.example"},
                           timeout=30)
     assert_problem(cross, 403, "access-denied")
+    # nor from the S3 listener's origin (a stored page would be there), though it is the same host
+    same_host = requests.post(url, cookies=cookie, json={},
+                              headers={"X-Depot-CSRF": session["csrf_token"], "Origin": depot.endpoint}, timeout=30)
+    assert_problem(same_host, 403, "access-denied")
     assert version(depot, world, 1)["state"] == "pending"
 
 
 def test_sessions_api(depot, world):
     u = world["users"]["reader"]
-    made = requests.post(depot.endpoint + "/api/v1/sessions", timeout=30,
+    made = requests.post(depot.console_endpoint + "/api/v1/sessions", timeout=30,
                          json={"access_key_id": u.access_key, "secret_access_key": u.secret, "expires_in": 600})
     body = validate(made, "POST", "/api/v1/sessions")
     assert body["user_id"] == world["names"]["reader"] and "secret" not in json.dumps(body).lower()
@@ -315,9 +399,9 @@ def test_sessions_api(depot, world):
     assert "Secure" not in set_cookie  # no TLS here; with --tls-cert the cookie is Secure
     for bad in ({}, {"token": "dpt_x", "access_key_id": u.access_key}, {"access_key_id": u.access_key},
                 {"token": world["tokens"]["reader"], "expires_in": 10}, {"token": 5}, {"nope": 1}):
-        assert_problem(requests.post(depot.endpoint + "/api/v1/sessions", json=bad, timeout=30), 400,
+        assert_problem(requests.post(depot.console_endpoint + "/api/v1/sessions", json=bad, timeout=30), 400,
                        "invalid-argument")
-    refused = requests.post(depot.endpoint + "/api/v1/sessions", timeout=30,
+    refused = requests.post(depot.console_endpoint + "/api/v1/sessions", timeout=30,
                             json={"access_key_id": u.access_key, "secret_access_key": u.secret + "x"})
     assert_problem(refused, 401, "unauthenticated")
     # a bearer token is no session: there is no current session to read or end
@@ -326,30 +410,172 @@ def test_sessions_api(depot, world):
                        "not-found")
     # a session ends with its credential: revoking the token it was opened with ends it
     tok = token_for(depot, world["names"]["reader"])
-    made = requests.post(depot.endpoint + "/api/v1/sessions", json={"token": tok["token"]}, timeout=30)
+    made = requests.post(depot.console_endpoint + "/api/v1/sessions", json={"token": tok["token"]}, timeout=30)
     cookie = {"depot_session": made.cookies["depot_session"]}
-    assert requests.get(depot.endpoint + "/api/v1/whoami", cookies=cookie, timeout=30).status_code == 200
+    assert requests.get(depot.console_endpoint + "/api/v1/whoami", cookies=cookie, timeout=30).status_code == 200
     assert call(depot, "DELETE", f"/api/v1/tokens/{tok['id']}", token=tok["token"]).status_code == 204
-    assert requests.get(depot.endpoint + "/api/v1/whoami", cookies=cookie, timeout=30).status_code == 401
+    assert requests.get(depot.console_endpoint + "/api/v1/whoami", cookies=cookie, timeout=30).status_code == 401
 
 
 def test_the_console_is_served_with_strict_headers(depot):
-    index = requests.get(depot.endpoint + "/ui/", timeout=30)
+    index = requests.get(depot.console_endpoint + "/ui/", timeout=30)
     assert index.status_code == 200 and index.headers["Content-Type"] == "text/html; charset=utf-8"
     csp = index.headers["Content-Security-Policy"]
     assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp and "unsafe-inline" not in csp
     assert index.headers["X-Content-Type-Options"] == "nosniff"
     assert "<script" in index.text and "<script>" not in index.text  # module scripts by URL only, none inline
-    script = requests.get(depot.endpoint + "/ui/app.js", timeout=30)
+    script = requests.get(depot.console_endpoint + "/ui/app.js", timeout=30)
     assert script.headers["Content-Type"] == "text/javascript; charset=utf-8"
-    again = requests.get(depot.endpoint + "/ui/app.js", headers={"If-None-Match": script.headers["ETag"]}, timeout=30)
+    again = requests.get(depot.console_endpoint + "/ui/app.js", headers={"If-None-Match": script.headers["ETag"]}, timeout=30)
     assert again.status_code == 304 and again.content == b""
-    assert requests.get(depot.endpoint + "/ui", allow_redirects=False, timeout=30).headers["Location"] == "/ui/"
-    missing = requests.get(depot.endpoint + "/ui/../api/v1/whoami", timeout=30)
+    assert requests.get(depot.console_endpoint + "/ui", allow_redirects=False, timeout=30).headers["Location"] == "/ui/"
+    missing = requests.get(depot.console_endpoint + "/ui/../api/v1/whoami", timeout=30)
     assert missing.status_code in (401, 404)
-    assert requests.get(depot.endpoint + "/ui/nope.js", timeout=30).status_code == 404
-    # writes are not the console's: a POST to /ui/ is S3 (and refused there)
-    assert requests.post(depot.endpoint + "/ui/x", timeout=30).status_code in (400, 403, 405)
+    assert requests.get(depot.console_endpoint + "/ui/nope.js", timeout=30).status_code == 404
+    # the console's listener serves its pages and the REST API, nothing else: no S3 (a POST to /ui/ too)
+    assert requests.post(depot.console_endpoint + "/ui/x", timeout=30).status_code == 404
+
+
+def test_the_console_and_stored_objects_never_share_an_origin(depot, world):
+    """The S3 listener serves no console page (a pointer to the console's address instead), and the console's
+    listener serves no object, listing or Hub file, whatever the credential."""
+    assert depot.console_endpoint != depot.endpoint
+    for path in ("/ui/", "/ui/app.js", "/ui"):
+        r = requests.get(depot.endpoint + path, allow_redirects=False, timeout=30)
+        assert r.status_code == 404 and r.headers["Content-Type"] == "text/plain; charset=utf-8", (path, r.text)
+        assert f":{depot.console_port}/ui/" in r.text and "<" not in r.text
+        assert r.headers["X-Content-Type-Options"] == "nosniff" and "default-src 'none'" in r.headers[
+            "Content-Security-Policy"]
+    # the object itself, presigned, on the console's port: 404, and not its bytes
+    on_console = world["report_url"].replace(depot.endpoint, depot.console_endpoint)
+    assert on_console != world["report_url"]
+    r = requests.get(on_console, timeout=30)
+    assert r.status_code == 404 and b"<script>" not in r.content and "sandbox" not in r.headers.get(
+        "Content-Security-Policy", "")
+    url = f"{depot.console_endpoint}/{world['bucket']}/report.html"
+    signed = depot.sign("GET", url, user=world["names"]["writer"])
+    assert requests.get(url, headers=signed, timeout=30).status_code == 404
+    hub = requests.get(f"{depot.console_endpoint}/{world['team']}/{world['model']}/resolve/main/config.json",
+                       headers={"Authorization": f"Bearer {world['tokens']['reader']}"}, timeout=30)
+    assert hub.status_code == 404 and b"layers" not in hub.content
+    for path in ("/", f"/{world['bucket']}?list-type=2", "/api/models/" + world["team"] + "/" + world["model"]):
+        assert requests.get(depot.console_endpoint + path, timeout=30).status_code == 404, path
+    # the health endpoints answer on both (probes)
+    assert requests.get(depot.console_endpoint + "/healthz", timeout=30).status_code == 200
+
+
+def sandboxed(r: requests.Response) -> bool:
+    return (r.headers.get("Content-Security-Policy") == "sandbox"
+            and r.headers.get("X-Content-Type-Options") == "nosniff")
+
+
+def test_every_object_surface_answers_sandboxed(depot, world):
+    """GetObject and HeadObject (presigned or signed, overrides of the response's headers included), the models
+    view, the snapshot view and the Hub API's resolve all serve stored bytes: each answer carries
+    `Content-Security-Policy: sandbox` and `nosniff`, so no stored page runs script on depotd's origin."""
+    writer = depot.client(world["names"]["writer"])
+    bucket, team, model = world["bucket"], world["team"], world["model"]
+    r = requests.get(world["report_url"], timeout=30)
+    assert r.status_code == 200 and r.headers["Content-Type"] == "text/html" and sandboxed(r)
+    override = writer.generate_presigned_url(
+        "get_object", ExpiresIn=600,
+        Params={"Bucket": bucket, "Key": "report.html", "ResponseContentType": "text/html; charset=utf-8"})
+    r = requests.get(override, timeout=30)
+    assert r.status_code == 200 and r.headers["Content-Type"] == "text/html; charset=utf-8" and sandboxed(r)
+    head = writer.generate_presigned_url("head_object", Params={"Bucket": bucket, "Key": "report.html"}, ExpiresIn=600)
+    assert sandboxed(requests.head(head, timeout=30))
+    ranged = requests.get(world["report_url"], headers={"Range": "bytes=0-9"}, timeout=30)
+    assert ranged.status_code == 206 and sandboxed(ranged)
+    etag = requests.get(world["report_url"], timeout=30).headers["ETag"]
+    cached = requests.get(world["report_url"], headers={"If-None-Match": etag}, timeout=30)
+    assert cached.status_code == 304 and sandboxed(cached)
+    # the models view (s3://models/<team>/<model>/<version>/<path>)
+    view = writer.generate_presigned_url("get_object", ExpiresIn=600,
+                                         Params={"Bucket": "models", "Key": f"{team}/{model}/2/config.json"})
+    r = requests.get(view, timeout=30)
+    assert r.status_code == 200 and r.content == b'{"layers": 101}' and sandboxed(r)
+    # the snapshot view (<bucket>/.snapshots/<name>/<key>)
+    made = call(depot, "POST", f"/api/v1/buckets/{bucket}/snapshots", token=world["tokens"]["writer"],
+                body={"name": "xss-" + secrets.token_hex(3)})
+    assert made.status_code == 201, made.text
+    snap = writer.generate_presigned_url("get_object", ExpiresIn=600,
+                                         Params={"Bucket": bucket, "Key": made.json()["s3_prefix"] + "report.html"})
+    r = requests.get(snap, timeout=30)
+    assert r.status_code == 200 and b"<script>" in r.content and sandboxed(r)
+    # the Hub API's resolve, GET and HEAD
+    url = f"{depot.endpoint}/{team}/{model}/resolve/main/config.json"
+    hub = {"Authorization": f"Bearer {world['tokens']['reader']}"}
+    r = requests.get(url, headers=hub, timeout=30)
+    assert r.status_code == 200 and r.content == b'{"layers": 101}' and sandboxed(r)
+    assert sandboxed(requests.head(url, headers=hub, allow_redirects=False, timeout=30))
+
+
+def test_a_cross_site_form_cannot_sign_the_victim_in_as_the_attacker(depot, world):
+    """Login CSRF: evil.example's page posts a text/plain form whose name and value spell JSON with "token"
+    twice (Boost.JSON keeps the last): on ff74932 this opened a session of the attacker's token (201, with
+    Set-Cookie) in the victim's browser. Each of the three rules (JSON content type, Origin and
+    Sec-Fetch-Site, no duplicate key) refuses it on its own, and no session row is written."""
+    attacker = world["tokens"]["outsider"]
+    url = depot.console_endpoint + "/api/v1/sessions"
+    form = ('{"expires_in":86400,"token":"' + "=" + '","token":"' + attacker + '"}').encode()
+    sessions = lambda: depot.db.scalar("SELECT count(*) FROM console_sessions")  # noqa: E731
+    before = sessions()
+    # the exact request Chromium sends for <form method=post enctype=text/plain action=...>
+    attack = requests.post(url, data=form, timeout=30, headers={
+        "Content-Type": "text/plain", "Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site",
+        "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"})
+    assert_problem(attack, 415, "unsupported-media-type")
+    assert "Set-Cookie" not in attack.headers
+    # as JSON (which a form cannot send, a script only after a preflight depotd refuses), from the same page:
+    # the Origin refuses it; without Origin, the duplicate key does
+    cross = requests.post(url, data=form, timeout=30, headers={"Content-Type": "application/json",
+                                                               "Origin": "http://evil.example"})
+    assert_problem(cross, 403, "access-denied")
+    dup = requests.post(url, data=form, headers={"Content-Type": "application/json"}, timeout=30)
+    problem = assert_problem(dup, 400, "invalid-argument")
+    assert "'token' twice" in problem["detail"]
+    # another site named by Sec-Fetch-Site alone, and the S3 listener's origin (same host, other port)
+    body = {"token": attacker}
+    for headers in ({"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"}, {"Origin": depot.endpoint},
+                    {"Origin": "null"}, {"Origin": "http://evil.example"}):
+        assert_problem(requests.post(url, json=body, headers=headers, timeout=30), 403, "access-denied")
+    assert sessions() == before
+    # the console's own page (same origin) still signs in
+    ok = requests.post(url, json=body, timeout=30,
+                       headers={"Origin": depot.console_endpoint, "Sec-Fetch-Site": "same-origin"})
+    assert ok.status_code == 201, ok.text
+    assert sessions() == before + 1
+
+
+@pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-www-form-urlencoded",
+                                          "multipart/form-data; boundary=x", "application/json5", "text/json"])
+def test_every_json_body_must_be_declared_json(depot, world, content_type):
+    """A REST body is JSON and says so (parameters allowed): anything else is 415 before it is read, and
+    nothing changes; Content-Type: application/json; charset=utf-8 is fine."""
+    tok = world["tokens"]["writer"]
+    name = "ct-" + secrets.token_hex(3)
+    body = json.dumps({"name": name, "bucket": world["bucket"], "prefix": "m/"}).encode()
+    headers = {} if content_type is None else {"Content-Type": content_type}
+    r = call(depot, "POST", f"/api/v1/teams/{world['team']}/models", token=tok, raw=body, headers=headers)
+    assert_problem(r, 415, "unsupported-media-type")
+    assert call(depot, "GET", f"/api/v1/teams/{world['team']}/models/{name}", token=tok).status_code == 404
+    ok = call(depot, "POST", f"/api/v1/teams/{world['team']}/models", token=tok, raw=body,
+              headers={"Content-Type": "application/json; charset=utf-8"})
+    assert ok.status_code == 201, ok.text
+
+
+def test_a_json_body_naming_a_member_twice_is_refused(depot, world):
+    """Two readers of one body must not see different values: a duplicate key, at any depth, is 400 and
+    nothing changes."""
+    tok = world["tokens"]["writer"]
+    name = "dup-" + secrets.token_hex(3)
+    for raw in (f'{{"name":"{name}","bucket":"{world["bucket"]}","prefix":"m/","prefix":"other/"}}',
+                f'{{"name":"{name}","bucket":"{world["bucket"]}","prefix":"m/","labels":{{"a":"1","a":"2"}}}}'):
+        r = call(depot, "POST", f"/api/v1/teams/{world['team']}/models", token=tok, raw=raw.encode(),
+                 headers={"Content-Type": "application/json"})
+        problem = assert_problem(r, 400, "invalid-argument")
+        assert "twice" in problem["detail"]
+    assert call(depot, "GET", f"/api/v1/teams/{world['team']}/models/{name}", token=tok).status_code == 404
 
 
 def test_screenshots_are_saved(console):
@@ -376,7 +602,7 @@ def test_the_console_can_be_served_from_an_installed_directory(depot, tmp_path):
     server.extra_args = ["--ui-dir", str(ui)]
     server.start()
     try:
-        base = server.endpoint + "/ui/"
+        base = server.console_endpoint + "/ui/"
         index = requests.get(base, timeout=30)
         assert index.status_code == 200 and "ACME model console" in index.text
         assert "frame-ancestors 'none'" in index.headers["Content-Security-Policy"]
@@ -393,7 +619,7 @@ def test_the_console_can_be_served_from_an_installed_directory(depot, tmp_path):
         for attack in (".env", "leak.txt", "img/up/outside.txt", "..%2foutside.txt", "%2e%2e/outside.txt",
                        "../outside.txt", "img/../index.html", "img//logo.svg", "img/", "./index.html",
                        "img%2flogo.svg", "img/up/../../outside.txt"):
-            status, body = raw_get(server.port, "/ui/" + attack)
+            status, body = raw_get(server.console_port, "/ui/" + attack)
             assert status == 404 and b"not for the web" not in body and b"SECRET" not in body, (attack, status)
     finally:
         status = server.stop()

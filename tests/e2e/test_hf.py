@@ -244,6 +244,57 @@ def test_errors_and_scopes_are_the_hubs(depot, hub):
                     body={"version": 1}).status_code == 200
 
 
+def test_hub_refuses_text_postgresql_cannot_hold_before_authenticating(depot, hub):
+    """Issue 34 item 11: the Hub pipeline skipped the UTF-8/NUL validation S3 and REST run: a NUL or an
+    invalid UTF-8 byte in a team, model, revision, path or query reached the token lookup and the
+    registry's queries. Now 400 before anything is looked up, with or without a token."""
+    team = hub["team"]
+    for path in (f"/api/models/{team}/res%00net", f"/api/models/{team}/%ff", f"/{team}/resnet/resolve/ma%00in/x",
+                 f"/{team}/resnet/resolve/main/con%c3fig.json", f"/api/models/{team}/resnet?x=%00"):
+        for token in (hub["bob"], None, "dpt_" + secrets.token_hex(16)):
+            r = requests.get(depot.endpoint + path, headers=hf_headers(token), timeout=60)
+            assert r.status_code == 400 and "UTF-8" in r.json()["error"], (path, r.status_code, r.text)
+
+
+def test_s3_requests_for_hub_shaped_keys_are_answered_by_s3(depot, hub):
+    """Issue 34 item 14: the pipeline was chosen by the path's shape, so an S3 GET of a key such as
+    bucket/model/resolve/main/file that was unsigned (a public grant) or presigned with SigV2 went to the Hub
+    API (404 RepoNotFound, JSON). Now the request's credentials and host decide: S3 credentials are S3's,
+    and an unsigned request is S3's when its first segment names a bucket."""
+    import boto3
+    import botocore.config
+
+    bucket = unique_bucket_name("hfshape")
+    s3 = depot.client("alice")
+    s3.create_bucket(Bucket=bucket, ObjectOwnership="ObjectWriter")
+    key = "model/resolve/main/file.txt"
+    s3.put_object(Bucket=bucket, Key=key, Body=b"s3 bytes")
+    u = depot.user("alice")
+    v2 = boto3.session.Session().client(
+        "s3", endpoint_url=depot.endpoint, region_name="us-east-1", aws_access_key_id=u.access_key,
+        aws_secret_access_key=u.secret, config=botocore.config.Config(retries={"total_max_attempts": 1}))
+    url = v2.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=60)
+    assert "AWSAccessKeyId=" in url
+    r = requests.get(url, timeout=60)
+    assert (r.status_code, r.content) == (200, b"s3 bytes"), r.text
+    r = requests.head(v2.generate_presigned_url("head_object", Params={"Bucket": bucket, "Key": key}), timeout=60)
+    assert r.status_code == 200 and r.headers["ETag"].strip('"') == hashlib.md5(b"s3 bytes").hexdigest()
+    # Unsigned: private, S3 answers (XML AccessDenied, not the Hub's JSON) ...
+    r = requests.get(f"{depot.endpoint}/{bucket}/{key}", timeout=60)
+    assert r.status_code == 403 and b"<Code>AccessDenied</Code>" in r.content, r.text
+    # ... and once a public grant allows it, the read.
+    s3.put_object_acl(Bucket=bucket, Key=key, ACL="public-read")
+    r = requests.get(f"{depot.endpoint}/{bucket}/{key}", timeout=60)
+    assert (r.status_code, r.content) == (200, b"s3 bytes"), r.text
+    assert requests.head(f"{depot.endpoint}/{bucket}/{key}", timeout=60).status_code == 200
+    # Hub clients are unaffected: a token, or no token for a repo whose team is not a bucket name.
+    r = requests.get(f"{depot.endpoint}/{hub['repo']}/resolve/stable/config.json", headers=hf_headers(hub["bob"]),
+                     timeout=60)
+    assert r.content == FILES_V1["config.json"]
+    r = model_info(depot, None, hub["repo"])
+    assert (r.status_code, r.headers["X-Error-Code"]) == (401, "RepoNotFound")
+
+
 def test_downloads_are_audited_as_model_downloads(depot, hub):
     token = "hf_" + hub["bob"]
     marker = secrets.token_hex(4)

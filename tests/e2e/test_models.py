@@ -78,7 +78,7 @@ def model(depot, team, tmp_path_factory):
     body = validate(r, "POST", "/api/v1/teams/{team}/models")
     assert (body["bucket"], body["prefix"], body["version_count"]) == (bucket, "work/resnet/", 0)
     assert body["policy"] == {"required_approvals": 1, "approver_role": "maintainer",
-                              "protected_aliases": ["production"]}
+                              "protected_aliases": ["production"], "four_eyes": "author_and_submitter"}
     assert r.headers["ETag"] == '"r1"'
     return {"bucket": bucket, "src": src, "name": "resnet"}
 
@@ -398,3 +398,45 @@ def test_version_from_multipart_uploads_commits_all_or_nothing(depot, team, mode
     # Completed uploads cannot be completed again.
     assert_problem(api(depot, team, "POST", "/models/resnet/versions", body={"uploads": uploads[:1]}), 404,
                    "no-such-upload")
+
+
+def test_four_eyes_the_author_cannot_approve_what_another_account_submitted(depot, team, model):
+    """Issue 34 item 12: dave (maintainer) creates a version, the writer bob (a CI account) submits it, dave
+    approves it: it was approved. The approver must differ from the author as well as the submitter; a model
+    may also exclude everyone who wrote one of its files (policy four_eyes: all_contributors)."""
+    s3, bucket = depot.client("bob"), model["bucket"]
+    name = "fe-" + secrets.token_hex(3)
+    s3.put_object(Bucket=bucket, Key=f"{name}/w.bin", Body=b"written by bob")
+    r = api(depot, team, "POST", "/models", body={"name": name, "bucket": bucket, "prefix": f"{name}/"})
+    created = validate(r, "POST", "/api/v1/teams/{team}/models")
+    assert created["policy"]["four_eyes"] == "author_and_submitter"
+    base = f"/models/{name}"
+    v = validate(api(depot, team, "POST", f"{base}/versions", user="dave", body={}), "POST",
+                 "/api/v1/teams/{team}/models/{model}/versions")["number"]
+    assert api(depot, team, "POST", f"{base}/versions/{v}/submit", body={}).status_code == 200
+    problem = assert_problem(api(depot, team, "POST", f"{base}/versions/{v}/approve", user="dave", body={}), 403,
+                             "access-denied")
+    assert problem["detail"] == "The author of a version cannot approve it"
+    got = api(depot, team, "GET", f"{base}/versions/{v}").json()
+    assert (got["state"], got["approvals"]) == ("pending", [])
+    assert api(depot, team, "POST", f"{base}/versions/{v}/approve", user="carol", body={}).json()["state"] == \
+        "approved"
+
+    # The stricter rule, set by a team admin: who wrote a file (bob here; alice below) cannot approve either.
+    assert_problem(api(depot, team, "PATCH", base, user="alice", body={"policy": {"four_eyes": "everyone"}}), 400,
+                   "invalid-argument")
+    r = api(depot, team, "PATCH", base, user="alice", body={"policy": {"four_eyes": "all_contributors"}})
+    assert validate(r, "PATCH", "/api/v1/teams/{team}/models/{model}")["policy"]["four_eyes"] == "all_contributors"
+    # (Only the bucket's owner and installation admins write into a bucket in which models live.)
+    depot.client("alice").put_object(Bucket=bucket, Key=f"{name}/extra.bin", Body=b"written by alice")
+    v2 = api(depot, team, "POST", f"{base}/versions", user="dave", body={}).json()["number"]
+    assert api(depot, team, "POST", f"{base}/versions/{v2}/submit", body={}).status_code == 200
+    # alice wrote a file, dave authored it: both refused; a maintainer who did neither approves.
+    problem = assert_problem(api(depot, team, "POST", f"{base}/versions/{v2}/approve", user="alice", body={}), 403,
+                             "access-denied")
+    assert "wrote a file" in problem["detail"]
+    assert_problem(api(depot, team, "POST", f"{base}/versions/{v2}/approve", user="dave", body={}), 403,
+                   "access-denied")
+    assert api(depot, team, "GET", f"{base}/versions/{v2}").json()["state"] == "pending"
+    assert api(depot, team, "POST", f"{base}/versions/{v2}/approve", user="carol", body={}).json()["state"] == \
+        "approved"

@@ -210,6 +210,116 @@ def test_governance_retention_and_who_may_bypass_it(depot, s3):
     assert version_ids(s3, name, "release") == ([], [])
 
 
+def _policy(*statements: dict) -> str:
+    return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
+
+
+def _allow(principal: str, actions, resource: str) -> dict:
+    return {"Effect": "Allow", "Principal": {"AWS": principal}, "Action": actions, "Resource": resource}
+
+
+def test_a_write_grant_never_bypasses_governance(depot, s3, s3_bob):
+    """Issue 34 item 2: bob holds only a WRITE grant on alice's lock bucket and sends
+    x-amz-bypass-governance-retention: true to delete a GOVERNANCE-locked version by id (was 204), in bulk,
+    and to clear its retention. Bypassing needs the bucket's owner, an installation admin or a bucket policy
+    naming s3:BypassGovernanceRetention; an ACL grant never does. Each is refused and nothing changes."""
+    name = unique_bucket_name("lock-grant")
+    s3.create_bucket(Bucket=name, ObjectLockEnabledForBucket=True, ObjectOwnership="ObjectWriter")
+    s3.put_bucket_acl(Bucket=name, GrantFullControl='id="alice"', GrantWrite='id="bob"')
+    v = put(s3, name, "release", ObjectLockMode="GOVERNANCE", ObjectLockRetainUntilDate=later(5))
+    before, snap = lock_state(depot, name), depot.snapshot(name)
+    expect_error("AccessDenied", 403, s3_bob.delete_object, Bucket=name, Key="release", VersionId=v,
+                 BypassGovernanceRetention=True)
+    expect_error("AccessDenied", 403, s3_bob.delete_objects, Bucket=name, BypassGovernanceRetention=True,
+                 Delete={"Objects": [{"Key": "release", "VersionId": v}]})
+    for retention in ({}, {"Mode": "GOVERNANCE", "RetainUntilDate": later(1)}):
+        expect_error("AccessDenied", 403, s3_bob.put_object_retention, Bucket=name, Key="release", VersionId=v,
+                     Retention=retention, BypassGovernanceRetention=True)
+    assert lock_state(depot, name) == before
+    depot.assert_unchanged(snap)
+    assert s3.get_object_retention(Bucket=name, Key="release", VersionId=v)["Retention"]["Mode"] == "GOVERNANCE"
+    # The grant itself still works: bob writes (a new version) and deletes without the header (a marker).
+    put(s3_bob, name, "release", body=b"bob's")
+    assert s3_bob.delete_object(Bucket=name, Key="release")["DeleteMarker"] is True
+    assert s3.get_object(Bucket=name, Key="release", VersionId=v)["Body"].read() == b"weights"
+
+
+def test_a_write_grant_never_locks_what_it_writes(depot, s3, s3_bob):
+    """A WRITE grantee PUT a version with COMPLIANCE retention or a legal hold into alice's lock bucket (200):
+    a lock nobody, alice included, could lift for years. As on AWS, a write that sets a lock also needs
+    s3:PutObjectRetention / s3:PutObjectLegalHold: 403 for every kind of write, nothing stored; a policy
+    naming the action lets it through."""
+    name = unique_bucket_name("lock-write")
+    s3.create_bucket(Bucket=name, ObjectLockEnabledForBucket=True, ObjectOwnership="ObjectWriter")
+    s3.put_bucket_acl(Bucket=name, GrantFullControl='id="alice"', GrantWrite='id="bob"')
+    put(s3, name, "src")
+    snap = depot.snapshot(name)
+    compliance = {"ObjectLockMode": "COMPLIANCE", "ObjectLockRetainUntilDate": later(3650)}
+    for lock in (compliance, {"ObjectLockLegalHoldStatus": "ON"}):
+        expect_error("AccessDenied", 403, put, s3_bob, name, "trap", **lock)
+        expect_error("AccessDenied", 403, s3_bob.copy_object, Bucket=name, Key="trap",
+                     CopySource={"Bucket": name, "Key": "src"}, **lock)
+        expect_error("AccessDenied", 403, s3_bob.create_multipart_upload, Bucket=name, Key="trap", **lock)
+    depot.assert_unchanged(snap)
+    # Without a lock the grant writes; with a policy naming the action the lock is set too.
+    put(s3_bob, name, "plain")
+    s3.put_bucket_policy(Bucket=name, Policy=_policy(
+        _allow("bob", ["s3:PutObjectLegalHold"], f"arn:aws:s3:::{name}/*")))
+    put(s3_bob, name, "held", ObjectLockLegalHoldStatus="ON")
+    assert s3.get_object_legal_hold(Bucket=name, Key="held")["LegalHold"]["Status"] == "ON"
+    s3.put_object_legal_hold(Bucket=name, Key="held", LegalHold={"Status": "OFF"})
+
+
+def test_only_a_policy_naming_bypass_governance_retention_lets_another_user_bypass(depot, s3, s3_bob):
+    """Issue 34 item 2: a policy allowing bob s3:DeleteObject, s3:DeleteObjectVersion and
+    s3:PutObjectRetention (or s3:*) does not let him clear a GOVERNANCE retention nor delete the version
+    through DeleteObjects with the bypass header (was 200, cleared and deleted). A statement naming
+    s3:BypassGovernanceRetention does, for the keys it names; its Deny binds the owner too."""
+    name = lock_bucket(s3, "lock-pol")
+    until = later(5)
+    v_keep = put(s3, name, "keep/model", ObjectLockMode="GOVERNANCE", ObjectLockRetainUntilDate=until)
+    v_tmp = put(s3, name, "tmp/model", ObjectLockMode="GOVERNANCE", ObjectLockRetainUntilDate=until)
+    objects = {"Objects": [{"Key": "keep/model", "VersionId": v_keep}, {"Key": "tmp/model", "VersionId": v_tmp}]}
+    actions = ["s3:DeleteObject", "s3:DeleteObjectVersion", "s3:PutObjectRetention", "s3:GetObjectRetention"]
+    for granted in (actions, "s3:*"):
+        s3.put_bucket_policy(Bucket=name, Policy=_policy(_allow("bob", granted, f"arn:aws:s3:::{name}/*")))
+        before, snap = lock_state(depot, name), depot.snapshot(name)
+        for key, v in (("keep/model", v_keep), ("tmp/model", v_tmp)):
+            expect_error("AccessDenied", 403, s3_bob.put_object_retention, Bucket=name, Key=key, VersionId=v,
+                         Retention={}, BypassGovernanceRetention=True)
+            expect_error("AccessDenied", 403, s3_bob.delete_object, Bucket=name, Key=key, VersionId=v,
+                         BypassGovernanceRetention=True)
+        expect_error("AccessDenied", 403, s3_bob.delete_objects, Bucket=name, BypassGovernanceRetention=True,
+                     Delete=objects)
+        assert lock_state(depot, name) == before
+        depot.assert_unchanged(snap)
+        # What the policy grants without the bypass still holds: extending is not bypassing.
+        s3_bob.put_object_retention(Bucket=name, Key="keep/model", VersionId=v_keep,
+                                    Retention={"Mode": "GOVERNANCE", "RetainUntilDate": until})
+    # Named for tmp/*: bob bypasses there, and only there.
+    s3.put_bucket_policy(Bucket=name, Policy=_policy(
+        _allow("bob", actions, f"arn:aws:s3:::{name}/*"),
+        _allow("bob", "s3:BypassGovernanceRetention", f"arn:aws:s3:::{name}/tmp/*")))
+    r = s3_bob.delete_objects(Bucket=name, BypassGovernanceRetention=True, Delete=objects)
+    assert [d["VersionId"] for d in r["Deleted"]] == [v_tmp]
+    assert [(e["Key"], e["Code"]) for e in r["Errors"]] == [("keep/model", "AccessDenied")]
+    assert version_ids(s3, name, "keep/model") == ([v_keep], [])
+    assert version_ids(s3, name, "tmp/model") == ([], [])
+    # A Deny of the bypass binds the owner (an installation admin here) too; without the header nothing changes.
+    s3.put_bucket_policy(Bucket=name, Policy=_policy({
+        "Effect": "Deny", "Principal": "*", "Action": "s3:BypassGovernanceRetention",
+        "Resource": f"arn:aws:s3:::{name}/*"}))
+    before = lock_state(depot, name)
+    expect_error("AccessDenied", 403, s3.delete_object, Bucket=name, Key="keep/model", VersionId=v_keep,
+                 BypassGovernanceRetention=True)
+    expect_error("AccessDenied", 403, s3.put_object_retention, Bucket=name, Key="keep/model", VersionId=v_keep,
+                 Retention={}, BypassGovernanceRetention=True)
+    assert lock_state(depot, name) == before
+    s3.delete_bucket_policy(Bucket=name)
+    s3.delete_object(Bucket=name, Key="keep/model", VersionId=v_keep, BypassGovernanceRetention=True)
+    assert version_ids(s3, name, "keep/model") == ([], [])
+
+
 def test_compliance_cannot_be_shortened_even_by_an_installation_admin(depot, s3, s3_bob):
     # bob's bucket; alice is an installation admin.
     name = lock_bucket(s3_bob, "lock-comp")

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import secrets
+from urllib.parse import quote
 
 import pytest
+import requests
 
 from depot_harness import AWS, clean_env, expect_error, run, unique_bucket_name
 from rest import assert_problem, call, token_for, validate
@@ -45,7 +47,11 @@ def setup(depot, tmp_path_factory):
 def scoped_key(depot, tok, scope) -> dict:
     r = call(depot, "POST", "/api/v1/keys", token=tok, body={"scope": scope})
     key = validate(r, "POST", "/api/v1/keys")
-    assert key["scope"] == {**scope, **({"read_only": True} if "alias" in scope else {})}
+    got = dict(key["scope"])
+    if "alias" in scope:
+        # Bound to the alias it names (its identity), assigned by depotd.
+        assert isinstance(got.pop("alias_id"), int)
+    assert got == {**scope, **({"read_only": True} if "alias" in scope else {})}
     assert key["secret_access_key"]
     return key
 
@@ -98,6 +104,68 @@ def test_moving_the_alias_moves_what_the_key_reads(depot, setup):
     assert call(depot, "PUT", f"/api/v1/teams/{team}/models/resnet/aliases/serving", token=tok,
                 body={"version": 1}).status_code == 200
     expect_error("AccessDenied", 403, client.get_object, Bucket=bucket, Key="resnet/new.bin")
+
+
+def test_a_deleted_alias_leaves_its_credentials_reading_nothing(depot, setup):
+    """Issue 34 item 8: `prod` points at v1; a key and a token are scoped to {model, alias: prod}; prod is
+    deleted and a writer freezes a draft labelled `prod`. The credentials resolved "prod" by name (labels
+    before aliases) and read the unreviewed draft through the Hub API, the models view and REST (200). A
+    scope is bound to the alias itself: deleted, it reads nothing, whatever later takes its name."""
+    team, bucket, tok = setup["team"], setup["bucket"], setup["token"]
+    s3 = depot.client("alice")
+    model = "m8-" + secrets.token_hex(3)
+    base = f"/api/v1/teams/{team}/models/{model}"
+    s3.put_object(Bucket=bucket, Key=f"{model}/w.bin", Body=b"approved weights")
+    assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=tok,
+                body={"name": model, "bucket": bucket, "prefix": f"{model}/"}).status_code == 201
+    assert call(depot, "POST", f"{base}/versions", token=tok, body={}).status_code == 201
+    assert call(depot, "PUT", f"{base}/aliases/prod", token=tok, body={"version": 1}).status_code == 200
+    scope = {"model": f"{team}/{model}", "alias": "prod"}
+    key = scoped_key(depot, tok, scope)
+    r = call(depot, "POST", "/api/v1/tokens", token=tok, body={"scope": scope})
+    assert r.status_code == 201, r.text
+    scoped = r.json()["token"]
+    client = depot.client(access_key=key["access_key_id"], secret=key["secret_access_key"])
+
+    def hub(revision):
+        return requests.get(f"{depot.endpoint}/{team}/{model}/resolve/{quote(revision, safe='')}/w.bin",
+                            headers={"authorization": f"Bearer {scoped}"}, timeout=60)
+
+    # While prod exists, the credentials read its files everywhere.
+    assert hub("main").content == b"approved weights"
+    assert client.get_object(Bucket="models", Key=f"{team}/{model}/prod/w.bin")["Body"].read() == \
+        b"approved weights"
+    assert call(depot, "GET", f"{base}/versions/prod", token=scoped).json()["number"] == 1
+
+    assert call(depot, "DELETE", f"{base}/aliases/prod", token=tok).status_code == 204
+    s3.put_object(Bucket=bucket, Key=f"{model}/w.bin", Body=b"unreviewed draft")
+    r = call(depot, "POST", f"{base}/versions", token=tok, body={"label": "prod"})
+    assert r.status_code == 201 and r.json()["state"] == "draft", r.text
+
+    for revision in ("main", "prod", "2"):
+        r = hub(revision)
+        assert r.status_code in (403, 404) and b"draft" not in r.content, (revision, r.status_code)
+    expect_error("NoSuchKey", 404, client.get_object, Bucket="models", Key=f"{team}/{model}/prod/w.bin")
+    listed = client.list_objects_v2(Bucket="models", Prefix=f"{team}/{model}/prod/")
+    assert listed.get("KeyCount", 0) == 0, listed.get("Contents")
+    expect_error("AccessDenied", 403, client.get_object, Bucket=bucket, Key=f"{model}/w.bin")
+    assert call(depot, "GET", f"{base}/versions/prod", token=scoped).status_code == 404
+    assert call(depot, "GET", f"{base}/versions/prod/files", token=scoped).status_code == 404
+    assert call(depot, "GET", f"{base}/aliases/prod", token=scoped).status_code == 404
+    # Nothing was changed to make the above true: the draft is there for the owner.
+    assert s3.get_object(Bucket="models", Key=f"{team}/{model}/prod/w.bin")["Body"].read() == b"unreviewed draft"
+
+
+def test_an_alias_scope_needs_an_existing_alias(depot, setup):
+    """A scope is bound to the alias it names when the credential is made; a name no alias has is refused
+    (it could later be taken by anything) and no credential is made."""
+    team, tok = setup["team"], setup["token"]
+    before = len(call(depot, "GET", "/api/v1/tokens", token=tok).json()["items"])
+    r = call(depot, "POST", "/api/v1/tokens", token=tok,
+             body={"scope": {"model": f"{team}/resnet", "alias": "nonexistent"}})
+    assert_problem(r, 400, "invalid-argument")
+    assert "no alias 'nonexistent'" in r.json()["detail"]
+    assert len(call(depot, "GET", "/api/v1/tokens", token=tok).json()["items"]) == before
 
 
 def test_a_revoked_key_is_refused_on_the_next_request(depot, setup):

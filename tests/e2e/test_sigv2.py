@@ -248,6 +248,42 @@ def test_sigv2_attacks(depot, v2bucket):
     assert (status, error_code(resp)) == (403, "AccessDenied")
 
 
+def test_presigned_listing_parameters_cannot_be_edited(depot, v2bucket):
+    """Issue 34 item 10: SigV2 signs only sub-resources, so a presigned listing of prefix=public/ edited to
+    prefix=secret/ still verified and listed the secret keys. A presigned SigV2 request carrying a parameter
+    its signature does not cover is refused (SigV4 signs every parameter and refuses the edit by itself)."""
+    s3 = depot.client("alice")
+    s3.put_object(Bucket=v2bucket, Key="public/a.txt", Body=b"a")
+    s3.put_object(Bucket=v2bucket, Key="secret/payroll.csv", Body=b"b")
+    c = default_client(depot)
+    url = c.generate_presigned_url("list_objects", Params={"Bucket": v2bucket, "Prefix": "public/"}, ExpiresIn=60)
+    assert "Signature=" in url and "prefix=public" in url
+    for edited in (url.replace("prefix=public", "prefix=secret"), url, url + "&delimiter=/",
+                   url.replace("prefix=public%2F", "") + "&list-type=2"):
+        status, body = fetch(edited)
+        assert (status, error_code(body)) == (400, "AuthorizationQueryParametersError"), body
+        assert b"payroll" not in body and b"<Contents>" not in body
+    # boto3's presigned listing of the whole bucket carries only encoding-type=url (unsigned, and harmless:
+    # it changes how keys are spelled, not which are listed), and works.
+    whole = c.generate_presigned_url("list_objects", Params={"Bucket": v2bucket}, ExpiresIn=60)
+    assert "encoding-type=url" in whole
+    status, body = fetch(whole)
+    assert status == 200 and b"public/a.txt" in body, body
+    status, body = fetch(whole.replace("encoding-type=url", "encoding-type=url&prefix=secret/"))
+    assert (status, error_code(body)) == (400, "AuthorizationQueryParametersError") and b"payroll" not in body
+    # A URL without such parameters still works; SigV4 refuses the same edit with its own signature.
+    url = c.generate_presigned_url("get_object", Params={"Bucket": v2bucket, "Key": "public/a.txt"}, ExpiresIn=60)
+    assert fetch(url) == (200, b"a")
+    assert fetch(url + "&prefix=secret/")[0] == 400
+    v4 = depot.client("alice").generate_presigned_url("list_objects", Params={"Bucket": v2bucket, "Prefix": "public/"})
+    status, body = fetch(v4.replace("prefix=public", "prefix=secret"))
+    assert (status, error_code(body)) == (403, "SignatureDoesNotMatch") and b"payroll" not in body
+    # Header-signed SigV2 lists with a prefix as s3cmd does (its query is unsigned, like its body: SECURITY.md).
+    path = f"/{v2bucket}?prefix=public/"
+    status, body = raw(depot, "GET", path, headers=v2_headers(depot, "GET", path))
+    assert status == 200 and b"public/a.txt" in body and b"payroll" not in body
+
+
 def test_scoped_key_is_limited_the_same_through_sigv2(depot, v2bucket):
     """A key scoped read-only to one bucket prefix: what SigV4 allows and refuses, SigV2 does too."""
     depot.client("alice").put_object(Bucket=v2bucket, Key="ro/in.txt", Body=b"in scope")

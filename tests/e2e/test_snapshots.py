@@ -155,6 +155,81 @@ def test_writes_under_snapshots_are_refused_and_create_nothing(depot, s3, bucket
     assert s3.get_object(Bucket=bucket, Key=".snapshots/ro/k")["Body"].read() == b"kept"
 
 
+def test_the_snapshot_view_is_the_owners_and_under_the_policy_of_the_key_it_serves(depot, s3, s3_bob, tokens):
+    """Issue 34 item 3: with READ on the bucket only, bob read .snapshots/s1/private/payroll.csv (200) while
+    private/payroll.csv was 403, and a policy's Deny of secret/* did not reach .snapshots/s1/secret/...: the
+    view keys have no ACL of their own and were matched as literal keys. A snapshot is its owner's (README),
+    and what it serves is decided as the key it resolves to."""
+    bucket = unique_bucket_name("snap-acl")
+    s3.create_bucket(Bucket=bucket, ObjectOwnership="ObjectWriter")
+    s3.put_bucket_acl(Bucket=bucket, GrantFullControl='id="alice"', GrantRead='id="bob"')
+    s3.put_object(Bucket=bucket, Key="private/payroll.csv", Body=b"salaries")
+    s3.put_object(Bucket=bucket, Key="secret/plans", Body=b"plans")
+    s3.put_object(Bucket=bucket, Key="open.txt", Body=b"open", GrantRead='id="bob"', GrantFullControl='id="alice"')
+    create(depot, tokens["alice"], bucket, "s1")
+    # The live bucket: bob lists (bucket READ) and reads what is granted to him, not the private object.
+    assert s3_bob.get_object(Bucket=bucket, Key="open.txt")["Body"].read() == b"open"
+    expect_error("AccessDenied", 403, s3_bob.get_object, Bucket=bucket, Key="private/payroll.csv")
+    assert len(s3_bob.list_objects_v2(Bucket=bucket)["Contents"]) == 3
+    before = depot.snapshot(bucket)
+    # The view: none of it is bob's, whatever his grants (even the object granted to him).
+    for key in (".snapshots/s1/private/payroll.csv", ".snapshots/s1/open.txt", ".snapshots/s1/missing"):
+        expect_error("AccessDenied", 403, s3_bob.get_object, Bucket=bucket, Key=key)
+        assert client_status(s3_bob.head_object, Bucket=bucket, Key=key) == 403
+    for prefix in (".snapshots/", ".snapshots/s1/", ".snapshots/s1/private/"):
+        expect_error("AccessDenied", 403, s3_bob.list_objects_v2, Bucket=bucket, Prefix=prefix)
+    # Nor a copy from it into a bucket of his own.
+    mine = unique_bucket_name("snap-bob")
+    s3_bob.create_bucket(Bucket=mine)
+    expect_error("AccessDenied", 403, s3_bob.copy_object, Bucket=mine, Key="stolen",
+                 CopySource={"Bucket": bucket, "Key": ".snapshots/s1/private/payroll.csv"})
+    assert "Contents" not in s3_bob.list_objects_v2(Bucket=mine)
+    # The owner reads her snapshot.
+    assert s3.get_object(Bucket=bucket, Key=".snapshots/s1/private/payroll.csv")["Body"].read() == b"salaries"
+
+    # A Deny of secret/* holds on the view of secret/*, for the owner (an installation admin) too, and for a copy.
+    s3.put_bucket_policy(Bucket=bucket, Policy=json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Effect": "Deny", "Principal": "*", "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::{bucket}/secret/*"},
+        {"Effect": "Deny", "Principal": "*", "Action": "s3:ListBucket", "Resource": f"arn:aws:s3:::{bucket}",
+         "Condition": {"StringLike": {"s3:prefix": "secret/*"}}}]}))
+    before = depot.snapshot(bucket)
+    expect_error("AccessDenied", 403, s3.get_object, Bucket=bucket, Key="secret/plans")
+    e = expect_error("AccessDenied", 403, s3.get_object, Bucket=bucket, Key=".snapshots/s1/secret/plans")
+    assert "bucket policy" in e["Error"]["Message"]
+    assert client_status(s3.head_object, Bucket=bucket, Key=".snapshots/s1/secret/plans") == 403
+    expect_error("AccessDenied", 403, s3.list_objects_v2, Bucket=bucket, Prefix="secret/")
+    expect_error("AccessDenied", 403, s3.list_objects_v2, Bucket=bucket, Prefix=".snapshots/s1/secret/")
+    expect_error("AccessDenied", 403, s3.copy_object, Bucket=bucket, Key="copied",
+                 CopySource={"Bucket": bucket, "Key": ".snapshots/s1/secret/plans"})
+    depot.assert_unchanged(before)
+    # What the Deny does not name stays readable through the view.
+    assert s3.get_object(Bucket=bucket, Key=".snapshots/s1/private/payroll.csv")["Body"].read() == b"salaries"
+    s3.delete_bucket_policy(Bucket=bucket)
+
+
+def test_the_snapshot_view_of_a_public_bucket_is_not_public(depot, s3, tokens):
+    bucket = unique_bucket_name("snap-pub")
+    s3.create_bucket(Bucket=bucket, ObjectOwnership="ObjectWriter")
+    s3.put_bucket_acl(Bucket=bucket, ACL="public-read")
+    s3.put_object(Bucket=bucket, Key="pub.txt", Body=b"public", ACL="public-read")
+    create(depot, tokens["alice"], bucket, "s1")
+    assert requests.get(f"{depot.endpoint}/{bucket}/pub.txt", timeout=30).status_code == 200
+    assert requests.get(f"{depot.endpoint}/{bucket}?list-type=2", timeout=30).status_code == 200
+    for path in (f"/{bucket}/.snapshots/s1/pub.txt", f"/{bucket}?list-type=2&prefix=.snapshots/",
+                 f"/{bucket}?list-type=2&prefix=.snapshots/s1/"):
+        r = requests.get(depot.endpoint + path, timeout=30)
+        assert r.status_code == 403 and b"<Code>AccessDenied</Code>" in r.content, (path, r.text)
+
+
+def client_status(fn, **kwargs) -> int:
+    from botocore.exceptions import ClientError
+    try:
+        fn(**kwargs)
+    except ClientError as e:
+        return e.response["ResponseMetadata"]["HTTPStatusCode"]
+    return 200
+
+
 def test_a_prefix_snapshot_holds_only_its_prefix(depot, s3, bucket, tokens):
     for key in ("data/1", "data/2", "other/3", "data-x"):
         s3.put_object(Bucket=bucket, Key=key, Body=key.encode())

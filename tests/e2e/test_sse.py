@@ -20,7 +20,8 @@ import botocore.exceptions
 import pytest
 import requests
 
-from depot_harness import CertAuthority, clean_env, expect_error, md5_etag, run, sanitizer_reports
+from depot_harness import (CertAuthority, clean_env, expect_error, md5_etag, run, sanitizer_reports,
+                            unique_bucket_name)
 from rest import call, token_for
 
 SEG = 64 << 10  # plaintext bytes per sealed segment (storage/sealed/sealed_format.hpp)
@@ -259,6 +260,43 @@ def test_tampered_ciphertext_is_an_error_not_garbage(sse, s3e, bucket, tmp_path)
         failed = None
     assert failed is not None, "a tampered object was served"
     s3e.delete_object(Bucket=bucket, Key="t")
+
+
+def test_a_reencrypting_copy_keeps_its_acl_lock_and_write_conditions(sse, s3e):
+    """Issue 34 items 7 and 13: a CopyObject that has to re-encrypt (here plain -> SSE-S3) is the same copy as
+    one that references the source: If-None-Match / If-Match on the target were ignored (200, overwritten),
+    and its ACL and lock headers were dropped. Now: 412 and nothing changes; the copy has its ACL and lock,
+    in one audit row."""
+    from datetime import datetime, timedelta, timezone
+
+    bucket = unique_bucket_name("sse-copy")
+    s3e.create_bucket(Bucket=bucket, ObjectLockEnabledForBucket=True, ObjectOwnership="ObjectWriter")
+    s3e.put_object(Bucket=bucket, Key="src", Body=b"source")
+    target = s3e.put_object(Bucket=bucket, Key="dst", Body=b"target")["ETag"]
+    source = {"x-amz-copy-source": f"/{bucket}/src", "x-amz-server-side-encryption": "AES256"}
+    before = sse.snapshot(bucket)
+    for condition in ({"If-None-Match": "*"}, {"If-Match": md5_etag(b"stale")}):
+        r = sse.request("PUT", f"/{bucket}/dst", headers={**source, **condition})
+        assert r.status_code == 412 and "<Code>PreconditionFailed</Code>" in r.text, r.text
+    sse.assert_unchanged(before)
+    assert body(s3e, bucket, "dst") == b"target"
+    r = sse.request("PUT", f"/{bucket}/dst", headers={**source, "If-Match": target})
+    assert r.status_code == 200, r.text
+    assert body(s3e, bucket, "dst") == b"source" and blobs_of(sse, bucket, "dst")[0][1] == "master"
+
+    until = (datetime.now(timezone.utc) + timedelta(days=1)).replace(microsecond=0)
+    s3e.copy_object(Bucket=bucket, Key="copy", CopySource={"Bucket": bucket, "Key": "src"},
+                    ServerSideEncryption="AES256", GrantRead='id="bob"', ObjectLockMode="GOVERNANCE",
+                    ObjectLockRetainUntilDate=until, ObjectLockLegalHoldStatus="ON")
+    assert blobs_of(sse, bucket, "copy")[0][1] == "master"
+    grants = {(g["Grantee"].get("ID"), g["Permission"]) for g in s3e.get_object_acl(Bucket=bucket, Key="copy")["Grants"]}
+    assert grants == {("alice", "FULL_CONTROL"), ("bob", "READ")}
+    assert s3e.get_object_retention(Bucket=bucket, Key="copy")["Retention"] == {"Mode": "GOVERNANCE",
+                                                                             "RetainUntilDate": until}
+    assert s3e.get_object_legal_hold(Bucket=bucket, Key="copy")["LegalHold"] == {"Status": "ON"}
+    rows = sse.db.query("SELECT action, details::text FROM audit_log WHERE action LIKE 'object.%' "
+                        f"AND resource = '{bucket}/copy' ORDER BY id")
+    assert [r[0] for r in rows] == ["object.copy"] and '"acl"' in rows[0][1], rows
 
 
 # ---- refusals without a master key, and SSE-C over plain HTTP
@@ -530,3 +568,36 @@ def test_rclone_sse_c_and_sse_s3(sse, s3e, bucket, tmp_path):
            f"depot:{bucket}/rclone/s3.bin")
     assert s3e.head_object(Bucket=bucket, Key="rclone/s3.bin")["ServerSideEncryption"] == "AES256"
     assert {b[1] for b in blobs_of(sse, bucket, "rclone/s3.bin")} == {"master"}
+
+
+def test_encrypted_content_takes_no_part_in_digest_lookups_or_sources(depot, sse, s3e, bucket):
+    """Issue 34 item 19: the plaintext SHA-256 of an SSE-C object answered POST /content/lookup (`found`, a
+    guessed plaintext confirmed without the key), and POST /buckets/{b}/objects {key, sha256, size} cloned
+    the object without the key, which CopyObject refuses. Encrypted content (SSE-C and SSE-S3) is no digest
+    source and no lookup match."""
+    token = token_for(depot, "alice")["token"]
+    secret = b"the guessed plaintext: salary=100000\n"
+    managed = b"sse-s3 content " + os.urandom(16)
+    s3e.put_object(Bucket=bucket, Key="c/secret", Body=secret, **sse_c())
+    s3e.put_object(Bucket=bucket, Key="s/managed", Body=managed, ServerSideEncryption="AES256")
+    # CopyObject of the SSE-C object without its key is refused.
+    expect_error("InvalidRequest", 400, s3e.copy_object, Bucket=bucket, Key="copied",
+                 CopySource={"Bucket": bucket, "Key": "c/secret"})
+    before = depot.snapshot(bucket)
+    digests = [hashlib.sha256(secret).hexdigest(), hashlib.sha256(managed).hexdigest()]
+    r = call(depot, "POST", "/api/v1/content/lookup", token=token, body={"sha256": digests})
+    assert r.status_code == 200 and r.json() == {"found": [], "missing": digests}, r.text
+    for key, data in (("clone-c", secret), ("clone-s", managed)):
+        r = call(depot, "POST", f"/api/v1/buckets/{bucket}/objects", token=token,
+                 body={"key": key, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)})
+        assert r.status_code == 404 and r.json()["type"] == "urn:depot:problem:not-found", r.text
+    depot.assert_unchanged(before)
+    expect_error("NoSuchKey", 404, s3e.head_object, Bucket=bucket, Key="clone-c")
+    # Plaintext content still answers (the same bytes stored plain are found and referenced).
+    s3e.put_object(Bucket=bucket, Key="p/plain", Body=secret)
+    r = call(depot, "POST", "/api/v1/content/lookup", token=token, body={"sha256": digests[:1]})
+    assert [f["sha256"] for f in r.json()["found"]] == digests[:1]
+    r = call(depot, "POST", f"/api/v1/buckets/{bucket}/objects", token=token,
+             body={"key": "clone-p", "sha256": digests[0], "size": len(secret)})
+    assert r.status_code == 201, r.text
+    assert s3e.get_object(Bucket=bucket, Key="clone-p")["Body"].read() == secret

@@ -47,12 +47,13 @@ def verify_signature(secret: str, headers, body: bytes) -> list[bool]:
 
 class Receiver:
     """An HTTP server recording every POST. `fail_next` answers that many requests with 500; `hold` makes
-    requests wait on an event before answering (a slow receiver)."""
+    requests wait on an event before answering (a slow receiver); `ok_body` is the body of a 2xx answer."""
 
     def __init__(self):
         self.requests: list[dict] = []
         self.lock = threading.Lock()
         self.fail_next = 0
+        self.ok_body = b"ok"
         self.hold: threading.Event | None = None
         receiver = self
 
@@ -70,7 +71,7 @@ class Receiver:
                 if hold is not None:
                     hold.wait(30)
                 status = 500 if failing else 200
-                reply = b"boom" if failing else b"ok"
+                reply = b"boom" if failing else receiver.ok_body
                 self.send_response(status)
                 self.send_header("Content-Length", str(len(reply)))
                 self.end_headers()
@@ -321,6 +322,37 @@ def test_receiver_failing_then_recovering_gets_the_event(hooks_depot, receiver):
         "state"] in ("pending", "delivering", "delivered")
     got = receiver.wait_for(lambda g: len(g) > before)
     assert got[-1]["json"]["id"] == ping["event_id"]
+
+
+def test_2xx_with_a_long_body_is_one_delivery(hooks_depot, receiver):
+    """A receiver answering 200 with a body over 64 KiB (Content-Length set) has accepted the event: one
+    attempt, delivered, no retry (no duplicate delivery), no failure counted; the excerpt is its first
+    1 KiB."""
+    server = hooks_depot
+    team = make_team(server)
+    hook = subscribe(server, team, receiver.url)
+    receiver.ok_body = b"x" * (200 * 1024)
+    r = team_call(server, team, "POST", f"/webhooks/{hook['id']}/ping")
+    ping = validate(r, "POST", "/api/v1/teams/{team}/webhooks/{webhook}/ping")
+    receiver.wait_for(lambda g: any(e["id"] == ping["event_id"] for e in events_of(g)))
+    deadline = time.monotonic() + 10
+    while True:
+        items = team_call(server, team, "GET", f"/webhooks/{hook['id']}/deliveries").json()["items"]
+        delivery = next(d for d in items if d["event_id"] == ping["event_id"])
+        if delivery["state"] != "delivering" and delivery["state"] != "pending" or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    time.sleep(2.5)  # a failed attempt would be retried within the retry base (1 s) plus jitter
+    with receiver.lock:
+        attempts = [q for q in receiver.requests if json.loads(q["body"])["id"] == ping["event_id"]]
+    assert len(attempts) == 1, "the event was delivered more than once"
+    detail = team_call(server, team, "GET", f"/webhooks/{hook['id']}/deliveries/{delivery['id']}").json()
+    assert detail["state"] == "delivered", detail
+    assert [a["status"] for a in detail["attempt_log"]] == [200]
+    assert detail["attempt_log"][0]["error"] is None, detail["attempt_log"]
+    assert detail["attempt_log"][0]["response_excerpt"] == "x" * 1024
+    r = team_call(server, team, "GET", f"/webhooks/{hook['id']}")
+    assert validate(r, "GET", "/api/v1/teams/{team}/webhooks/{webhook}")["consecutive_failures"] == 0
 
 
 def test_failing_receiver_disables_subscription_and_tells_team(depot, private_depot, receiver):

@@ -56,7 +56,8 @@ asio::awaitable<std::vector<content_match>> content_catalog::lookup(std::string_
         co_await sql(*conn,
                      "SELECT DISTINCT v.sha256, v.size FROM object_versions v "
                      "JOIN buckets b ON b.id = v.bucket_id "
-                     "WHERE b.owner_id = $1 AND NOT v.is_delete_marker AND NOT v.purged AND v.sha256 IN "
+                     "WHERE b.owner_id = $1 AND NOT v.is_delete_marker AND NOT v.purged AND v.sse IS NULL "
+                     "AND v.sha256 IN "
                      "(SELECT decode(h, 'hex') FROM unnest($2::text[]) AS h) "
                      "ORDER BY 1, 2",
                      owner_id, wanted);
@@ -76,14 +77,15 @@ asio::awaitable<std::optional<content_source>> content_catalog::find_source(std:
     const std::string area_bucket = confined ? within->bucket : std::string();
     const std::string area_prefix = confined ? within->prefix : std::string();
     auto conn = co_await pool_.acquire();
-    auto rs = co_await sql(
-        *conn,
-        "SELECT b.name, v.key, v.version_id, v.id FROM object_versions v "
-        "JOIN buckets b ON b.id = v.bucket_id "
-        "WHERE v.sha256 = $2 AND v.size = $3 AND b.owner_id = $1 AND NOT v.is_delete_marker "
-        "AND NOT v.purged AND (NOT $4::boolean OR (b.name = $5::text AND starts_with(v.key, $6::text))) "
-        "ORDER BY v.superseded_seq IS NULL DESC, v.id DESC LIMIT 1",
-        owner_id, digest, static_cast<std::int64_t>(size), confined, area_bucket, area_prefix);
+    auto rs =
+        co_await sql(*conn,
+                     "SELECT b.name, v.key, v.version_id, v.id FROM object_versions v "
+                     "JOIN buckets b ON b.id = v.bucket_id "
+                     "WHERE v.sha256 = $2 AND v.size = $3 AND b.owner_id = $1 AND NOT v.is_delete_marker "
+                     "AND NOT v.purged AND v.sse IS NULL AND (NOT $4::boolean OR (b.name = $5::text AND "
+                     "starts_with(v.key, $6::text))) "
+                     "ORDER BY v.superseded_seq IS NULL DESC, v.id DESC LIMIT 1",
+                     owner_id, digest, static_cast<std::int64_t>(size), confined, area_bucket, area_prefix);
     if (rs.empty())
         co_return std::nullopt;
     co_return content_source{rs[0].str(0), rs[0].str(1), rs[0].str(2), rs[0].i64(3)};

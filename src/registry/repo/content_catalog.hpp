@@ -8,7 +8,8 @@
 /// before (logical) and after (physical) deduplication.
 ///
 /// Visibility is the caller's: only objects in buckets the caller can read count, so a digest never
-/// reveals or grants content another owner stored.
+/// reveals or grants content another owner stored. Encrypted objects (SSE-S3 and SSE-C) never count: an SSE-C
+/// object's digest would confirm a guessed plaintext, or clone it, without its key.
 
 #include "registry/pg/pg.hpp"
 #include "registry/repo/credential_scope.hpp"

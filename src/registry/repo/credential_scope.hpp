@@ -27,9 +27,13 @@ namespace asio = boost::asio;
 asio::awaitable<std::optional<model_location>> locate_model(pg::pool& pool, std::string_view team,
                                                             std::string_view model);
 
-/// Whether `path` (relative to the model's prefix) is a file of the version alias `alias` of `model_id`
-/// points to now.
-asio::awaitable<bool> alias_has_file(pg::pool& pool, std::int64_t model_id, std::string_view alias,
+/// Whether `path` (relative to the model's prefix) is a file of the version the alias with id `alias_id` of
+/// `model_id` points to now (false when that alias is gone).
+asio::awaitable<bool> alias_has_file(pg::pool& pool, std::int64_t model_id, std::int64_t alias_id,
                                      std::string_view path);
+
+/// The id of alias `alias` of the model `team/model`, if both exist.
+asio::awaitable<std::optional<std::int64_t>> alias_id_of(pg::pool& pool, std::string_view team,
+                                                         std::string_view model, std::string_view alias);
 
 } // namespace depot::registry

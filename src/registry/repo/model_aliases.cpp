@@ -7,15 +7,16 @@ namespace depot::registry {
 
 asio::awaitable<std::vector<model_alias>> aliases_of(pg::connection& c, std::int64_t model_id)
 {
-    auto rs =
-        co_await sql(c,
-                     "SELECT a.name, v.number, a.updated_by, " DEPOT_MS(
-                         "a.updated_at") " FROM model_aliases a JOIN model_versions v ON v.id = a.version_id "
-                                         "WHERE a.model_id = $1 ORDER BY a.name",
-                     model_id);
+    auto rs = co_await sql(
+        c,
+        "SELECT a.name, v.number, a.updated_by, " DEPOT_MS(
+            "a.updated_at") ", a.id FROM model_aliases a JOIN model_versions v ON v.id = a.version_id "
+                            "WHERE a.model_id = $1 ORDER BY a.name",
+        model_id);
     std::vector<model_alias> out;
     for (auto r : rs)
-        out.push_back(model_alias{.name = r.str(0),
+        out.push_back(model_alias{.id = r.i64(4),
+                                  .name = r.str(0),
                                   .version = static_cast<int>(r.i64(1)),
                                   .updated_by = r.str(2),
                                   .updated_at = from_millis(r.i64(3))});
@@ -27,13 +28,14 @@ asio::awaitable<std::optional<model_alias>> lock_alias(pg::connection& c, std::i
 {
     auto rs = co_await sql(c,
                            "SELECT v.number, a.updated_by, " DEPOT_MS(
-                               "a.updated_at") " FROM model_aliases a JOIN model_versions v ON v.id = "
+                               "a.updated_at") ", a.id FROM model_aliases a JOIN model_versions v ON v.id = "
                                                "a.version_id WHERE a.model_id = $1 AND a.name = $2 "
                                                "FOR UPDATE OF a",
                            model_id, name);
     if (rs.empty())
         co_return std::nullopt;
-    co_return model_alias{.name = std::string(name),
+    co_return model_alias{.id = rs[0].i64(3),
+                          .name = std::string(name),
                           .version = static_cast<int>(rs[0].i64(0)),
                           .updated_by = rs[0].str(1),
                           .updated_at = from_millis(rs[0].i64(2))};

@@ -24,6 +24,15 @@ asio::awaitable<submission> last_submission(pg::connection& c, std::int64_t vers
     co_return submission{.event_id = since[0].i64(0), .actor = since[0].str(1)};
 }
 
+asio::awaitable<bool> ever_submitted(pg::connection& c, std::int64_t version_id, std::string_view actor)
+{
+    auto rs = co_await sql(c,
+                           "SELECT 1 FROM model_events WHERE version_id = $1 AND action = 'submitted' AND "
+                           "actor = $2 LIMIT 1",
+                           version_id, actor);
+    co_return !rs.empty();
+}
+
 asio::awaitable<bool> approved_since(pg::connection& c, std::int64_t version_id, std::int64_t since,
                                      std::string_view actor)
 {

@@ -34,6 +34,9 @@ struct submission
 };
 asio::awaitable<submission> last_submission(pg::connection& c, std::int64_t version_id);
 
+/// Whether `actor` ever submitted the version (any submission, not only the last).
+asio::awaitable<bool> ever_submitted(pg::connection& c, std::int64_t version_id, std::string_view actor);
+
 /// True when `actor` approved the version after model_events id `since`.
 asio::awaitable<bool> approved_since(pg::connection& c, std::int64_t version_id, std::int64_t since,
                                      std::string_view actor);

@@ -14,26 +14,29 @@ const char* const model_select =
     "SELECT m.id, m.team_id, t.name, m.name, m.bucket_id, b.name, m.prefix, m.description, "
     "coalesce(m.required_approvals, t.required_approvals), coalesce(m.approver_role, t.approver_role), "
     "coalesce(m.protected_aliases, t.protected_aliases)::text, m.revision, m.created_by, " DEPOT_MS(
-        "m.created_at") ", " DEPOT_MS("m.updated_at") ", m.next_version - 1 "
+        "m.created_at") ", " DEPOT_MS("m.updated_at") ", m.next_version - 1, "
+                                                      "coalesce(m.four_eyes, t.four_eyes) "
                                                       "FROM models m JOIN teams t ON t.id = m.team_id "
                                                       "JOIN buckets b ON b.id = m.bucket_id ";
 
 model model_of(const pg::row& r)
 {
-    return model{.id = r.i64(0),
-                 .team_id = r.i64(1),
-                 .team = r.str(2),
-                 .name = r.str(3),
-                 .bucket_id = r.i64(4),
-                 .bucket = r.str(5),
-                 .prefix = r.str(6),
-                 .description = r.str(7),
-                 .policy = policy_of(r, 8),
-                 .revision = r.i64(11),
-                 .created_by = r.str(12),
-                 .created_at = from_millis(r.i64(13)),
-                 .updated_at = from_millis(r.i64(14)),
-                 .version_count = static_cast<int>(r.i64(15))};
+    model out{.id = r.i64(0),
+              .team_id = r.i64(1),
+              .team = r.str(2),
+              .name = r.str(3),
+              .bucket_id = r.i64(4),
+              .bucket = r.str(5),
+              .prefix = r.str(6),
+              .description = r.str(7),
+              .policy = policy_of(r, 8),
+              .revision = r.i64(11),
+              .created_by = r.str(12),
+              .created_at = from_millis(r.i64(13)),
+              .updated_at = from_millis(r.i64(14)),
+              .version_count = static_cast<int>(r.i64(15))};
+    out.policy.four_eyes = four_eyes_rule_of(r.text(16)).value_or(four_eyes_rule::author_and_submitter);
+    return out;
 }
 
 // The approvals of a version count from its last submission.
@@ -48,7 +51,8 @@ const char* const version_select =
                         " coalesce((SELECT max(s.id) FROM model_events s WHERE s.version_id = v.id "
                         "           AND s.action = 'submitted'), 0)), "
                         "(SELECT s.actor FROM model_events s WHERE s.version_id = v.id AND s.action = "
-                        " 'submitted' ORDER BY s.id DESC LIMIT 1) "
+                        " 'submitted' ORDER BY s.id DESC LIMIT 1), "
+                        "array_to_string(v.contributors, ',') "
                         "FROM model_versions v ";
 
 model_version version_of(const pg::row& r)
@@ -75,6 +79,7 @@ model_version version_of(const pg::row& r)
     v.approvals = split_list(r.text(17), ',');
     std::sort(v.approvals.begin(), v.approvals.end());
     v.submitted_by = r.str(18);
+    v.contributors = split_list(r.text(19), ',');
     return v;
 }
 

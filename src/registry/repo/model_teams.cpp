@@ -10,14 +10,16 @@ using namespace model_detail;
 namespace {
 
 constexpr const char* team_columns = "t.id, t.name, " DEPOT_MS(
-    "t.created_at") ", t.required_approvals, t.approver_role, t.protected_aliases::text";
+    "t.created_at") ", t.required_approvals, t.approver_role, t.protected_aliases::text, t.four_eyes";
 
 team team_of(const pg::row& r)
 {
-    return team{.id = r.i64(0),
-                .name = r.str(1),
-                .created_at = from_millis(r.i64(2)),
-                .default_policy = policy_of(r, 3)};
+    team t{.id = r.i64(0),
+           .name = r.str(1),
+           .created_at = from_millis(r.i64(2)),
+           .default_policy = policy_of(r, 3)};
+    t.default_policy.four_eyes = four_eyes_rule_of(r.text(6)).value_or(four_eyes_rule::author_and_submitter);
+    return t;
 }
 
 } // namespace
@@ -27,11 +29,11 @@ asio::awaitable<std::optional<team>> insert_team(pg::connection& c, std::string_
 {
     auto rs = co_await sql(c,
                            std::string("INSERT INTO teams AS t (name, required_approvals, approver_role, "
-                                       "protected_aliases) VALUES ($1, $2, $3, $4::text[]) "
+                                       "protected_aliases, four_eyes) VALUES ($1, $2, $3, $4::text[], $5) "
                                        "ON CONFLICT (name) DO NOTHING RETURNING ") +
                                team_columns,
                            name, defaults.required_approvals, to_string(defaults.approver_role),
-                           text_array(defaults.protected_aliases));
+                           text_array(defaults.protected_aliases), to_string(defaults.four_eyes));
     if (rs.empty())
         co_return std::nullopt;
     co_return team_of(rs[0]);

@@ -49,17 +49,30 @@ std::optional<model_version> first_version(const pg::result_set& rs)
 
 // --- digests of files not hashed yet --------------------------------------------------------------------
 
-asio::awaitable<std::vector<std::int64_t>> current_rows_without_sha256(pg::connection& c,
-                                                                       std::int64_t bucket_id,
-                                                                       std::string_view prefix,
-                                                                       std::string_view upper)
+namespace {
+
+/// The object rows freeze_prefix copies, `o`: parameters $<n> bucket, $<n+1> prefix, $<n+2> upper,
+/// $<n+3> as_of_seq when set. Directory markers (the prefix itself, empty keys ending in '/') are not files.
+std::string visible_rows(const freeze_source& source, int n = 2)
 {
-    auto rows = co_await sql(c,
-                             "SELECT id FROM object_versions WHERE bucket_id = $1 AND key >= $2 AND "
-                             "($3 = '' OR key < $3) AND superseded_seq IS NULL AND NOT is_delete_marker "
-                             "AND sha256 IS NULL ORDER BY key",
-                             bucket_id, prefix, upper);
-    co_return first_column(rows);
+    const auto p = [n](int i) { return "$" + std::to_string(n + i); };
+    return "FROM object_versions o WHERE o.bucket_id = " + p(0) + " AND o.key > " + p(1) + " AND (" + p(2) +
+           " = '' OR o.key < " + p(2) +
+           ") AND NOT o.is_delete_marker AND NOT (o.size = 0 AND o.key LIKE '%/') AND " +
+           (source.as_of_seq ? "o.created_seq <= " + p(3) +
+                                   " AND (o.superseded_seq IS NULL OR o.superseded_seq > " + p(3) + ") "
+                             : std::string("o.superseded_seq IS NULL "));
+}
+
+} // namespace
+
+asio::awaitable<std::vector<std::int64_t>> rows_without_sha256(pg::connection& c, const freeze_source& source)
+{
+    const std::string q = "SELECT o.id " + visible_rows(source, 1) + "AND o.sha256 IS NULL ORDER BY o.key";
+    if (source.as_of_seq)
+        co_return first_column(
+            co_await sql(c, q, source.bucket_id, source.prefix, source.upper, *source.as_of_seq));
+    co_return first_column(co_await sql(c, q, source.bucket_id, source.prefix, source.upper));
 }
 
 asio::awaitable<std::vector<segment>> object_row_segments(pg::connection& c, std::int64_t version_row)
@@ -103,6 +116,17 @@ asio::awaitable<void> set_version_file_sha256(pg::connection& c, std::int64_t ve
                  path, sha256);
 }
 
+asio::awaitable<std::optional<std::string>> customer_sealed_file(pg::connection& c, std::int64_t version_id)
+{
+    auto rs = co_await sql(c,
+                           "SELECT s.path FROM model_file_segments s JOIN blobs b ON b.id = s.blob_id WHERE "
+                           "s.version_id = $1 AND b.sealed = 'customer' ORDER BY s.path LIMIT 1",
+                           version_id);
+    if (rs.empty())
+        co_return std::nullopt;
+    co_return rs[0].str(0);
+}
+
 // --- creating a version ----------------------------------------------------------------------------------
 
 asio::awaitable<std::optional<std::int64_t>> lock_next_version(pg::connection& c, std::int64_t model_id)
@@ -137,13 +161,8 @@ asio::awaitable<std::int64_t> insert_version(pg::connection& c, std::int64_t mod
 
 asio::awaitable<void> freeze_prefix(pg::connection& c, std::int64_t version_id, const freeze_source& source)
 {
-    // The object rows visible now (or at the snapshot's sequence number $5). Directory markers (the prefix
-    // itself, empty keys ending in '/') are not files.
-    const std::string visible =
-        std::string("FROM object_versions o WHERE o.bucket_id = $2 AND o.key > $3 AND ($4 = '' OR o.key < "
-                    "$4) AND NOT o.is_delete_marker AND NOT (o.size = 0 AND o.key LIKE '%/') AND ") +
-        (source.as_of_seq ? "o.created_seq <= $5 AND (o.superseded_seq IS NULL OR o.superseded_seq > $5) "
-                          : "o.superseded_seq IS NULL ");
+    // The object rows visible now (or at the snapshot's sequence number $5).
+    const std::string visible = visible_rows(source);
     const std::string files_sql = "INSERT INTO model_files (version_id, path, size, sha256, etag, "
                                   "content_type) SELECT $1, substr(o.key, char_length($3) + 1), o.size, "
                                   "o.sha256, o.etag, o.content_type " +
@@ -154,14 +173,16 @@ asio::awaitable<void> freeze_prefix(pg::connection& c, std::int64_t version_id, 
         "$1, substr(o.key, char_length($3) + 1), s.ordinal, s.blob_id, s.blob_offset, s.length FROM "
         "object_segments s JOIN (SELECT o.id, o.key " +
         visible + ") o ON o.id = s.version_row";
-    if (source.as_of_seq) {
-        co_await sql(c, files_sql, version_id, source.bucket_id, source.prefix, source.upper,
-                     *source.as_of_seq);
-        co_await sql(c, segments_sql, version_id, source.bucket_id, source.prefix, source.upper,
-                     *source.as_of_seq);
-    } else {
-        co_await sql(c, files_sql, version_id, source.bucket_id, source.prefix, source.upper);
-        co_await sql(c, segments_sql, version_id, source.bucket_id, source.prefix, source.upper);
+    // Who wrote the files: the four-eyes rule all_contributors keeps them from approving the version.
+    const std::string contributors_sql =
+        "UPDATE model_versions SET contributors = coalesce((SELECT array_agg(DISTINCT o.owner_id ORDER BY "
+        "o.owner_id) " +
+        visible + "), '{}') WHERE id = $1";
+    for (const auto* q : {&files_sql, &segments_sql, &contributors_sql}) {
+        if (source.as_of_seq)
+            co_await sql(c, *q, version_id, source.bucket_id, source.prefix, source.upper, *source.as_of_seq);
+        else
+            co_await sql(c, *q, version_id, source.bucket_id, source.prefix, source.upper);
     }
     co_await sql(c,
                  "UPDATE blobs b SET refcount = b.refcount + n.k FROM (SELECT blob_id, count(*) AS k FROM "
@@ -225,6 +246,17 @@ asio::awaitable<std::optional<model_version>> version_by_alias(pg::connection& c
                                "JOIN model_aliases al ON al.version_id = v.id WHERE al.model_id = $1 AND "
                                "al.name = $2 AND v.state <> 'archived'",
                            model_id, alias);
+    co_return first_version(rs);
+}
+
+asio::awaitable<std::optional<model_version>> version_by_alias_id(pg::connection& c, std::int64_t model_id,
+                                                                  std::int64_t alias_id)
+{
+    auto rs = co_await sql(c,
+                           std::string(version_select) +
+                               "JOIN model_aliases al ON al.version_id = v.id WHERE al.model_id = $1 AND "
+                               "al.id = $2 AND v.state <> 'archived'",
+                           model_id, alias_id);
     co_return first_version(rs);
 }
 

@@ -24,14 +24,14 @@ namespace depot::registry {
 
 namespace asio = boost::asio;
 
+struct freeze_source;
+
 // --- digests of files not hashed yet --------------------------------------------------------------------
 
-/// The current, non-delete-marker object rows of the bucket in [prefix, upper) (upper "" = no bound) whose
+/// The object rows freeze_prefix would copy from `source` now (current, or visible at its as_of_seq) whose
 /// whole-object SHA-256 is not known, by key.
-asio::awaitable<std::vector<std::int64_t>> current_rows_without_sha256(pg::connection& c,
-                                                                       std::int64_t bucket_id,
-                                                                       std::string_view prefix,
-                                                                       std::string_view upper);
+asio::awaitable<std::vector<std::int64_t>> rows_without_sha256(pg::connection& c,
+                                                               const freeze_source& source);
 
 /// The segments of object row `version_row`, in order.
 asio::awaitable<std::vector<segment>> object_row_segments(pg::connection& c, std::int64_t version_row);
@@ -50,6 +50,9 @@ asio::awaitable<std::vector<segment>> version_file_segments(pg::connection& c, s
 /// Records the SHA-256 (raw) of file `path` of version `version_id`.
 asio::awaitable<void> set_version_file_sha256(pg::connection& c, std::int64_t version_id,
                                               std::string_view path, const pg::bytes& sha256);
+
+/// A file of version `version_id` stored under a customer's key (SSE-C), if it has one: its path.
+asio::awaitable<std::optional<std::string>> customer_sealed_file(pg::connection& c, std::int64_t version_id);
 
 // --- creating a version (inside its transaction) --------------------------------------------------------
 
@@ -75,7 +78,7 @@ struct freeze_source
 
 /// Copies the visible files under the prefix (directory markers excepted) into version `version_id`: its
 /// model_files and model_file_segments rows (paths relative to the prefix), one blob reference per segment,
-/// and the version's file count and total size.
+/// the version's file count and total size, and its contributors (the owners of the rows copied).
 asio::awaitable<void> freeze_prefix(pg::connection& c, std::int64_t version_id, const freeze_source& source);
 
 /// Moves the model's next version number past the version just created.
@@ -101,6 +104,11 @@ asio::awaitable<std::optional<model_version>> version_by_label(pg::connection& c
 /// The version the model's alias `alias` points at, unless it is archived.
 asio::awaitable<std::optional<model_version>> version_by_alias(pg::connection& c, std::int64_t model_id,
                                                                std::string_view alias);
+
+/// The version the alias with id `alias_id` (of model `model_id`) points at, unless it is archived; nullopt
+/// when that alias no longer exists.
+asio::awaitable<std::optional<model_version>> version_by_alias_id(pg::connection& c, std::int64_t model_id,
+                                                                  std::int64_t alias_id);
 
 /// The version's files by path, after `after` (from it when `inclusive`), at most `limit`.
 asio::awaitable<std::vector<model_file>> version_files(pg::connection& c, std::int64_t version_id,

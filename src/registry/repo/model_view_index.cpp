@@ -59,9 +59,9 @@ asio::awaitable<std::vector<view_ref>> model_view_index::refs(std::int64_t model
                                           "    SELECT v.number::text AS name, v.id AS version_id, 0 AS rank "
                                           "FROM model_versions v "
                                           "     WHERE v.model_id = $1 "
-                                          "    UNION ALL SELECT v.label, v.id, 1 FROM model_versions v "
+                                          "    UNION ALL SELECT v.label, v.id, 2 FROM model_versions v "
                                           "     WHERE v.model_id = $1 AND v.label IS NOT NULL "
-                                          "    UNION ALL SELECT a.name, v.id, 2 FROM model_aliases a JOIN "
+                                          "    UNION ALL SELECT a.name, v.id, 1 FROM model_aliases a JOIN "
                                           "model_versions v ON v.id = a.version_id "
                                           "     WHERE a.model_id = $1 AND v.state <> 'archived') u "
                                           "  WHERE " DEPOT_AFTER("u.name") " ORDER BY " DEPOT_SEGMENT(

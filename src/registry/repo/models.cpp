@@ -17,6 +17,14 @@ std::optional<std::string> role_column(const policy_override& p)
     return std::string(to_string(*p.approver_role));
 }
 
+/// The four-eyes rule of an override; nullopt keeps the team's.
+std::optional<std::string> four_eyes_column(const policy_override& p)
+{
+    if (!p.four_eyes)
+        return std::nullopt;
+    return std::string(to_string(*p.four_eyes));
+}
+
 /// The protected aliases of an override as a text[] literal; nullopt keeps the team's.
 std::optional<std::string> aliases_column(const policy_override& p)
 {
@@ -34,11 +42,12 @@ asio::awaitable<std::optional<std::int64_t>> insert_model(pg::connection& c, std
     const auto aliases = aliases_column(spec.policy);
     auto rs = co_await sql(c,
                            "INSERT INTO models (team_id, name, bucket_id, prefix, description, "
-                           "required_approvals, approver_role, protected_aliases, created_by) "
-                           "VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text[], $9) "
+                           "required_approvals, approver_role, protected_aliases, created_by, four_eyes) "
+                           "VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text[], $9, $10) "
                            "ON CONFLICT (team_id, name) DO NOTHING RETURNING id",
                            team_id, spec.name, spec.bucket_id, spec.prefix, spec.description,
-                           spec.policy.required_approvals, role, aliases, created_by);
+                           spec.policy.required_approvals, role, aliases, created_by,
+                           four_eyes_column(spec.policy));
     if (rs.empty())
         co_return std::nullopt;
     co_return rs[0].i64(0);
@@ -89,8 +98,10 @@ asio::awaitable<void> update_model_row(pg::connection& c, std::int64_t id, const
                  "required_approvals = coalesce($3, required_approvals), "
                  "approver_role = coalesce($4, approver_role), "
                  "protected_aliases = coalesce($5::text[], protected_aliases), "
+                 "four_eyes = coalesce($6, four_eyes), "
                  "revision = revision + 1, updated_at = now() WHERE id = $1",
-                 id, update.description, update.policy.required_approvals, role, aliases);
+                 id, update.description, update.policy.required_approvals, role, aliases,
+                 four_eyes_column(update.policy));
 }
 
 } // namespace depot::registry

@@ -223,11 +223,6 @@ asio::awaitable<void> set_version_upload(pg::connection& c, std::int64_t version
     co_await sql(c, "UPDATE object_versions SET upload_id = $2 WHERE id = $1", version_row, upload_id);
 }
 
-asio::awaitable<void> insert_version_acl(pg::connection& c, std::int64_t version_row, std::string_view acl)
-{
-    co_await sql(c, "INSERT INTO object_acls (version_row, acl) VALUES ($1, $2)", version_row, acl);
-}
-
 asio::awaitable<void> insert_object_parts(pg::connection& c, std::int64_t version_row,
                                           const object_part_rows& parts)
 {

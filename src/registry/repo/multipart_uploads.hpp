@@ -105,9 +105,6 @@ asio::awaitable<void> delete_upload(pg::connection& c, std::int64_t upload_row);
 asio::awaitable<void> set_version_upload(pg::connection& c, std::int64_t version_row,
                                          std::string_view upload_id);
 
-/// Gives version `version_row` the ACL `acl` (stored form) its upload was created with.
-asio::awaitable<void> insert_version_acl(pg::connection& c, std::int64_t version_row, std::string_view acl);
-
 /// The parts table of a completed version (GetObject partNumber, GetObjectAttributes): part numbers, their
 /// offsets and sizes in the object, and their checksums (empty: none), in order.
 struct object_part_rows

@@ -13,6 +13,12 @@ boost::asio::awaitable<std::string> object_acl(pg::pool& pool, std::int64_t vers
     co_return rs.empty() ? std::string() : rs[0].str(0);
 }
 
+boost::asio::awaitable<void> insert_version_acl(pg::connection& c, std::int64_t version_row,
+                                                std::string_view acl)
+{
+    co_await sql(c, "INSERT INTO object_acls (version_row, acl) VALUES ($1, $2)", version_row, acl);
+}
+
 boost::asio::awaitable<result<void>> set_object_acl(pg::pool& pool, const audit_context& who,
                                                     const object_version& version, std::string stored)
 {

@@ -7,11 +7,15 @@
 namespace depot::registry {
 
 asio::awaitable<void> audit_denial(pg::pool& pool, const audit_context& who, std::string_view action,
-                                   std::string_view resource, std::string_view message)
+                                   std::string_view resource, std::string_view team, std::string_view bucket,
+                                   std::string_view message)
 {
-    const std::string details = "{\"reason\":" + audit_quote(message) + "}";
+    std::string details = "{\"reason\":" + audit_quote(message);
+    if (!bucket.empty())
+        details += ",\"bucket\":" + audit_quote(bucket);
+    details += "}";
     auto conn = co_await pool.acquire();
-    co_await append_audit(*conn, who, action, resource, "", details, audit_denied);
+    co_await append_audit(*conn, who, action, resource, team, details, audit_denied);
 }
 
 asio::awaitable<void> audit_model_download(pg::pool& pool, const audit_context& who,

@@ -17,9 +17,11 @@ namespace depot::registry {
 
 namespace asio = boost::asio;
 
-/// A "denied" row: `action` on `resource` refused to `who`, details {"reason": message}. Throws pg::error.
+/// A "denied" row: `action` on `resource` of team `team` ("" for none) refused to `who`, details
+/// {"reason": message} and, when `bucket` is not empty, "bucket". Throws pg::error.
 asio::awaitable<void> audit_denial(pg::pool& pool, const audit_context& who, std::string_view action,
-                                   std::string_view resource, std::string_view message);
+                                   std::string_view resource, std::string_view team, std::string_view bucket,
+                                   std::string_view message);
 
 /// A model.download row in team `team` (the model view, the Hugging Face API: the caller resolved the
 /// model). `details_json`: a JSON object. Throws pg::error.

@@ -28,7 +28,14 @@ bool take_appended() noexcept
 asio::awaitable<void> record_denial(pg::pool& pool, const audit_context& who, std::string_view action,
                                     std::string_view resource, std::string_view message)
 {
-    return audit_denial(pool, who, action, resource, message);
+    return audit_denial(pool, who, action, resource, "", "", message);
+}
+
+asio::awaitable<void> record_denial(pg::pool& pool, const audit_context& who, std::string_view action,
+                                    std::string_view resource, std::string_view team, std::string_view bucket,
+                                    std::string_view message)
+{
+    return audit_denial(pool, who, action, resource, team, bucket, message);
 }
 
 asio::awaitable<void> record_model_download(pg::pool& pool, const audit_context& who,

@@ -40,6 +40,11 @@ bool take_appended() noexcept;
 /// A "denied" row: `action` on `resource` refused to `who`, details {"reason": message}. Throws pg::error.
 asio::awaitable<void> record_denial(pg::pool& pool, const audit_context& who, std::string_view action,
                                     std::string_view resource, std::string_view message);
+/// The same, aimed at team `team` (the row's team, so the team's admins read it; "" for none) and bucket
+/// `bucket` (details {"reason": message, "bucket": bucket} when not empty).
+asio::awaitable<void> record_denial(pg::pool& pool, const audit_context& who, std::string_view action,
+                                    std::string_view resource, std::string_view team, std::string_view bucket,
+                                    std::string_view message);
 
 /// A model.download row in team `team` (the model view, the Hugging Face API: the caller resolved the
 /// model). `details_json`: a JSON object. Throws pg::error.

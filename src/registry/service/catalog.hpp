@@ -4,7 +4,10 @@
 /// digests a caller already holds (upload avoidance), where such content can be referenced from, and how
 /// much space buckets use before (logical) and after (physical) deduplication. Visibility is the caller's:
 /// only objects in buckets the caller owns count, so a digest never reveals or grants content another owner
-/// stored. Read-only. The SQL is registry/repo/content_catalog, internal to the registry.
+/// stored. Encrypted objects take no part in lookups or sources: an SSE-C object's plaintext digest would
+/// confirm a guessed plaintext (lookup) or clone the object (find_source) without the customer's key, and
+/// SSE-S3 content, which never deduplicates either, is left out alike (see SECURITY.md). Read-only. The SQL
+/// is registry/repo/content_catalog, internal to the registry.
 
 #include "registry/pg/pg.hpp"
 #include "registry/types.hpp"

@@ -1,5 +1,7 @@
 #include "registry/service/credentials.hpp"
 
+#include "auth/scope_alias.hpp"
+#include "common/json.hpp"
 #include "registry/repo/credential_scope.hpp"
 #include "registry/repo/identity_repository.hpp"
 #include "registry/repo/session_repository.hpp"
@@ -33,8 +35,11 @@ asio::awaitable<result<access_key>>
 credential_service::create_key(const audit_context& who, std::string_view user_id, std::string access_key_id,
                                std::string secret, std::string scope, std::optional<time_point> expires_at)
 {
-    return identities_->create_key(who, user_id, std::move(access_key_id), std::move(secret),
-                                   std::move(scope), expires_at);
+    auto bound = co_await bind_scope(std::move(scope));
+    if (!bound)
+        co_return std::move(bound).error();
+    co_return co_await identities_->create_key(who, user_id, std::move(access_key_id), std::move(secret),
+                                               std::move(*bound), expires_at);
 }
 
 asio::awaitable<result<access_key>> credential_service::get_key(std::string_view access_key_id)
@@ -62,7 +67,10 @@ asio::awaitable<result<api_token>>
 credential_service::create_token(const audit_context& who, std::string_view user_id, std::string name,
                                  std::optional<time_point> expires_at, std::string scope)
 {
-    return tokens_->create(who, user_id, std::move(name), expires_at, std::move(scope));
+    auto bound = co_await bind_scope(std::move(scope));
+    if (!bound)
+        co_return std::move(bound).error();
+    co_return co_await tokens_->create(who, user_id, std::move(name), expires_at, std::move(*bound));
 }
 
 asio::awaitable<result<api_token>> credential_service::get_token(std::string_view id)
@@ -115,10 +123,41 @@ asio::awaitable<std::optional<model_location>> credential_service::locate_model(
     return registry::locate_model(pool_, team, model);
 }
 
-asio::awaitable<bool> credential_service::alias_has_file(std::int64_t model_id, std::string_view alias,
+asio::awaitable<bool> credential_service::alias_has_file(std::int64_t model_id, std::int64_t alias_id,
                                                          std::string_view path)
 {
-    return registry::alias_has_file(pool_, model_id, alias, path);
+    return registry::alias_has_file(pool_, model_id, alias_id, path);
+}
+
+asio::awaitable<result<std::string>> credential_service::bind_scope(std::string scope)
+{
+    if (scope.empty())
+        co_return scope;
+    auto parsed = parse_scope(scope);
+    if (!parsed)
+        co_return std::move(parsed).error();
+    if (parsed->alias.empty())
+        co_return scope;
+    const auto id = co_await registry::alias_id_of(pool_, parsed->team, parsed->model, parsed->alias);
+    if (!id)
+        co_return make_error(errc::invalid_argument,
+                             "scope.alias: the model " + parsed->team + "/" + parsed->model +
+                                 " has no alias '" + parsed->alias + "'",
+                             "scope");
+    if (const auto asked = auth::scope_alias_id(scope); asked != 0 && asked != *id)
+        co_return make_error(errc::invalid_argument,
+                             "scope.alias_id names another alias than today's '" + parsed->alias +
+                                 "' (that one was deleted)",
+                             "scope");
+    // The canonical members in name order, with the alias's identity after its name.
+    auto canonical = json_parse(scope_json(*parsed));
+    boost::json::object out;
+    for (const auto& member : canonical->get_object()) {
+        out[member.key()] = member.value();
+        if (member.key() == "alias")
+            out["alias_id"] = *id;
+    }
+    co_return boost::json::serialize(out);
 }
 
 } // namespace depot::registry

@@ -52,7 +52,8 @@ public:
     // S3 access keys.
     /// Creates a key for `user_id`. Generates the id (20 upper-case alphanumerics, AWS style) and secret
     /// (40 base64-ish chars) unless given. not_found for an unknown user, already_exists for a taken id.
-    /// `scope`: a JSON object narrowing the key (empty = none); `expires_at`: when it stops working.
+    /// `scope`: a JSON object narrowing the key (empty = none; an alias scope is bound to the alias's id, see
+    /// auth/scope.hpp); `expires_at`: when it stops working.
     asio::awaitable<result<access_key>> create_key(const audit_context& who, std::string_view user_id,
                                                    std::string access_key_id = {}, std::string secret = {},
                                                    std::string scope = {},
@@ -99,12 +100,16 @@ public:
     /// The model `team/model`, if it exists.
     asio::awaitable<std::optional<model_location>> locate_model(std::string_view team,
                                                                 std::string_view model);
-    /// Whether `path` (relative to the model's prefix) is a file of the version alias `alias` of `model_id`
-    /// points to now.
-    asio::awaitable<bool> alias_has_file(std::int64_t model_id, std::string_view alias,
-                                         std::string_view path);
+    /// Whether `path` (relative to the model's prefix) is a file of the version the alias with id `alias_id`
+    /// of `model_id` points to now. The id, not the name: once the alias is deleted, a label or a new alias
+    /// taking its name is not what the credential was made for.
+    asio::awaitable<bool> alias_has_file(std::int64_t model_id, std::int64_t alias_id, std::string_view path);
 
 private:
+    /// The scope to store: an alias scope bound to the alias it names now (its `alias_id`). invalid_argument
+    /// when the alias does not exist, or when the request named an alias_id that is not that alias's.
+    asio::awaitable<result<std::string>> bind_scope(std::string scope);
+
     pg::pool& pool_;
     std::unique_ptr<identity_repository> identities_;
     std::unique_ptr<token_repository> tokens_;

@@ -14,6 +14,9 @@ asio::awaitable<result<object_version>> copy_from_digest(const audit_context& wh
         auto source_bucket = co_await buckets.get(source->bucket);
         if (!source_bucket)
             continue;
+        if (req.may_read && !req.may_read(*source_bucket, source->key))
+            co_return make_error(errc::not_found,
+                                 "No object you can read has this SHA-256 and size; upload the bytes");
         copy_object_request copy{.source_bucket = &*source_bucket,
                                  .source_key = source->key,
                                  .target = req.target,

@@ -12,6 +12,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -30,6 +31,9 @@ struct digest_copy_request
     std::string key;
     /// Replaces the source's headers and metadata when set.
     std::optional<object_headers> headers;
+    /// The caller's authorization of reading a source found (its bucket's policy): a source it refuses is
+    /// as absent as content nobody stores. None: every source found may be read.
+    std::function<result<void>(const bucket& source_bucket, std::string_view source_key)> may_read;
 };
 
 /// Copies a matching object's references to `req.key`. The object found can be overwritten or deleted

@@ -3,8 +3,11 @@
 
 #include "registry/repo/events.hpp"
 #include "registry/repo/model_detail.hpp"
+#include "registry/repo/model_versions.hpp"
 #include "registry/service/model_registry.hpp"
 #include "registry/transaction.hpp"
+
+#include <algorithm>
 
 namespace depot::registry {
 using namespace model_detail;
@@ -19,9 +22,20 @@ asio::awaitable<result<model_version>> model_registry::approve(const model& m, c
             co_return make_error(errc::conflict,
                                  "Only a pending (submitted) version can be approved; this one is " +
                                      state.value_or("gone"));
+        // Four-eyes: the approver is someone other than whoever made what is approved. The version row is
+        // locked; its author and contributors were fixed when it was created.
         const auto submitted = co_await last_submission(c, v.id);
-        if (submitted.actor == who.actor)
+        if (submitted.actor == who.actor || co_await ever_submitted(c, v.id, who.actor))
             co_return make_error(errc::access_denied, "The submitter of a version cannot approve it");
+        const auto current = co_await read_version(c, v.id);
+        if (current.created_by == who.actor)
+            co_return make_error(errc::access_denied, "The author of a version cannot approve it");
+        if (m.policy.four_eyes == four_eyes_rule::all_contributors &&
+            std::find(current.contributors.begin(), current.contributors.end(), who.actor) !=
+                current.contributors.end())
+            co_return make_error(errc::access_denied,
+                                 "Someone who wrote a file of a version cannot approve it (the model's "
+                                 "four-eyes rule is all_contributors)");
         if (co_await approved_since(c, v.id, submitted.event_id, who.actor))
             co_return make_error(errc::conflict, "You already approved this version");
         const auto approvers = co_await approvers_since(c, v.id, submitted.event_id);

@@ -10,6 +10,20 @@
 namespace depot::registry {
 using namespace model_detail;
 
+std::string_view to_string(four_eyes_rule r)
+{
+    return r == four_eyes_rule::all_contributors ? "all_contributors" : "author_and_submitter";
+}
+
+std::optional<four_eyes_rule> four_eyes_rule_of(std::string_view s)
+{
+    if (s == "author_and_submitter")
+        return four_eyes_rule::author_and_submitter;
+    if (s == "all_contributors")
+        return four_eyes_rule::all_contributors;
+    return std::nullopt;
+}
+
 // --- models ----------------------------------------------------------------------------------------------
 
 asio::awaitable<result<model>> model_registry::create_model(const team& owner, model_spec spec,

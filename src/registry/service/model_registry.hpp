@@ -6,13 +6,18 @@
 /// Creating a version freezes the files under the model's prefix: one transaction takes the bucket's write
 /// lock exclusively (writers hold it shared while they publish; see lock_bucket_writes), copies the current
 /// object rows' manifests into model_files / model_file_segments and takes one blob reference per segment. No
-/// bytes move, and nothing done to the prefix later can change or remove a version's files. Files whose
-/// whole-object SHA-256 was not known (multipart uploads) are hashed from the blob store before the
-/// transaction and recorded on the object row too, so the digest is computed once per object.
+/// bytes move, and nothing done to the prefix later can change or remove a version's files. A version is
+/// complete when it becomes visible: every file's SHA-256 is recorded by the transaction that creates it.
+/// Files whose whole-object SHA-256 was not known (multipart uploads, those the version completes included)
+/// are hashed from the blob store before the transaction and recorded on the object row too, so the digest
+/// is computed once per object; a file that appears in between sends the version round again. A file
+/// stored under a customer's key (SSE-C) cannot be hashed or served without that key: the version is
+/// refused (conflict, naming it).
 ///
 /// Approval: a version is submitted (draft or rejected -> pending); approvers whose team role is at least
-/// the policy's approver role approve or reject with a comment; the submitter cannot approve their own
-/// version; the version becomes approved once `required_approvals` distinct approvers approved since the
+/// the policy's approver role approve or reject with a comment; neither its author nor anyone who submitted
+/// it may approve it (nor, under four_eyes_rule::all_contributors, anyone who wrote one of its files); the
+/// version becomes approved once `required_approvals` distinct approvers approved since the
 /// last submission. A protected alias (policy) can only point at an approved version; no alias can point at
 /// an archived one. Every transition is a model_events row.
 
@@ -26,6 +31,8 @@
 
 #include <algorithm>
 #include <boost/asio/awaitable.hpp>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,11 +46,23 @@ using auth::team_role;
 using auth::team_role_of;
 using auth::to_string;
 
+/// Who may not approve a version (four-eyes). `author_and_submitter`: neither the user who created it nor
+/// anyone who submitted it. `all_contributors`: nor anyone who wrote one of its files either (the owners of
+/// the object versions it froze, model_version::contributors).
+enum class four_eyes_rule
+{
+    author_and_submitter,
+    all_contributors,
+};
+std::string_view to_string(four_eyes_rule r);
+std::optional<four_eyes_rule> four_eyes_rule_of(std::string_view s);
+
 struct approval_policy
 {
     int required_approvals = 1;
     team_role approver_role = team_role::maintainer;
     std::vector<std::string> protected_aliases;
+    four_eyes_rule four_eyes = four_eyes_rule::author_and_submitter;
 
     /// The alias can only point at an approved version.
     bool protects(std::string_view alias) const
@@ -92,6 +111,7 @@ struct policy_override
     std::optional<int> required_approvals;
     std::optional<team_role> approver_role;
     std::optional<std::vector<std::string>> protected_aliases;
+    std::optional<four_eyes_rule> four_eyes;
 };
 
 struct model_spec
@@ -132,6 +152,10 @@ struct version_spec
     /// Multipart uploads to complete into the prefix in the version's transaction, after the bucket is
     /// locked and before the files are frozen: they and the version commit together or not at all.
     std::vector<version_upload> uploads;
+    /// Asked for every file the version freezes (its full key), in the version's transaction: false refuses
+    /// the version (access denied). The model's binding lets its team read the prefix; this is where what
+    /// the bucket's policy denies the caller stays denied. Unset: every file may be read.
+    std::function<bool(std::string_view key)> may_read;
 };
 
 struct model_version
@@ -152,9 +176,10 @@ struct model_version
     std::int64_t total_bytes = 0;
     std::string created_by;
     time_point created_at;
-    std::vector<std::string> aliases;   ///< aliases pointing at it
-    std::vector<std::string> approvals; ///< users who approved it since its last submission
-    std::string submitted_by;           ///< of the last submission
+    std::vector<std::string> aliases;      ///< aliases pointing at it
+    std::vector<std::string> approvals;    ///< users who approved it since its last submission
+    std::string submitted_by;              ///< of the last submission
+    std::vector<std::string> contributors; ///< who wrote its files (owners of the frozen object versions)
 };
 
 struct model_file
@@ -168,6 +193,7 @@ struct model_file
 
 struct model_alias
 {
+    std::int64_t id = 0; ///< the alias's identity: a deleted alias's id names nothing ever again
     std::string name;
     int version = 0;
     std::string updated_by;
@@ -206,6 +232,8 @@ enum class transition
     archive,
 };
 
+struct freeze_source;
+
 class model_registry
 {
 public:
@@ -242,23 +270,25 @@ public:
 
     // Versions.
     /// Freezes the files under the model's prefix as the next version, completing `spec.uploads` first in
-    /// the same transaction. Errors: conflict (label taken, or equal to an alias), invalid_argument (unknown
-    /// parent), an upload's completion error (field "uploads", naming its path), and store errors while
-    /// hashing.
+    /// the same transaction, with every file's SHA-256. Errors (none of them after the commit: an error means
+    /// nothing changed): conflict (label taken, or equal to an alias; a file under an SSE-C key, named),
+    /// invalid_argument (unknown parent), an upload's completion error (field "uploads", naming its path),
+    /// and store errors while hashing.
     asio::awaitable<result<model_version>> create_version(const model& m, version_spec spec,
                                                           const audit_context& who);
     /// Versions newest first, below `before` (0 = from the newest).
     asio::awaitable<std::vector<model_version>> versions(std::int64_t model_id, int before,
                                                          std::size_t limit);
-    /// By number ("3"), label ("v1.2.0") or, when `aliases` is set, alias; not_found otherwise. An alias to
-    /// an archived version does not resolve.
+    /// By number ("3"), alias (when `aliases` is set) or label ("v1.2.0"), in that order; not_found
+    /// otherwise. An alias to an archived version does not resolve.
     asio::awaitable<result<model_version>> get_version(const model& m, std::string_view ref, bool aliases);
     /// The version's files by path, after `after` (from it when `inclusive`).
     asio::awaitable<std::vector<model_file>> files(std::int64_t version_id, std::string_view after,
                                                    std::size_t limit, bool inclusive = false);
     asio::awaitable<file_diff> diff(std::int64_t from_version, std::int64_t to_version);
-    /// One approval. Errors: conflict (not pending, already approved by this user), access_denied
-    /// (self-approval). `actor_role` has been checked against the policy by the caller.
+    /// One approval. Errors: conflict (not pending, already approved by this user), access_denied (the
+    /// version's author, a submitter of it, or under all_contributors a writer of one of its files).
+    /// `actor_role` has been checked against the policy by the caller.
     asio::awaitable<result<model_version>> approve(const model& m, const model_version& v,
                                                    const audit_context& who, std::string comment);
     asio::awaitable<result<model_version>> transition_version(const model& m, const model_version& v,
@@ -284,9 +314,19 @@ public:
     /// A version's file ready to read (segments hold blob references of the version). not_found.
     asio::awaitable<result<object_handle>> open_file(const model_version& v, std::string_view path);
 
+    /// A version of `m` by its alias's identity (model_alias::id), whatever the alias is named and whatever
+    /// else (a label) has that name now; not_found when the alias no longer exists or its version is
+    /// archived.
+    asio::awaitable<result<model_version>> version_of_alias(const model& m, std::int64_t alias_id);
+
 private:
-    asio::awaitable<result<void>> hash_unknown_digests(const model& m);
-    asio::awaitable<result<void>> hash_version_files(std::int64_t version_id);
+    /// Digests (raw SHA-256) by segment list (model_versions.cpp segments_key).
+    using known_digests = std::map<std::string, std::string>;
+    /// Hashes the files `source` would freeze whose digest is not recorded (recording it on their object
+    /// rows) and the objects `uploads` would complete into, adding them to `known`.
+    asio::awaitable<result<void>> hash_unknown_digests(const freeze_source& source,
+                                                       const std::vector<version_upload>& uploads,
+                                                       known_digests& known);
 
     pg::pool& pool_;
     storage::blob_store& store_;

@@ -4,6 +4,7 @@
 #include "registry/repo/audit.hpp"
 #include "registry/repo/bucket_names.hpp"
 #include "registry/repo/multipart_uploads.hpp"
+#include "registry/repo/object_acls.hpp"
 #include "registry/repo/sql_util.hpp"
 #include "registry/repo/versions.hpp"
 #include "registry/transaction.hpp"
@@ -346,15 +347,16 @@ multipart_service::complete(const audit_context& who, std::int64_t bucket_id, st
     auto done = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<object_version>> {
         unreferenced.clear();
         auto completed = co_await complete_in(c, *upload, wanted, conditions, unreferenced);
-        if (completed)
-            co_await append_object_audit(c, who, "object.put", bucket_id, completed->key,
-                                         "{\"version_id\":" + audit_quote(completed->version_id) +
-                                             ",\"size\":" + std::to_string(completed->size) + ",\"etag\":" +
-                                             audit_quote(completed->etag) + ",\"multipart\":true}");
-        if (completed && !upload->acl.empty())
-            co_await append_object_audit(c, who, "object.acl", bucket_id, completed->key,
-                                         "{\"version_id\":" + audit_quote(completed->version_id) +
-                                             ",\"acl\":" + audit_quote(upload->acl) + "}");
+        // One row for the write, with the ACL it stored (complete_in inserted it with the version).
+        if (completed) {
+            // A named value, not a temporary in the co_await's arguments: GCC 12 destroys those twice.
+            const std::string details = "{\"version_id\":" + audit_quote(completed->version_id) +
+                                        ",\"size\":" + std::to_string(completed->size) +
+                                        ",\"etag\":" + audit_quote(completed->etag) + ",\"multipart\":true" +
+                                        (upload->acl.empty() ? "" : ",\"acl\":" + audit_quote(upload->acl)) +
+                                        "}";
+            co_await append_object_audit(c, who, "object.put", bucket_id, completed->key, details);
+        }
         co_return completed;
     });
     co_await remove_blobs(store_, std::move(unreferenced));

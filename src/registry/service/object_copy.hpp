@@ -19,7 +19,9 @@ namespace depot::registry {
 /// Inside a transaction that holds the target bucket's versioning lock (`lock_bucket_versioning`, whose
 /// result is `mode`): copies version `req.expected_source_row` to `req.key` of `req.target`. Blobs the
 /// replaced version released are appended to `unreferenced` for removal after the commit. Errors:
-/// no_such_key (the source version is gone, or is no longer current when not pinned).
+/// no_such_key (the source version is gone, or is no longer current when not pinned; or If-Match on a
+/// target key without a current version), precondition_failed (`req.if_match` / `req.if_none_match` do not
+/// hold for the target key).
 asio::awaitable<result<object_version>> copy_version_in(pg::connection& c, versioning_mode mode,
                                                         const copy_object_request& req,
                                                         std::vector<std::string>& unreferenced);

@@ -3,6 +3,7 @@
 #include "common/hash.hpp"
 #include "common/log.hpp"
 #include "registry/repo/audit.hpp"
+#include "registry/repo/object_acls.hpp"
 #include "registry/repo/objects.hpp"
 #include "registry/repo/sql_util.hpp"
 #include "registry/repo/versions.hpp"
@@ -87,19 +88,23 @@ asio::awaitable<result<object_version>> object_service::put_object(const audit_c
                     co_return std::move(met).error();
                 auto slot = co_await retire_current(c, *mode, v.bucket_id, v.key, current, unreferenced);
                 v.version_id = slot.version_id;
-                const std::string audit = "{\"version_id\":" + audit_quote(v.version_id) +
-                                          ",\"size\":" + std::to_string(v.size) +
-                                          ",\"etag\":" + audit_quote(v.etag) + req.audit_extra + "}";
+                const std::string audit =
+                    "{\"version_id\":" + audit_quote(v.version_id) + ",\"size\":" + std::to_string(v.size) +
+                    ",\"etag\":" + audit_quote(v.etag) + req.audit_extra +
+                    (req.acl.empty() ? std::string() : ",\"acl\":" + audit_quote(req.acl)) + "}";
                 object_version out = v;
-                if (locked_object_events(results.front())) {
+                if (locked_object_events(results.front()) || !req.acl.empty()) {
                     auto [row, modified] = co_await insert_version(c, v, slot.seq); // emits the event
                     co_await insert_segments(c, row, *segments);
+                    if (!req.acl.empty()) // the write's ACL, in the write's transaction
+                        co_await insert_version_acl(c, row, req.acl);
                     co_await append_object_audit(c, who, req.audit_action, v.bucket_id, v.key, audit);
                     out.row_id = row;
                     out.last_modified = from_millis(modified);
                     co_return out;
                 }
-                // No event to emit: the version, its manifest, the audit row and COMMIT in one round trip.
+                // No event to emit, no ACL: the version, its manifest, the audit row and COMMIT in one round
+                // trip.
                 co_await append_object_audit(c, who, req.audit_action, v.bucket_id, v.key, audit);
                 std::vector<pg::statement> finish;
                 finish.push_back(insert_version_statement(v, slot.seq, *segments));
@@ -184,6 +189,8 @@ asio::awaitable<result<object_version>> copy_version_in(pg::connection& c, versi
         blobs.push_back(seg.blob_row);
     co_await add_references(c, blobs);
     auto current = co_await lock_current(c, req.target->id, req.key);
+    if (auto met = check_write_conditions(req.if_match, req.if_none_match, current); !met)
+        co_return std::move(met).error();
     auto slot = co_await retire_current(c, mode, req.target->id, req.key, current, unreferenced);
     object_version v = source.version;
     v.bucket_id = req.target->id;
@@ -214,11 +221,16 @@ asio::awaitable<result<object_version>> object_service::copy_object(const audit_
         if (!mode)
             co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
         auto copied = co_await copy_version_in(c, *mode, req, unreferenced);
-        if (copied)
-            co_await append_object_audit(
-                c, who, "object.copy", req.target->id, req.key,
+        if (copied && !req.acl.empty()) // the copy's ACL, in the copy's transaction
+            co_await insert_version_acl(c, copied->row_id, req.acl);
+        if (copied) {
+            // A named value, not a temporary in the co_await's arguments: GCC 12 destroys those twice.
+            const std::string details =
                 "{\"source\":" + audit_quote(req.source_bucket->name + "/" + req.source_key) +
-                    ",\"version_id\":" + audit_quote(copied->version_id) + "}");
+                ",\"version_id\":" + audit_quote(copied->version_id) +
+                (req.acl.empty() ? std::string() : ",\"acl\":" + audit_quote(req.acl)) + "}";
+            co_await append_object_audit(c, who, "object.copy", req.target->id, req.key, details);
+        }
         co_return copied;
     });
     // Rolled back: nothing was released.

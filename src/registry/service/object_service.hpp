@@ -60,6 +60,9 @@ struct put_object_request
     std::optional<bool> legal_hold = std::nullopt;
     /// Server-side encryption (x-amz-server-side-encryption*, or the bucket's default).
     sse_spec sse = {};
+    /// The new version's ACL (s3::stored_acl; "" = the default, the owner's FULL_CONTROL alone): stored in
+    /// the publish transaction, named in the write's audit row ("acl"), never a change of its own.
+    std::string acl = {};
     /// The audit row's action, and members added to its details (`,"source":...`): a CopyObject that
     /// re-encrypts is a put of the source's bytes, audited as the copy it is.
     std::string audit_action = "object.put";
@@ -85,6 +88,12 @@ struct copy_object_request
     std::int64_t expected_source_row = 0;
     /// The source was named by version id (x-amz-copy-source ?versionId=): it need not be current.
     bool source_version_pinned = false;
+    /// Conditional write on the target (If-Match / If-None-Match), checked against the target key's current
+    /// version as put_object_request's are, atomically with the publish.
+    std::optional<std::string> if_match = std::nullopt;
+    std::optional<std::string> if_none_match = std::nullopt;
+    /// The copy's ACL, as put_object_request's (the source's ACL is never copied).
+    std::string acl = {};
 };
 
 /// DeleteObject / one entry of DeleteObjects.

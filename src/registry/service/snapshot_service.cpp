@@ -158,6 +158,9 @@ asio::awaitable<result<restore_outcome>> snapshot_service::restore(const audit_c
                                      "target_prefix");
             if (auto valid = s3::validate_object_key(key); !valid)
                 co_return std::move(valid).error();
+            if (req.check)
+                if (auto allowed = req.check(entry.key, key); !allowed)
+                    co_return std::move(allowed).error();
             auto source = co_await objects_.open_as_of(snap->bucket_id, entry.key, snap->seq);
             if (!source)
                 co_return std::move(source).error();

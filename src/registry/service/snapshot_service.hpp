@@ -19,6 +19,7 @@
 #include "storage/blob_store.hpp"
 
 #include <boost/asio/awaitable.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,6 +50,9 @@ struct restore_request
     /// Replaces `prefix` at the start of each restored key; nullopt = keys keep their names.
     std::optional<std::string> target_prefix;
     std::string owner_id;
+    /// The caller's authorization of each key restored (the source key read, the target key written),
+    /// asked for every key before the first copy; its first refusal is the restore's error. None: all may.
+    std::function<result<void>(std::string_view source_key, std::string_view target_key)> check;
 };
 
 struct restore_outcome

@@ -1,5 +1,6 @@
 // REST handlers of model aliases (list, get, set and delete with If-Match). Authorization: the route's
 // permission on the team of the path (server/authorization.hpp authorize_team).
+#include "auth/scope_alias.hpp"
 #include "server/api/http_api.hpp"
 #include "server/api/model_access.hpp"
 #include "server/api/model_input.hpp"
@@ -31,8 +32,12 @@ asio::awaitable<result<response>> get_alias(request_context& ctx, const path_par
         co_return std::move(m).error();
     const auto name = path_param(params, "alias");
     auto aliases = co_await ctx.svc->models.aliases(m->model.id);
+    const auto& scope = ctx.principal.scope;
     for (const auto& a : aliases)
         if (a.name == name) {
+            // An alias scope sees its own alias only, by identity (not a later alias of the same name).
+            if (scope && !scope->alias.empty() && a.id != auth::scope_alias_id(ctx.who.scope))
+                break;
             auto res = json_response(alias_json(m->model, a));
             res.headers.set(http::field::etag, registry::alias_etag(a));
             co_return res;

@@ -11,6 +11,7 @@
 #include "server/authenticate.hpp"
 #include "server/authorization.hpp"
 #include "server/errors.hpp"
+#include "server/pipeline.hpp"
 #include "server/services.hpp"
 
 #include <array>
@@ -27,127 +28,143 @@ struct route
     http::verb method;
     std::string_view pattern; ///< below /api/v1; `{name}` matches one non-empty segment
     std::string_view name;    ///< for logs and metrics (the OpenAPI operationId)
-    handler fn;
+    guarded<handler> fn;      ///< callable only with the authorization step's proof (server/pipeline.hpp)
     auth::route_permission permission; ///< what the call does (auth/authorize.hpp); required
+    route_resource resource;           ///< what it acts on (server/pipeline.hpp); required
 };
 
 using auth::permission;
 
 constexpr std::array<route, 69> routes = {{
-    {http::verb::get, "/whoami", "whoami", whoami, permission::whoami},
-    {http::verb::post, "/sessions", "createSession", create_session, permission::session_start},
-    {http::verb::get, "/sessions/current", "getCurrentSession", get_current_session, permission::whoami},
+    {http::verb::get, "/whoami", "whoami", whoami, permission::whoami, resource_kind::caller},
+    {http::verb::post, "/sessions", "createSession", create_session, permission::session_start,
+     resource_kind::sign_in},
+    {http::verb::get, "/sessions/current", "getCurrentSession", get_current_session, permission::whoami,
+     resource_kind::caller},
     {http::verb::delete_, "/sessions/current", "deleteCurrentSession", delete_current_session,
-     permission::session_end},
-    {http::verb::post, "/content/lookup", "lookupContent", lookup_content, permission::account_write},
-    {http::verb::get, "/usage", "getUsage", owner_usage, permission::account_read},
-    {http::verb::get, "/audit", "listAudit", list_audit, permission::audit_read},
-    {http::verb::get, "/tokens", "listTokens", list_tokens, permission::account_read},
-    {http::verb::post, "/tokens", "createToken", create_token, permission::account_write},
-    {http::verb::delete_, "/tokens/{token}", "revokeToken", revoke_token, permission::account_write},
-    {http::verb::get, "/users", "listUsers", list_users, permission::users_read},
-    {http::verb::post, "/users", "createUser", create_user, permission::users_write},
-    {http::verb::get, "/keys", "listKeys", list_keys, permission::account_read},
-    {http::verb::post, "/keys", "createKey", create_key, permission::account_write},
-    {http::verb::delete_, "/keys/{key}", "revokeKey", revoke_key, permission::account_write},
-    {http::verb::get, "/buckets/{bucket}", "getBucket", get_bucket, permission::bucket_info_read},
-    {http::verb::patch, "/buckets/{bucket}", "updateBucket", update_bucket, permission::bucket_info_write},
-    {http::verb::get, "/buckets/{bucket}/usage", "getBucketUsage", bucket_usage,
-     permission::bucket_info_read},
+     permission::session_end, resource_kind::caller},
+    {http::verb::post, "/content/lookup", "lookupContent", lookup_content, permission::account_write,
+     resource_kind::account},
+    {http::verb::get, "/usage", "getUsage", owner_usage, permission::account_read, resource_kind::account},
+    {http::verb::get, "/audit", "listAudit", list_audit, permission::audit_read, resource_kind::installation},
+    {http::verb::get, "/tokens", "listTokens", list_tokens, permission::account_read, resource_kind::account},
+    {http::verb::post, "/tokens", "createToken", create_token, permission::account_write,
+     resource_kind::account},
+    {http::verb::delete_, "/tokens/{token}", "revokeToken", revoke_token, permission::account_write,
+     resource_kind::account},
+    {http::verb::get, "/users", "listUsers", list_users, permission::users_read, resource_kind::installation},
+    {http::verb::post, "/users", "createUser", create_user, permission::users_write,
+     resource_kind::installation},
+    {http::verb::get, "/keys", "listKeys", list_keys, permission::account_read, resource_kind::account},
+    {http::verb::post, "/keys", "createKey", create_key, permission::account_write, resource_kind::account},
+    {http::verb::delete_, "/keys/{key}", "revokeKey", revoke_key, permission::account_write,
+     resource_kind::account},
+    {http::verb::get, "/buckets/{bucket}", "getBucket", get_bucket, permission::bucket_info_read,
+     resource_kind::bucket},
+    {http::verb::patch, "/buckets/{bucket}", "updateBucket", update_bucket, permission::bucket_info_write,
+     resource_kind::bucket},
+    {http::verb::get, "/buckets/{bucket}/usage", "getBucketUsage", bucket_usage, permission::bucket_info_read,
+     resource_kind::bucket},
     {http::verb::post, "/buckets/{bucket}/objects", "createObjectFromDigest", create_object_from_digest,
-     permission::bucket_info_write},
+     permission::bucket_info_write, resource_kind::bucket},
     {http::verb::get, "/buckets/{bucket}/snapshots", "listSnapshots", list_snapshots,
-     permission::bucket_info_read},
+     permission::bucket_info_read, resource_kind::bucket},
     {http::verb::post, "/buckets/{bucket}/snapshots", "createSnapshot", create_snapshot,
-     permission::bucket_info_write},
+     permission::bucket_info_write, resource_kind::bucket},
     {http::verb::get, "/buckets/{bucket}/snapshots/{snapshot}", "getSnapshot", get_snapshot,
-     permission::bucket_info_read},
+     permission::bucket_info_read, resource_kind::bucket},
     {http::verb::delete_, "/buckets/{bucket}/snapshots/{snapshot}", "deleteSnapshot", delete_snapshot,
-     permission::bucket_info_write},
+     permission::bucket_info_write, resource_kind::bucket},
     {http::verb::post, "/buckets/{bucket}/snapshots/{snapshot}/restore", "restoreSnapshot", restore_snapshot,
-     permission::bucket_info_write},
-    {http::verb::get, "/teams", "listTeams", list_teams, permission::teams_list},
-    {http::verb::post, "/teams", "createTeam", create_team, permission::team_create},
-    {http::verb::get, "/teams/{team}", "getTeam", get_team, permission::team_read},
+     permission::bucket_info_write, resource_kind::bucket},
+    {http::verb::get, "/teams", "listTeams", list_teams, permission::teams_list, resource_kind::account},
+    {http::verb::post, "/teams", "createTeam", create_team, permission::team_create,
+     resource_kind::installation},
+    {http::verb::get, "/teams/{team}", "getTeam", get_team, permission::team_read, resource_kind::team},
     {http::verb::get, "/teams/{team}/members", "listTeamMembers", list_members,
-     permission::team_contents_read},
+     permission::team_contents_read, resource_kind::team},
     {http::verb::put, "/teams/{team}/members/{user}", "setTeamMember", set_member,
-     permission::team_members_write},
+     permission::team_members_write, resource_kind::team},
     {http::verb::delete_, "/teams/{team}/members/{user}", "removeTeamMember", remove_member,
-     permission::team_members_write},
-    {http::verb::get, "/teams/{team}/models", "listModels", list_models, permission::team_contents_read},
-    {http::verb::post, "/teams/{team}/models", "createModel", create_model, permission::model_create},
-    {http::verb::get, "/teams/{team}/models/{model}", "getModel", get_model, permission::model_read},
-    {http::verb::patch, "/teams/{team}/models/{model}", "updateModel", update_model,
-     permission::model_update},
+     permission::team_members_write, resource_kind::team},
+    {http::verb::get, "/teams/{team}/models", "listModels", list_models, permission::team_contents_read,
+     resource_kind::team},
+    {http::verb::post, "/teams/{team}/models", "createModel", create_model, permission::model_create,
+     resource_kind::team},
+    {http::verb::get, "/teams/{team}/models/{model}", "getModel", get_model, permission::model_read,
+     resource_kind::model},
+    {http::verb::patch, "/teams/{team}/models/{model}", "updateModel", update_model, permission::model_update,
+     resource_kind::model},
     {http::verb::get, "/teams/{team}/models/{model}/history", "listModelHistory", model_history,
-     permission::model_history_read},
+     permission::model_history_read, resource_kind::model},
     {http::verb::get, "/teams/{team}/models/{model}/versions", "listVersions", list_versions,
-     permission::model_history_read},
+     permission::model_history_read, resource_kind::model},
     {http::verb::post, "/teams/{team}/models/{model}/versions", "createVersion", create_version,
-     permission::version_create},
+     permission::version_create, resource_kind::model},
     {http::verb::get, "/teams/{team}/models/{model}/versions/{version}", "getVersion", get_version,
-     permission::model_read},
+     permission::model_read, resource_kind::model},
     {http::verb::get, "/teams/{team}/models/{model}/versions/{version}/files", "listVersionFiles",
-     list_version_files, permission::model_read},
+     list_version_files, permission::model_read, resource_kind::model},
     {http::verb::get, "/teams/{team}/models/{model}/versions/{version}/manifest", "getVersionManifest",
-     get_version_manifest, permission::model_read},
+     get_version_manifest, permission::model_read, resource_kind::model},
     {http::verb::get, "/teams/{team}/models/{model}/versions/{version}/download-link", "getFileDownloadLink",
-     get_file_download_link, permission::model_read},
+     get_file_download_link, permission::model_read, resource_kind::model},
     {http::verb::get, "/teams/{team}/models/{model}/versions/{version}/diff", "diffVersions", diff_versions,
-     permission::model_history_read},
+     permission::model_history_read, resource_kind::model},
     {http::verb::get, "/teams/{team}/models/{model}/versions/{version}/history", "listVersionHistory",
-     version_history, permission::model_history_read},
+     version_history, permission::model_history_read, resource_kind::model},
     {http::verb::post, "/teams/{team}/models/{model}/versions/{version}/submit", "submitVersion",
-     submit_version, permission::version_create},
+     submit_version, permission::version_create, resource_kind::model},
     {http::verb::post, "/teams/{team}/models/{model}/versions/{version}/approve", "approveVersion",
-     approve_version, permission::version_review},
+     approve_version, permission::version_review, resource_kind::model},
     {http::verb::post, "/teams/{team}/models/{model}/versions/{version}/reject", "rejectVersion",
-     reject_version, permission::version_review},
+     reject_version, permission::version_review, resource_kind::model},
     {http::verb::post, "/teams/{team}/models/{model}/versions/{version}/deprecate", "deprecateVersion",
-     deprecate_version, permission::version_retire},
+     deprecate_version, permission::version_retire, resource_kind::model},
     {http::verb::post, "/teams/{team}/models/{model}/versions/{version}/archive", "archiveVersion",
-     archive_version, permission::version_retire},
+     archive_version, permission::version_retire, resource_kind::model},
     {http::verb::get, "/teams/{team}/models/{model}/aliases", "listAliases", list_aliases,
-     permission::model_history_read},
+     permission::model_history_read, resource_kind::model},
     {http::verb::get, "/teams/{team}/models/{model}/aliases/{alias}", "getAlias", get_alias,
-     permission::model_read},
+     permission::model_read, resource_kind::model},
     {http::verb::put, "/teams/{team}/models/{model}/aliases/{alias}", "setAlias", set_alias,
-     permission::alias_write},
+     permission::alias_write, resource_kind::model},
     {http::verb::delete_, "/teams/{team}/models/{model}/aliases/{alias}", "deleteAlias", delete_alias,
-     permission::alias_write},
+     permission::alias_write, resource_kind::model},
     {http::verb::get, "/teams/{team}/models/{model}/warmups", "listWarmups", list_warmups,
-     permission::model_history_read},
+     permission::model_history_read, resource_kind::model},
     {http::verb::post, "/teams/{team}/models/{model}/warmups", "createWarmup", create_warmup,
-     permission::version_create},
+     permission::version_create, resource_kind::model},
     {http::verb::get, "/teams/{team}/models/{model}/warmups/{warmup}", "getWarmup", get_warmup,
-     permission::model_history_read},
+     permission::model_history_read, resource_kind::model},
     {http::verb::get, "/teams/{team}/models/{model}/warmup-policy", "getModelWarmupPolicy",
-     get_model_warmup_policy, permission::model_history_read},
+     get_model_warmup_policy, permission::model_history_read, resource_kind::model},
     {http::verb::put, "/teams/{team}/models/{model}/warmup-policy", "setModelWarmupPolicy",
-     set_model_warmup_policy, permission::model_policy_write},
+     set_model_warmup_policy, permission::model_policy_write, resource_kind::model},
     {http::verb::get, "/teams/{team}/warmup-policy", "getTeamWarmupPolicy", get_team_warmup_policy,
-     permission::team_contents_read},
+     permission::team_contents_read, resource_kind::team},
     {http::verb::put, "/teams/{team}/warmup-policy", "setTeamWarmupPolicy", set_team_warmup_policy,
-     permission::team_policy_write},
-    {http::verb::get, "/teams/{team}/webhooks", "listWebhooks", list_webhooks, permission::webhooks_read},
-    {http::verb::post, "/teams/{team}/webhooks", "createWebhook", create_webhook, permission::webhooks_write},
+     permission::team_policy_write, resource_kind::team},
+    {http::verb::get, "/teams/{team}/webhooks", "listWebhooks", list_webhooks, permission::webhooks_read,
+     resource_kind::team},
+    {http::verb::post, "/teams/{team}/webhooks", "createWebhook", create_webhook, permission::webhooks_write,
+     resource_kind::team},
     {http::verb::get, "/teams/{team}/webhooks/{webhook}", "getWebhook", get_webhook,
-     permission::webhooks_read},
+     permission::webhooks_read, resource_kind::team},
     {http::verb::patch, "/teams/{team}/webhooks/{webhook}", "updateWebhook", update_webhook,
-     permission::webhooks_write},
+     permission::webhooks_write, resource_kind::team},
     {http::verb::delete_, "/teams/{team}/webhooks/{webhook}", "deleteWebhook", delete_webhook,
-     permission::webhooks_write},
+     permission::webhooks_write, resource_kind::team},
     {http::verb::post, "/teams/{team}/webhooks/{webhook}/rotate", "rotateWebhookSecret",
-     rotate_webhook_secret, permission::webhooks_write},
+     rotate_webhook_secret, permission::webhooks_write, resource_kind::team},
     {http::verb::post, "/teams/{team}/webhooks/{webhook}/ping", "pingWebhook", ping_webhook,
-     permission::webhooks_write},
+     permission::webhooks_write, resource_kind::team},
     {http::verb::get, "/teams/{team}/webhooks/{webhook}/deliveries", "listWebhookDeliveries",
-     list_webhook_deliveries, permission::webhooks_read},
+     list_webhook_deliveries, permission::webhooks_read, resource_kind::team},
     {http::verb::get, "/teams/{team}/webhooks/{webhook}/deliveries/{delivery}", "getWebhookDelivery",
-     get_webhook_delivery, permission::webhooks_read},
+     get_webhook_delivery, permission::webhooks_read, resource_kind::team},
     {http::verb::post, "/teams/{team}/webhooks/{webhook}/deliveries/{delivery}/redeliver", "redeliverWebhook",
-     redeliver_webhook, permission::webhooks_write},
+     redeliver_webhook, permission::webhooks_write, resource_kind::team},
 }};
 
 std::vector<std::string_view> split(std::string_view path)
@@ -186,13 +203,6 @@ bool is_safe(http::verb m) noexcept
     return m == http::verb::get || m == http::verb::head;
 }
 
-/// The scheme and authority this server is reached at, as a browser's Origin header names it.
-std::string own_origin(const request_context& ctx)
-{
-    const bool tls = !ctx.svc->opts.tls_cert_file.empty();
-    return std::string(tls ? "https://" : "http://") + std::string(ctx.get("host").value_or(""));
-}
-
 /// A console session cookie (api/sessions.cpp). A request that changes something must also prove it comes
 /// from the console's own page: an Origin header, when the browser sends one, naming this server, and the
 /// session's CSRF token in X-Depot-CSRF (a header another site's page cannot set on a cross-site request
@@ -204,12 +214,7 @@ asio::awaitable<result<bool>> authenticate_session(request_context& ctx, std::st
         record_auth_failure(ctx);
         co_return false;
     }
-    ctx.who = caller{.user_id = s->user_id,
-                     .display_name = s->user_display_name,
-                     .access_key_id = s->credential,
-                     .is_admin = s->user_is_admin,
-                     .scope = s->scope,
-                     .session_id = s->id};
+    ctx.who = caller_of(*s);
     if (!is_safe(ctx.header->method())) {
         auto origin = ctx.get("origin");
         if (origin && *origin != own_origin(ctx))
@@ -229,19 +234,11 @@ asio::awaitable<result<bool>> authenticate_session(request_context& ctx, std::st
 asio::awaitable<result<bool>> authenticate_api(request_context& ctx)
 {
     if (auto header = ctx.get("authorization"); header && header->starts_with("Bearer ")) {
-        auto token = co_await ctx.svc->credentials.authenticate_token(header->substr(7));
-        if (!token) {
-            record_auth_failure(ctx);
-            co_return false;
-        }
-        ctx.who = caller{.user_id = token->user_id,
-                         .display_name = token->user_display_name,
-                         .access_key_id = "token:" + token->id,
-                         .is_admin = token->user_is_admin,
-                         .scope = token->scope};
-        co_return true;
+        co_return co_await authenticate_bearer(ctx, header->substr(7));
     }
-    if (ctx.header->find(http::field::authorization) == ctx.header->end() &&
+    // The session cookie only where the console is: the browser also sends it to the S3 listener (cookies
+    // ignore ports), whose origin serves what users store.
+    if (ctx.on_console_listener() && ctx.header->find(http::field::authorization) == ctx.header->end() &&
         !ctx.has_param("X-Amz-Signature"))
         if (auto cookie = session_cookie(ctx))
             co_return co_await authenticate_session(ctx, *cookie);
@@ -320,8 +317,10 @@ std::vector<std::string_view> operation_ids()
     return out;
 }
 
-asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size_t>& route_index)
+asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size_t>& route_index,
+                                   bool& denial_audited)
 {
+    (void)take_refusal(ctx); // nothing recorded before this request started counts
     const auto started = std::chrono::steady_clock::now();
     auto target = ctx.header->target();
     std::string_view raw(target.data(), target.size());
@@ -330,6 +329,7 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
 
     std::optional<error> failure;
     std::optional<response> res;
+    path_params params;
     try {
         // Route first (a 404/405 needs no credentials to tell), then authenticate, then run.
         std::vector<std::string> decoded;
@@ -359,7 +359,6 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
         std::vector<std::string_view> segments(decoded.begin(), decoded.end());
         const route* found = nullptr;
         bool path_known = false;
-        path_params params;
         if (!bad_encoding)
             for (const auto& r : routes)
                 if (match(r.pattern, segments, params)) {
@@ -386,18 +385,29 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
             route_index = static_cast<std::size_t>(found - routes.data());
             const std::optional<std::chrono::seconds> cooldown = auth_cooldown(ctx);
             // Signing in authenticates from the body (the handler checks the credential it names).
-            const bool sign_in = found->fn == create_session;
+            const bool sign_in = found->resource.value == resource_kind::sign_in;
+            // A body that is not declared JSON is refused before anything (http_api.hpp).
+            auto not_json = refuse_unless_json_body(ctx, path);
             result<bool> authed = false;
-            if (!cooldown && !sign_in)
+            if (!cooldown && !sign_in && !not_json)
                 authed = co_await authenticate_api(ctx);
             if (cooldown) {
                 res = too_many_auth_failures(path, ctx.request_id, *cooldown);
+            } else if (not_json) {
+                res = std::move(*not_json);
             } else if (sign_in) {
-                auto r = co_await found->fn(ctx, params);
-                if (r)
-                    res = std::move(*r);
-                else
-                    failure = std::move(r).error();
+                // Unauthenticated by design: the handler checks the credential its body names.
+                auto proof =
+                    authorization_step::unauthenticated(found->permission.value, found->resource.value);
+                if (!proof) {
+                    failure = std::move(proof).error();
+                } else {
+                    auto r = co_await run_handler(*found, *proof, ctx, params);
+                    if (r)
+                        res = std::move(*r);
+                    else
+                        failure = std::move(r).error();
+                }
             } else if (!authed) {
                 failure = std::move(authed).error();
             } else if (!*authed) {
@@ -408,11 +418,11 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
                 ctx.audit = audit_context_of(ctx);
                 co_await resolve_principal(ctx);
                 ctx.permission = found->permission.value;
-                auto allowed = authorize_api_request(ctx, ctx.permission, params);
-                if (!allowed) {
-                    failure = std::move(allowed).error();
+                auto proof = authorization_step::rest(ctx, ctx.permission, found->resource.value, params);
+                if (!proof) {
+                    failure = std::move(proof).error();
                 } else {
-                    auto r = co_await found->fn(ctx, params);
+                    auto r = co_await run_handler(*found, *proof, ctx, params);
                     if (r)
                         res = std::move(*r);
                     else
@@ -423,10 +433,19 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
     } catch (const std::exception& e) {
         failure = error_from_exception(e, ctx.request_id);
     }
-    if (failure && failure->code == errc::access_denied && !ctx.who.user_id.empty()) {
+    // Every refusal of an authenticated caller is an audit row: a 403, and a refusal answered 404 because
+    // the caller may not learn that the team or bucket exists (take_refusal), with the team and bucket it
+    // was aimed at, so that the team's admins read it.
+    const auto refused = take_refusal(ctx);
+    if (failure && !ctx.who.user_id.empty() && (failure->code == errc::access_denied || refused)) {
         const std::string action = "api." + std::string(operation);
         const std::string resource(path.substr(root.size()));
-        co_await audit_denial(ctx, action, resource, failure->message);
+        const std::string team =
+            refused && !refused->team.empty() ? refused->team : std::string(path_param(params, "team"));
+        const std::string bucket =
+            refused && !refused->bucket.empty() ? refused->bucket : std::string(path_param(params, "bucket"));
+        co_await audit_denial(ctx, action, resource, team, bucket, failure->message);
+        denial_audited = true;
     }
     if (failure)
         res = problem_response(*failure, path, ctx.request_id);

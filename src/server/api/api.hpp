@@ -27,7 +27,10 @@ std::vector<std::string_view> operation_ids();
 
 /// Serves one REST request. Never throws: failures become problem responses, logged with the request id.
 /// `route` is set to the index (into operation_ids) of the route that served it, if any matched.
-asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size_t>& route);
+/// `denial_audited`: set when the request was refused and its denial audit row written (the access log then
+/// says access_denied, also for a refusal answered 404).
+asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size_t>& route,
+                                   bool& denial_audited);
 
 /// "METHOD /api/v1/path/{param}" for every route served, in table order (for `depotd --print-api-routes`
 /// and the test that compares them with the OpenAPI document).

@@ -85,6 +85,11 @@ asio::awaitable<result<response>> lookup_content(request_context& ctx, const pat
 
 asio::awaitable<result<response>> create_object_from_digest(request_context& ctx, const path_params& params)
 {
+    // A precondition is honoured or refused, never ignored: this route has none.
+    if (ctx.get("if-match") || ctx.get("if-none-match"))
+        co_return make_error(errc::not_implemented,
+                             "If-Match and If-None-Match are not supported when creating an object from a "
+                             "digest; nothing was written");
     auto target = co_await caller_bucket(ctx, path_param(params, "bucket"));
     if (!target)
         co_return std::move(target).error();
@@ -103,6 +108,9 @@ asio::awaitable<result<response>> create_object_from_digest(request_context& ctx
                              "key");
     if (auto inside = co_await authorize_area(ctx, ctx.permission, target->name, *key); !inside)
         co_return std::move(inside).error();
+    // A write of the key, as PutObject is: the target bucket's policy decides with the request's conditions.
+    if (auto allowed = authorize_bucket_rest(ctx, ctx.permission, *target, "s3:PutObject", *key); !allowed)
+        co_return std::move(allowed).error();
     auto hex = string_field(*body, "sha256");
     if (!hex)
         co_return std::move(hex).error();
@@ -147,13 +155,19 @@ asio::awaitable<result<response>> create_object_from_digest(request_context& ctx
     // Only content the caller can already read may be referenced (a scoped credential: inside its scope).
     const auto area = co_await scope_area_of(ctx);
     // A named request, not a temporary in the co_await expression: GCC 12 destroys such a temporary twice.
-    const registry::digest_copy_request request{.owner_id = ctx.who.user_id,
-                                                .sha256 = *digest,
-                                                .size = static_cast<std::uint64_t>(*size),
-                                                .within = area ? &*area : nullptr,
-                                                .target = &*target,
-                                                .key = *key,
-                                                .headers = std::move(headers)};
+    const registry::digest_copy_request request{
+        .owner_id = ctx.who.user_id,
+        .sha256 = *digest,
+        .size = static_cast<std::uint64_t>(*size),
+        .within = area ? &*area : nullptr,
+        .target = &*target,
+        .key = *key,
+        .headers = std::move(headers),
+        // Reading the source, as GetObject: its bucket's policy may
+        // deny it (then the content is not the caller's to use).
+        .may_read = [&ctx](const registry::bucket& b, std::string_view k) {
+            return authorize_bucket_rest(ctx, auth::permission::read_object, b, "s3:GetObject", k);
+        }};
     auto created = co_await registry::copy_from_digest(ctx.audit, ctx.svc->catalog, ctx.svc->buckets,
                                                        ctx.svc->objects, request);
     if (!created)
@@ -170,7 +184,8 @@ asio::awaitable<result<response>> create_object_from_digest(request_context& ctx
 
 asio::awaitable<result<response>> get_bucket(request_context& ctx, const path_params& params)
 {
-    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"));
+    // A bucket's settings are read like HeadBucket, which S3 authorizes as s3:ListBucket.
+    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"), "s3:ListBucket");
     if (!b)
         co_return std::move(b).error();
     co_return json_response(bucket_json(*b));
@@ -193,6 +208,15 @@ asio::awaitable<result<response>> update_bucket(request_context& ctx, const path
             co_return make_error(errc::invalid_argument,
                                  "The field '" + std::string(name) + "' must be true or false",
                                  std::string(name));
+    // Each setting as the bucket policy names it, all decided before anything changes: object_events is the
+    // bucket's event notification configuration (s3:PutBucketNotification); dedup, how new writes are kept,
+    // has no AWS action of its own and counts as s3:PutBucketVersioning, the other such setting.
+    for (auto [name, action] :
+         {std::pair<std::string_view, std::string_view>{"dedup", "s3:PutBucketVersioning"},
+          {"object_events", "s3:PutBucketNotification"}})
+        if (body->find(name) != body->end())
+            if (auto allowed = authorize_bucket_rest(ctx, ctx.permission, *b, action); !allowed)
+                co_return std::move(allowed).error();
     auto it = body->find("dedup");
     if (it != body->end()) {
         auto updated = co_await ctx.svc->buckets.set_dedup(ctx.audit, b->name, it->value().as_bool());
@@ -213,9 +237,13 @@ asio::awaitable<result<response>> update_bucket(request_context& ctx, const path
 
 asio::awaitable<result<response>> bucket_usage(request_context& ctx, const path_params& params)
 {
-    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"));
+    // Usage sums the bucket's listing: s3:ListBucket.
+    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"), "s3:ListBucket");
     if (!b)
         co_return std::move(b).error();
+    // The totals are the whole bucket's: a credential limited to a prefix does not learn them.
+    if (auto whole = co_await authorize_area(ctx, ctx.permission, b->name, ""); !whole)
+        co_return std::move(whole).error();
     auto u = co_await ctx.svc->catalog.bucket_usage(b->id);
     auto out = usage_json(u);
     out["bucket"] = b->name;

@@ -7,9 +7,15 @@
 #include "server/s3/common.hpp"
 #include "server/services.hpp"
 
+#include <boost/json/basic_parser_impl.hpp>
+#include <boost/json/error.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <ctime>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
 
 namespace depot::server::api {
 
@@ -39,6 +45,12 @@ std::optional<std::string_view> session_cookie(const request_context& ctx)
         }
     }
     return std::nullopt;
+}
+
+std::string own_origin(const request_context& ctx)
+{
+    const bool tls = !ctx.svc->opts.tls_cert_file.empty();
+    return std::string(tls ? "https://" : "http://") + std::string(ctx.get("host").value_or(""));
 }
 
 response json_response(const json::value& body, http::status status)
@@ -93,23 +105,144 @@ bool holds_nul(const json::value& v)
     }
 }
 
+/// A Boost.JSON basic_parser handler that builds nothing: it keeps the member names seen so far in each
+/// open object and stops at the first one named twice (Boost.JSON 1.81's value parser keeps the last).
+struct duplicate_key_finder
+{
+    static constexpr std::size_t max_object_size = std::size_t(-1);
+    static constexpr std::size_t max_array_size = std::size_t(-1);
+    static constexpr std::size_t max_key_size = std::size_t(-1);
+    static constexpr std::size_t max_string_size = std::size_t(-1);
+
+    std::vector<std::set<std::string, std::less<>>> open; ///< the member names of each open object
+    std::string key;                                      ///< the key being read (it may come in parts)
+    std::optional<std::string> duplicate;
+
+    bool on_document_begin(boost::system::error_code&) { return true; }
+    bool on_document_end(boost::system::error_code&) { return true; }
+    bool on_array_begin(boost::system::error_code&) { return true; }
+    bool on_array_end(std::size_t, boost::system::error_code&) { return true; }
+    bool on_object_begin(boost::system::error_code&)
+    {
+        open.emplace_back();
+        return true;
+    }
+    bool on_object_end(std::size_t, boost::system::error_code&)
+    {
+        open.pop_back();
+        return true;
+    }
+    bool on_string_part(json::string_view, std::size_t, boost::system::error_code&) { return true; }
+    bool on_string(json::string_view, std::size_t, boost::system::error_code&) { return true; }
+    bool on_key_part(json::string_view s, std::size_t, boost::system::error_code&)
+    {
+        key.append(s.data(), s.size());
+        return true;
+    }
+    bool on_key(json::string_view s, std::size_t, boost::system::error_code& ec)
+    {
+        key.append(s.data(), s.size());
+        if (!open.back().insert(key).second) {
+            duplicate = std::move(key);
+            ec = json::error::syntax; // stops the parser; `duplicate` says why
+            return false;
+        }
+        key.clear();
+        return true;
+    }
+    bool on_number_part(json::string_view, boost::system::error_code&) { return true; }
+    bool on_int64(std::int64_t, json::string_view, boost::system::error_code&) { return true; }
+    bool on_uint64(std::uint64_t, json::string_view, boost::system::error_code&) { return true; }
+    bool on_double(double, json::string_view, boost::system::error_code&) { return true; }
+    bool on_bool(bool, boost::system::error_code&) { return true; }
+    bool on_null(boost::system::error_code&) { return true; }
+    bool on_comment_part(json::string_view, boost::system::error_code&) { return true; }
+    bool on_comment(json::string_view, boost::system::error_code&) { return true; }
+};
+
 } // namespace
+
+bool is_json_media_type(std::string_view v) noexcept
+{
+    auto trim = [](std::string_view t) {
+        while (!t.empty() && (t.front() == ' ' || t.front() == '\t'))
+            t.remove_prefix(1);
+        while (!t.empty() && (t.back() == ' ' || t.back() == '\t'))
+            t.remove_suffix(1);
+        return t;
+    };
+    const auto media = trim(v.substr(0, v.find(';')));
+    constexpr std::string_view json_type = "application/json";
+    if (media.size() != json_type.size())
+        return false;
+    for (std::size_t i = 0; i < media.size(); ++i) {
+        char c = media[i];
+        if (c >= 'A' && c <= 'Z')
+            c = static_cast<char>(c - 'A' + 'a');
+        if (c != json_type[i])
+            return false;
+    }
+    return true;
+}
+
+result<json::object> parse_json_object(std::string_view text)
+{
+    boost::system::error_code ec;
+    auto value = json::parse(text, ec);
+    if (ec)
+        return make_error(errc::invalid_argument, "The request body is not valid JSON: " + ec.message());
+    if (!value.is_object())
+        return make_error(errc::invalid_argument, "The request body must be a JSON object");
+    if (holds_nul(value))
+        return make_error(errc::invalid_argument,
+                          "Strings in the request body may not contain NUL (\\u0000)");
+    // The document is valid JSON (parsed above with the same limits), so the second pass only looks for
+    // a member name given twice in one object.
+    json::basic_parser<duplicate_key_finder> finder(json::parse_options{});
+    finder.write_some(false, text.data(), text.size(), ec);
+    if (const auto& dup = finder.handler().duplicate)
+        return make_error(errc::invalid_argument,
+                          "The request body names " +
+                              (dup->size() <= 64 ? "the member '" + *dup + "'" : std::string("a member")) +
+                              " twice in one object: each name may appear once");
+    return std::move(value.as_object());
+}
+
+std::optional<response> refuse_unless_json_body(const request_context& ctx, std::string_view instance)
+{
+    const bool has_body = (ctx.content_length && *ctx.content_length > 0) ||
+                          ctx.header->find(http::field::transfer_encoding) != ctx.header->end();
+    if (!has_body)
+        return std::nullopt;
+    std::size_t types = 0;
+    std::string_view type;
+    for (const auto& f : *ctx.header)
+        if (f.name() == http::field::content_type) {
+            ++types;
+            type = std::string_view(f.value().data(), f.value().size());
+        }
+    if (types == 1 && is_json_media_type(type))
+        return std::nullopt;
+    json::object body{{"type", "urn:depot:problem:unsupported-media-type"},
+                      {"title", "UnsupportedMediaType"},
+                      {"status", 415},
+                      {"detail", types > 1 ? "The request has more than one Content-Type header"
+                                           : "The request body must be JSON, sent with Content-Type: "
+                                             "application/json"},
+                      {"instance", instance},
+                      {"request_id", ctx.request_id},
+                      {"argument", "Content-Type"}};
+    auto res = json_response(body, http::status::unsupported_media_type);
+    res.headers.set(http::field::content_type, "application/problem+json");
+    return res;
+}
 
 asio::awaitable<result<json::object>> read_json_object(request_context& ctx, std::size_t limit)
 {
     auto text = co_await s3op::read_small_body(ctx, limit);
     if (!text)
         co_return std::move(text).error();
-    boost::system::error_code ec;
-    auto value = json::parse(*text, ec);
-    if (ec)
-        co_return make_error(errc::invalid_argument, "The request body is not valid JSON: " + ec.message());
-    if (!value.is_object())
-        co_return make_error(errc::invalid_argument, "The request body must be a JSON object");
-    if (holds_nul(value))
-        co_return make_error(errc::invalid_argument,
-                             "Strings in the request body may not contain NUL (\\u0000)");
-    co_return std::move(value.as_object());
+    co_return parse_json_object(*text);
 }
 
 result<std::string> string_field(const json::object& o, std::string_view name, bool required)
@@ -171,6 +304,17 @@ asio::awaitable<result<registry::bucket>> caller_bucket(request_context& ctx, st
     auto b = co_await ctx.svc->buckets.get(name);
     if (!b || !authorize_bucket(ctx, ctx.permission, *b))
         co_return make_error(errc::no_such_bucket, "The specified bucket does not exist");
+    co_return b;
+}
+
+asio::awaitable<result<registry::bucket>> caller_bucket(request_context& ctx, std::string_view name,
+                                                        std::string_view action, std::string_view key)
+{
+    auto b = co_await caller_bucket(ctx, name);
+    if (!b)
+        co_return b;
+    if (auto allowed = authorize_bucket_rest(ctx, ctx.permission, *b, action, key); !allowed)
+        co_return std::move(allowed).error();
     co_return b;
 }
 

@@ -9,6 +9,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,15 +35,35 @@ std::string_view path_param(const path_params& params, std::string_view name);
 inline constexpr std::string_view session_cookie_name = "depot_session";
 std::optional<std::string_view> session_cookie(const request_context& ctx);
 
+/// The scheme and authority this server is reached at by this request, as a browser's Origin header names
+/// it (the console's own origin on the console's listener).
+std::string own_origin(const request_context& ctx);
+
 response json_response(const json::value& body, http::status status = http::status::ok);
 
 /// The problem document of an error: type urn:depot:problem:<code>, title, status, detail, instance, and
 /// the request id.
 response problem_response(const error& err, std::string_view instance, std::string_view request_id);
 
-/// Reads the body (at most `limit` bytes, verifying a signed payload hash) and parses it as a JSON object
-/// whose strings are UTF-8 without NUL (what PostgreSQL can store). invalid_argument naming the problem
-/// otherwise.
+/// Whether a Content-Type value names JSON: `application/json` in any case, parameters allowed
+/// (`application/json; charset=utf-8`).
+bool is_json_media_type(std::string_view content_type) noexcept;
+
+/// `text` as a JSON object whose strings are UTF-8 without NUL (what PostgreSQL can store) and whose
+/// objects, at every depth, name each member once. invalid_argument naming the problem otherwise: a
+/// duplicate key is refused, not resolved (Boost.JSON keeps the last), because two readers of one body
+/// must never see different values (a cross-site text/plain form smuggles `"token":"=","token":"dpt_..."`).
+result<json::object> parse_json_object(std::string_view text);
+
+/// REST bodies are JSON, and say so: a request that carries a body (Content-Length above 0, or chunked)
+/// must declare it with exactly one Content-Type that is_json_media_type accepts. Otherwise the 415 problem
+/// (urn:depot:problem:unsupported-media-type) that api.cpp answers before the body is read or the caller
+/// authenticated: a cross-site form cannot send this type, and a script only after a CORS preflight,
+/// which depotd never grants. nullopt when the request may go on.
+std::optional<response> refuse_unless_json_body(const request_context& ctx, std::string_view instance);
+
+/// The one way REST handlers read a JSON body (its type was checked by refuse_unless_json_body): at most
+/// `limit` bytes, verifying a signed payload hash, parsed by parse_json_object.
 asio::awaitable<result<json::object>> read_json_object(request_context& ctx, std::size_t limit = 1 << 20);
 
 /// Field accessors that name the field in their error.
@@ -57,6 +78,11 @@ result<void> only_fields(const json::object& o, std::initializer_list<std::strin
 /// The bucket if the caller may use it; no_such_bucket for another owner's bucket as for a missing one, so
 /// a caller learns nothing about buckets that are not theirs.
 asio::awaitable<result<registry::bucket>> caller_bucket(request_context& ctx, std::string_view name);
+/// caller_bucket for a route about the bucket's objects or settings, decided with the bucket's policy too
+/// (authorize_bucket_rest): the AWS action the route counts as, about `key` ("" for a bucket action).
+/// access_denied when the policy denies it.
+asio::awaitable<result<registry::bucket>> caller_bucket(request_context& ctx, std::string_view name,
+                                                        std::string_view action, std::string_view key = {});
 
 std::string iso8601(std::chrono::system_clock::time_point t);
 

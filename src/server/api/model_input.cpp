@@ -43,7 +43,8 @@ result<team_role> role_field(const json::object& o, std::string_view name)
 
 result<registry::policy_override> policy_fields(const json::object& o)
 {
-    if (auto only = only_fields(o, {"required_approvals", "approver_role", "protected_aliases"}); !only)
+    if (auto only = only_fields(o, {"required_approvals", "approver_role", "protected_aliases", "four_eyes"});
+        !only)
         return std::move(only).error();
     registry::policy_override p;
     if (o.contains("required_approvals")) {
@@ -70,6 +71,15 @@ result<registry::policy_override> policy_fields(const json::object& o)
             names.emplace_back(a.as_string());
         }
         p.protected_aliases = std::move(names);
+    }
+    if (o.contains("four_eyes")) {
+        const auto& v = o.at("four_eyes");
+        const auto rule = v.is_string() ? registry::four_eyes_rule_of(v.as_string()) : std::nullopt;
+        if (!rule)
+            return make_error(errc::invalid_argument,
+                              "The field 'four_eyes' must be author_and_submitter or all_contributors",
+                              "four_eyes");
+        p.four_eyes = *rule;
     }
     return p;
 }

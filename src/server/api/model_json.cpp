@@ -16,7 +16,8 @@ json::object policy_json(const registry::approval_policy& p)
         aliases.push_back(json::string(a));
     return json::object{{"required_approvals", p.required_approvals},
                         {"approver_role", to_string(p.approver_role)},
-                        {"protected_aliases", std::move(aliases)}};
+                        {"protected_aliases", std::move(aliases)},
+                        {"four_eyes", registry::to_string(p.four_eyes)}};
 }
 
 json::object team_json(const registry::team& t, std::optional<team_role> role)

@@ -159,7 +159,13 @@ asio::awaitable<result<response>> create_version(request_context& ctx, const pat
     auto uploads = co_await uploads_to_complete(ctx, m->model, *body);
     if (!uploads)
         co_return std::move(uploads).error();
+    auto bucket = co_await ctx.svc->buckets.get(m->model.bucket);
+    if (!bucket)
+        co_return make_error(errc::conflict, "The model's bucket no longer exists");
     registry::version_spec spec;
+    spec.may_read = [&ctx, b = *bucket](std::string_view key) {
+        return !policy_denies(ctx, b, "s3:GetObject", key);
+    };
     if (body->contains("snapshot")) {
         if (!uploads->empty())
             co_return make_error(errc::invalid_argument,
@@ -167,6 +173,10 @@ asio::awaitable<result<response>> create_version(request_context& ctx, const pat
         auto name = string_field(*body, "snapshot");
         if (!name)
             co_return std::move(name).error();
+        // Snapshots are their bucket's owner's (README): a version made from one is the owner's to make.
+        if (auto owner = authorize_bucket(ctx, auth::permission::read_object, *bucket); !owner)
+            co_return make_error(errc::not_found, "The model's bucket has no snapshot '" + *name + "'",
+                                 "snapshot");
         auto snap = co_await ctx.svc->snapshots.get(m->model.bucket_id, *name);
         if (!snap)
             co_return make_error(errc::not_found, "The model's bucket has no snapshot '" + *name + "'",
@@ -274,6 +284,10 @@ asio::awaitable<result<response>> diff_versions(request_context& ctx, const path
     auto other = co_await ctx.svc->models.get_version(v->model.model, *against, true);
     if (!other)
         co_return std::move(other).error();
+    // An alias scope reads one version: it compares it with nothing else.
+    if (const auto& scope = ctx.principal.scope; scope && !scope->alias.empty() && other->id != v->version.id)
+        co_return make_error(errc::access_denied,
+                             "the credential is limited to the version alias " + scope->alias + " points to");
     // Changes going from `against` to this version.
     auto d = co_await ctx.svc->models.diff(other->id, v->version.id);
     json::array added, removed, changed;

@@ -79,7 +79,7 @@ asio::awaitable<result<response>> create_model(request_context& ctx, const path_
     if (!policy)
         co_return std::move(policy).error();
     // The caller must be able to use the bucket: binding a model to it is reading it.
-    auto bucket = co_await caller_bucket(ctx, *bucket_name);
+    auto bucket = co_await caller_bucket(ctx, *bucket_name, "s3:ListBucket");
     if (!bucket)
         co_return std::move(bucket).error();
     registry::model_spec spec{.name = std::move(*name),

@@ -55,6 +55,21 @@ response sign_in_refused(std::string_view instance, std::string_view request_id)
 
 asio::awaitable<result<response>> create_session(request_context& ctx, const path_params&)
 {
+    // Only where the cookie is honoured: the console's listener (a session opened elsewhere would be a
+    // cookie for a host, whatever its port).
+    if (!ctx.on_console_listener())
+        co_return make_error(errc::not_found, "Console sessions are opened on the console's own listener "
+                                              "(--console-listen), not on this one");
+    // Login CSRF: another site's page must not sign the victim's browser in as someone else (a cross-site
+    // form can post, and its text/plain body can spell JSON). Browsers name the page's origin in Origin on
+    // every POST, and Sec-Fetch-Site says whether it is this one; a JSON content type (read_json_object)
+    // needs a CORS preflight that depotd never grants.
+    if (auto origin = ctx.get("origin"); origin && *origin != own_origin(ctx))
+        co_return make_error(errc::access_denied,
+                             "A console session may be opened only from the console's own origin");
+    if (auto site = ctx.get("sec-fetch-site"); site && *site != "same-origin" && *site != "none")
+        co_return make_error(errc::access_denied,
+                             "A console session may be opened only from the console's own pages");
     auto body = co_await read_json_object(ctx);
     if (!body)
         co_return std::move(body).error();

@@ -35,7 +35,9 @@ result<std::optional<std::string>> snapshot_string(const json::object& o, std::s
 
 asio::awaitable<result<response>> create_snapshot(request_context& ctx, const path_params& params)
 {
-    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"));
+    // A snapshot keeps the bucket's listing for later (what it serves is then read key by key, under the
+    // policy of each key): s3:ListBucket.
+    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"), "s3:ListBucket");
     if (!b)
         co_return std::move(b).error();
     auto body = co_await read_json_object(ctx);
@@ -60,7 +62,7 @@ asio::awaitable<result<response>> create_snapshot(request_context& ctx, const pa
 
 asio::awaitable<result<response>> list_snapshots(request_context& ctx, const path_params& params)
 {
-    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"));
+    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"), "s3:ListBucket");
     if (!b)
         co_return std::move(b).error();
     auto p = page_of(ctx);
@@ -80,7 +82,7 @@ asio::awaitable<result<response>> list_snapshots(request_context& ctx, const pat
 
 asio::awaitable<result<response>> get_snapshot(request_context& ctx, const path_params& params)
 {
-    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"));
+    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"), "s3:ListBucket");
     if (!b)
         co_return std::move(b).error();
     auto s = co_await ctx.svc->snapshots.get(b->id, path_param(params, "snapshot"));
@@ -95,6 +97,15 @@ asio::awaitable<result<response>> delete_snapshot(request_context& ctx, const pa
     auto b = co_await caller_bucket(ctx, path_param(params, "bucket"));
     if (!b)
         co_return std::move(b).error();
+    // Deleting a snapshot permanently deletes the versions only it kept, under its prefix:
+    // s3:DeleteObjectVersion there.
+    auto snap = co_await ctx.svc->snapshots.get(b->id, path_param(params, "snapshot"));
+    if (!snap)
+        co_return make_error(errc::not_found, "The bucket has no snapshot named " +
+                                                  std::string(path_param(params, "snapshot")));
+    if (auto allowed = authorize_bucket_rest(ctx, ctx.permission, *b, "s3:DeleteObjectVersion", snap->prefix);
+        !allowed)
+        co_return std::move(allowed).error();
     auto removed = co_await ctx.svc->snapshots.remove(ctx.audit, b->id, path_param(params, "snapshot"));
     if (!removed)
         co_return std::move(removed).error();
@@ -142,6 +153,16 @@ asio::awaitable<result<response>> restore_snapshot(request_context& ctx, const p
             co_return std::move(other).error();
         target = std::move(*other);
     }
+    // A restore reads the snapshot's keys (s3:GetObject in the source bucket) and writes the target keys
+    // (s3:PutObject in the target bucket): both policies decide, about the prefixes first and then about
+    // every key before anything is copied.
+    if (auto allowed = authorize_bucket_rest(ctx, ctx.permission, *b, "s3:GetObject", source_prefix);
+        !allowed)
+        co_return std::move(allowed).error();
+    if (auto allowed = authorize_bucket_rest(ctx, ctx.permission, target, "s3:PutObject",
+                                             target_prefix->value_or(source_prefix));
+        !allowed)
+        co_return std::move(allowed).error();
     registry::restore_request request;
     request.bucket_id = b->id;
     request.snapshot = std::string(path_param(params, "snapshot"));
@@ -149,6 +170,12 @@ asio::awaitable<result<response>> restore_snapshot(request_context& ctx, const p
     request.prefix = std::move(*prefix);
     request.target_prefix = std::move(*target_prefix);
     request.owner_id = ctx.who.user_id;
+    request.check = [&ctx, &source = *b, &target](std::string_view from,
+                                                  std::string_view to) -> result<void> {
+        if (auto allowed = authorize_bucket_rest(ctx, ctx.permission, source, "s3:GetObject", from); !allowed)
+            return allowed;
+        return authorize_bucket_rest(ctx, ctx.permission, target, "s3:PutObject", to);
+    };
     auto restored = co_await ctx.svc->snapshots.restore(ctx.audit, std::move(request));
     if (!restored)
         co_return std::move(restored).error();

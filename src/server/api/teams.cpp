@@ -53,6 +53,7 @@ asio::awaitable<result<response>> create_team(request_context& ctx, const path_p
         defaults.approver_role = p->approver_role.value_or(defaults.approver_role);
         if (p->protected_aliases)
             defaults.protected_aliases = *p->protected_aliases;
+        defaults.four_eyes = p->four_eyes.value_or(defaults.four_eyes);
     }
     auto t = co_await ctx.svc->models.create_team(ctx.audit, std::move(*name), std::move(defaults));
     if (!t)

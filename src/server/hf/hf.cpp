@@ -4,17 +4,21 @@
 
 #include "common/log.hpp"
 #include "common/uri.hpp"
+#include "s3/utf8.hpp"
 #include "server/api/api.hpp"
 #include "server/audit_requests.hpp"
+#include "server/authenticate.hpp"
 #include "server/authorization.hpp"
 #include "server/errors.hpp"
 #include "server/hf/repo.hpp"
+#include "server/pipeline.hpp"
 #include "server/services.hpp"
 
 #include <algorithm>
 #include <array>
 #include <boost/asio/this_coro.hpp>
 #include <boost/json.hpp>
+#include <chrono>
 
 namespace depot::server::hf {
 namespace {
@@ -24,24 +28,26 @@ struct route
     http::verb method;
     std::string_view pattern; ///< `{name}` matches one non-empty segment; a final `{path+}` the rest
     std::string_view name;    ///< for metrics, the access log and denial audit rows (hf.<name>)
-    handler fn;
+    guarded<handler> fn;      ///< callable only with the authorization step's proof (server/pipeline.hpp)
     auth::route_permission permission; ///< what the request does (auth/authorize.hpp); required
+    route_resource resource;           ///< what it acts on (server/pipeline.hpp); required
 };
 
 constexpr std::array<route, 7> routes = {{
-    {http::verb::get, "/api/models/{team}/{model}", "HfModelInfo", model_info, auth::permission::hf_read},
+    {http::verb::get, "/api/models/{team}/{model}", "HfModelInfo", model_info, auth::permission::hf_read,
+     resource_kind::model},
     {http::verb::get, "/api/models/{team}/{model}/revision/{revision}", "HfModelInfo", model_info,
-     auth::permission::hf_read},
+     auth::permission::hf_read, resource_kind::model},
     {http::verb::get, "/api/models/{team}/{model}/tree/{revision}", "HfListTree", list_tree,
-     auth::permission::hf_read},
+     auth::permission::hf_read, resource_kind::model},
     {http::verb::get, "/api/models/{team}/{model}/tree/{revision}/{path+}", "HfListTree", list_tree,
-     auth::permission::hf_read},
+     auth::permission::hf_read, resource_kind::model},
     {http::verb::post, "/api/models/{team}/{model}/paths-info/{revision}", "HfPathsInfo", paths_info,
-     auth::permission::hf_read},
+     auth::permission::hf_read, resource_kind::model},
     {http::verb::get, "/{team}/{model}/resolve/{revision}/{path+}", "HfResolve", resolve_file,
-     auth::permission::hf_read},
+     auth::permission::hf_read, resource_kind::model},
     {http::verb::head, "/{team}/{model}/resolve/{revision}/{path+}", "HfResolveHead", resolve_file_head,
-     auth::permission::hf_read},
+     auth::permission::hf_read, resource_kind::model},
 }};
 
 std::vector<std::string_view> split(std::string_view path)
@@ -143,45 +149,7 @@ response error_response(const error& err, const hub_request& req, bool head)
     }
 }
 
-bool bearer(std::string_view header)
-{
-    return header.size() > 7 && (header.starts_with("Bearer ") || header.starts_with("bearer "));
-}
-
 } // namespace
-
-bool is_hf_request(const request_context& ctx)
-{
-    const auto method = ctx.header->method();
-    if (method != http::verb::get && method != http::verb::head && method != http::verb::post)
-        return false;
-    if (auto auth = ctx.get("authorization"); auth && !bearer(*auth))
-        return false;
-    auto target = ctx.header->target();
-    const std::string_view raw(target.data(), target.size());
-    const auto qmark = raw.find('?');
-    const std::string_view path = raw.substr(0, qmark);
-    if (qmark != std::string_view::npos && raw.find("X-Amz-", qmark) != std::string_view::npos)
-        return false; // a presigned S3 request
-    const auto& domain = ctx.svc->opts.domain;
-    if (!domain.empty()) {
-        auto host = ctx.get("host").value_or("");
-        if (auto colon = host.rfind(':');
-            colon != std::string_view::npos && host.find(']') == std::string_view::npos)
-            host = host.substr(0, colon);
-        if (host.size() > domain.size() + 1 && host.ends_with(domain) &&
-            host[host.size() - domain.size() - 1] == '.')
-            return false; // virtual-hosted S3
-    }
-    if (path.starts_with("/api/models/"))
-        return true;
-    if (api::is_api_target(path))
-        return false;
-    if (method == http::verb::post)
-        return false;
-    const auto segments = split(path);
-    return segments.size() >= 5 && segments[2] == "resolve";
-}
 
 std::vector<route_permission_entry> route_permissions()
 {
@@ -202,8 +170,10 @@ std::vector<std::string_view> operation_names()
     return out;
 }
 
-asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size_t>& route_index)
+asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size_t>& route_index,
+                                   bool& denial_audited)
 {
+    (void)take_refusal(ctx); // nothing recorded before this request started counts
     auto target = ctx.header->target();
     const std::string_view raw(target.data(), target.size());
     const std::string_view path = raw.substr(0, raw.find('?'));
@@ -230,8 +200,15 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
             }
             segments.push_back(std::move(*d));
         }
+        // Path segments and query values reach PostgreSQL (team, model, revision, file path): bytes it
+        // cannot hold as text are refused before authentication (itself a query) runs, as S3 and REST do.
+        bool bad_text = false;
+        for (const auto& d : segments)
+            bad_text = bad_text || !s3::is_storable_text(d);
+        for (const auto& [name, value] : ctx.query)
+            bad_text = bad_text || !s3::is_storable_text(name) || !s3::is_storable_text(value);
         const route* found = nullptr;
-        if (!bad)
+        if (!bad && !bad_text)
             for (const auto& r : routes)
                 if (r.method == ctx.header->method() && match(r.pattern, segments, req)) {
                     found = &r;
@@ -239,6 +216,9 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
                 }
         if (bad) {
             failure = make_error(errc::invalid_argument, "The request path has an invalid percent-encoding");
+        } else if (bad_text) {
+            failure = make_error(errc::invalid_argument,
+                                 "The request path and query must be valid UTF-8 without NUL once decoded");
         } else if (!found) {
             res = hub_error(http::status::not_found, "", "Not Found", head);
         } else {
@@ -248,45 +228,66 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
                 static_cast<std::size_t>(std::find(names.begin(), names.end(), found->name) - names.begin());
             // Authentication: an API token, as dpt_... or hf_dpt_... (registry/service/credentials.hpp).
             auto header = ctx.get("authorization");
-            if (!header) {
+            // An address that failed to authenticate too often is refused before its token is looked up,
+            // as on S3 (503) and REST (429).
+            const std::optional<std::chrono::seconds> cooldown = auth_cooldown(ctx);
+            // The pipeline routes only bearer tokens and requests without credentials here.
+            bool token = false;
+            if (!cooldown && header)
+                token = co_await authenticate_bearer(
+                    ctx, header->substr(std::min<std::size_t>(7, header->size())));
+            if (cooldown) {
+                res = hub_error(http::status::too_many_requests, "",
+                                "Too many failed authentications from your address; retry in " +
+                                    std::to_string(cooldown->count()) + " s.",
+                                head);
+                res->headers.set(http::field::retry_after, std::to_string(cooldown->count()));
+            } else if (!header) {
                 // What the Hub answers an anonymous caller for a repo that is private or absent.
                 res = hub_error(http::status::unauthorized, "RepoNotFound",
                                 "Repository not found: this Depot needs a token (HF_TOKEN=hf_dpt_...)", head);
-            } else if (auto token = co_await ctx.svc->credentials.authenticate_token(header->substr(7));
-                       !token) {
+            } else if (!token) {
                 res = hub_error(http::status::unauthorized, "", "Invalid credentials in Authorization header",
                                 head);
             } else {
-                ctx.who = caller{.user_id = token->user_id,
-                                 .display_name = token->user_display_name,
-                                 .access_key_id = "token:" + token->id,
-                                 .is_admin = false,
-                                 .scope = token->scope};
                 if (!ctx.svc->limiter.admit(ctx.who.access_key_id)) {
                     failure = make_error(errc::rate_limited, "Please reduce your request rate.");
                 } else {
                     ctx.audit = audit_context_of(ctx);
                     co_await resolve_principal(ctx);
                     ctx.permission = found->permission.value;
-                    auto r = co_await found->fn(ctx, req);
-                    if (r)
-                        res = std::move(*r);
-                    else
-                        failure = std::move(r).error();
+                    // The route's permission on the model it names, before the handler (which decides again
+                    // with what it resolves: the team role, an alias scope's version).
+                    auto proof = authorization_step::hub(ctx, ctx.permission, found->resource.value, req.team,
+                                                         req.model);
+                    if (!proof) {
+                        failure = std::move(proof).error();
+                    } else {
+                        auto r = co_await run_handler(*found, *proof, ctx, req);
+                        if (r)
+                            res = std::move(*r);
+                        else
+                            failure = std::move(r).error();
+                    }
                 }
             }
         }
     } catch (const std::exception& e) {
         failure = error_from_exception(e, ctx.request_id);
     }
-    if (failure && failure->code == errc::access_denied && !ctx.who.user_id.empty()) {
+    // Every refusal of an authenticated caller is an audit row, RepoNotFound for a team the caller is not
+    // in (take_refusal) too, with the team it was aimed at.
+    const auto refused = take_refusal(ctx);
+    if (failure && !ctx.who.user_id.empty() && (failure->code == errc::access_denied || refused)) {
         const std::string action = "hf." + std::string(operation);
         std::string resource = req.team + "/" + req.model;
         if (!req.revision.empty())
             resource += "/" + req.revision;
         if (!req.path.empty())
             resource += "/" + req.path;
-        co_await audit_denial(ctx, action, resource, failure->message);
+        const std::string team = refused && !refused->team.empty() ? refused->team : req.team;
+        co_await audit_denial(ctx, action, resource, team, "", failure->message);
+        denial_audited = true;
     }
     if (failure)
         res = error_response(*failure, req, head);

@@ -35,16 +35,17 @@ namespace depot::server::hf {
 
 namespace asio = boost::asio;
 
-/// Whether the request is for this API rather than S3: a GET, HEAD or POST under /api/models/, or a GET or
-/// HEAD of /{team}/{model}/resolve/{revision}/{path}, that carries no SigV4 signature (no credentials or a
-/// bearer token) and is not addressed virtual-host style. A signed request for such a path is S3's.
-bool is_hf_request(const request_context& ctx);
+// Which requests are this API's is decided with S3's and REST's in server/pipeline.hpp (choose_surface): a
+// Hub-shaped path with a bearer token or no credentials, never one with S3 credentials or a virtual host.
 
 /// The routes' names, in table order, for metrics, the access log and the audit (`hf.<name>` denials).
 std::vector<std::string_view> operation_names();
 
 /// Serves one request of this API. Never throws: failures become Hub-shaped error responses. `route` is set
 /// to the index (into operation_names) of the route that served it, if one matched.
-asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size_t>& route);
+/// `denial_audited`: set when the request was refused and its denial audit row written (the access log then
+/// says access_denied, also for a refusal answered 404).
+asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size_t>& route,
+                                   bool& denial_audited);
 
 } // namespace depot::server::hf

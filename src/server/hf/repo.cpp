@@ -1,9 +1,11 @@
 // Opening a repo at a revision for the Hub API: scopes, team membership, revisions, commit ids.
 #include "server/hf/repo.hpp"
 
+#include "auth/scope_alias.hpp"
 #include "common/hash.hpp"
 #include "registry/service/models.hpp"
 #include "registry/vocabulary.hpp"
+#include "server/audit_requests.hpp"
 #include "server/services.hpp"
 
 #include <algorithm>
@@ -70,27 +72,35 @@ asio::awaitable<result<repo_at>> open_repo(request_context& ctx, hub_request& re
         co_return repo_not_found();
     const auth::team_resource member{.name = team->name,
                                      .role = co_await models.role_of(team->id, ctx.who.user_id)};
-    if (!auth::authorize(ctx.principal, ctx.permission, member))
+    if (!auth::authorize(ctx.principal, ctx.permission, member)) {
+        note_refusal(ctx, {.team = team->name}); // answered RepoNotFound, audited as a refusal
         co_return repo_not_found();
+    }
     auto model = co_await models.get_model(team->id, req.model);
     if (!model)
         co_return repo_not_found();
 
     const bool alias_scope = scope && !scope->alias.empty();
     std::string revision = req.revision.empty() ? "main" : req.revision;
-    if (alias_scope && (revision == "main" || revision == "HEAD"))
-        revision = scope->alias;
-    auto version = co_await resolve_revision(ctx, *model, revision);
-    if (!version)
-        co_return std::move(version).error();
+    result<registry::model_version> version = make_error(errc::not_found);
     if (alias_scope) {
-        // Exactly the files of the version the alias points to now, whichever revision names it.
-        auto aliased = co_await models.get_version(*model, scope->alias, true);
+        // Exactly the files of the version the alias points to now, whichever revision names it. The alias
+        // is the one the credential was made for (its identity): once deleted, a label or a new alias taking
+        // its name is not it, and the credential reads nothing.
+        auto aliased = co_await models.version_of_alias(*model, auth::scope_alias_id(ctx.who.scope));
+        if (revision == "main" || revision == "HEAD" || revision == scope->alias)
+            version = aliased;
+        else
+            version = co_await resolve_revision(ctx, *model, revision);
         auto at = asked;
-        at.alias_version = aliased && aliased->id == version->id;
+        at.alias_version = aliased && version && aliased->id == version->id;
         if (auto allowed = auth::authorize(ctx.principal, ctx.permission, at); !allowed)
             co_return std::move(allowed).error();
+    } else {
+        version = co_await resolve_revision(ctx, *model, revision);
     }
+    if (!version)
+        co_return std::move(version).error();
     auto commit = co_await registry::model_queries::version_commit(*ctx.svc->db, model->id, version->id);
     req.commit = commit;
     co_return repo_at{std::move(*model), std::move(*version), std::move(commit)};

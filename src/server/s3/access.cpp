@@ -74,17 +74,6 @@ std::string stored_object_acl(const registry::bucket& b, std::string_view owner_
     return s3::is_owner_only(effective, b.owner_id) ? std::string() : s3::stored_acl(effective);
 }
 
-asio::awaitable<result<void>> store_object_acl(request_context& ctx, const registry::bucket& b,
-                                               const registry::object_version& version,
-                                               const std::optional<s3::access_control_list>& acl)
-{
-    // Named values, not temporaries in a co_await's operand (GCC 12 destroys those twice).
-    std::string stored = stored_object_acl(b, version.owner_id, acl);
-    if (stored.empty())
-        co_return ok();
-    co_return co_await ctx.svc->objects.set_acl(ctx.audit, version, std::move(stored));
-}
-
 asio::awaitable<result<std::optional<s3::access_control_list>>> object_acl_of_write(request_context& ctx,
                                                                                     const registry::bucket& b)
 {

@@ -29,16 +29,11 @@ result<std::optional<s3::access_control_list>> acl_headers_of(const request_cont
 asio::awaitable<result<void>> check_acl_change(request_context& ctx, const registry::bucket& b,
                                                const s3::access_control_list& acl, std::string_view owner_id);
 
-/// After a write that created `version` in `b` (PutObject, CopyObject): the ACL its headers asked for
-/// (checked before the write with check_acl_change; none: `private`), stored unless it grants nothing beyond
-/// the bucket's owner. So an object another user wrote keeps its writer's FULL_CONTROL (S3's ObjectWriter).
-asio::awaitable<result<void>> store_object_acl(request_context& ctx, const registry::bucket& b,
-                                               const registry::object_version& version,
-                                               const std::optional<s3::access_control_list>& acl);
-
-/// The stored form (s3::stored_acl) of the ACL a write by `owner_id` into `b` asked for (none: `private`),
-/// empty when it grants nothing beyond the bucket's owner (store_object_acl's rule, for
-/// CreateMultipartUpload, whose upload holds the ACL until CompleteMultipartUpload).
+/// The stored form (s3::stored_acl) of the ACL a write by `owner_id` into `b` asked for (checked before the
+/// write with check_acl_change; none: `private`), empty when it grants nothing beyond the bucket's owner. So
+/// an object another user wrote keeps its writer's FULL_CONTROL (S3's ObjectWriter). The write stores it with
+/// the version, in its publish transaction (registry::put_object_request::acl; CreateMultipartUpload's upload
+/// holds it until CompleteMultipartUpload).
 std::string stored_object_acl(const registry::bucket& b, std::string_view owner_id,
                               const std::optional<s3::access_control_list>& acl);
 

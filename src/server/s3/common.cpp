@@ -197,6 +197,16 @@ result<std::vector<s3::tag>> tagging_header_of(const request_context& ctx)
     return s3::parse_tagging_header(*header);
 }
 
+write_condition_headers write_conditions_of(const request_context& ctx)
+{
+    write_condition_headers out;
+    if (auto v = ctx.get("if-match"))
+        out.if_match = std::string(*v);
+    if (auto v = ctx.get("if-none-match"))
+        out.if_none_match = std::string(*v);
+    return out;
+}
+
 result<void> check_acl_headers(const request_context& ctx, std::string_view operation)
 {
     // Syntax first, whatever the operation (the owners do not matter to it).

@@ -100,6 +100,17 @@ asio::awaitable<result<response>> set_object_tags(request_context& ctx, const re
 /// PutObject, CopyObject, CreateMultipartUpload, Put*Acl) check the rest themselves.
 result<void> check_acl_headers(const request_context& ctx, std::string_view operation);
 
+/// If-Match and If-None-Match of a write that publishes a key (PutObject, CopyObject,
+/// CompleteMultipartUpload), as the request sent them: the registry evaluates them against the key's current
+/// version under its row lock, atomically with the publish (check_write_conditions, one evaluation for every
+/// such write). A precondition is never ignored.
+struct write_condition_headers
+{
+    std::optional<std::string> if_match;
+    std::optional<std::string> if_none_match;
+};
+write_condition_headers write_conditions_of(const request_context& ctx);
+
 /// x-amz-copy-source-if-* against the source version (precondition_failed when one does not hold).
 result<void> check_copy_source_conditions(const request_context& ctx, const registry::object_version& source);
 

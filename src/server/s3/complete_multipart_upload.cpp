@@ -35,10 +35,9 @@ asio::awaitable<result<response>> complete_multipart_upload(request_context& ctx
         parts.push_back(std::move(ref));
     }
     registry::write_preconditions conditions;
-    if (auto v = ctx.get("if-match"))
-        conditions.if_match = std::string(*v);
-    if (auto v = ctx.get("if-none-match"))
-        conditions.if_none_match = std::string(*v);
+    auto wanted = write_conditions_of(ctx);
+    conditions.if_match = std::move(wanted.if_match);
+    conditions.if_none_match = std::move(wanted.if_none_match);
     if (auto v = ctx.get("x-amz-mp-object-size")) {
         std::uint64_t size = 0;
         const auto* end = v->data() + v->size();

@@ -51,6 +51,8 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
     auto lock = lock_request_of(ctx, *target);
     if (!lock)
         co_return std::move(lock).error();
+    if (auto may = co_await authorize_requested_lock(ctx, *target, ctx.key, *lock); !may)
+        co_return std::move(may).error();
     auto acl = co_await object_acl_of_write(ctx, *target);
     if (!acl)
         co_return std::move(acl).error();
@@ -92,9 +94,18 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
     if (auto met = check_copy_source_conditions(ctx, src); !met)
         co_return std::move(met).error();
 
+    // The copy's ACL, stored with it (a named value: GCC 12 destroys temporaries in a co_await operand
+    // twice).
+    std::string stored_acl = stored_object_acl(*target, ctx.who.user_id, *acl);
     if (reencrypt) {
-        auto copied = co_await copy_reencrypting(ctx, *target, *source_bucket, *opened, *sse,
-                                                 std::move(replacement), std::move(tags));
+        // Its lock too: the referencing copy below stores it, so this one must (it was left out).
+        copy_properties copy{.headers = std::move(replacement),
+                             .tags = std::move(tags),
+                             .retention = lock->retention,
+                             .legal_hold = lock->legal_hold,
+                             .acl = std::move(stored_acl)};
+        auto copied =
+            co_await copy_reencrypting(ctx, *target, *source_bucket, *opened, *sse, std::move(copy));
         if (!copied)
             co_return std::move(copied).error();
         auto res = xml_response(
@@ -107,6 +118,8 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
         co_return res;
     }
 
+    // If-Match / If-None-Match on the target, checked with the publish as PutObject's are.
+    auto conditions = write_conditions_of(ctx);
     registry::copy_object_request request{.source_bucket = &*source_bucket,
                                           .source_key = source->key,
                                           .target = &*target,
@@ -119,12 +132,13 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
                                           .expected_source_row = src.row_id,
                                           // A snapshot's version need not be current (or even listed).
                                           .source_version_pinned = source->version_id.has_value() ||
-                                                                   registry::is_snapshot_key(source->key)};
+                                                                   registry::is_snapshot_key(source->key),
+                                          .if_match = std::move(conditions.if_match),
+                                          .if_none_match = std::move(conditions.if_none_match),
+                                          .acl = std::move(stored_acl)};
     auto copied = co_await ctx.svc->objects.copy_object(ctx.audit, std::move(request));
     if (!copied)
         co_return std::move(copied).error();
-    if (auto applied = co_await store_object_acl(ctx, *target, *copied, *acl); !applied)
-        co_return std::move(applied).error();
 
     auto res = xml_response(
         s3::copy_object_result_xml({.etag = copied->etag, .last_modified = copied->last_modified}));

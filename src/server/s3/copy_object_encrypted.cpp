@@ -25,20 +25,25 @@ bool copy_needs_reencryption(const registry::object_handle& source, const regist
 
 asio::awaitable<result<registry::object_version>>
 copy_reencrypting(request_context& ctx, const registry::bucket& target, const registry::bucket& source_bucket,
-                  const registry::object_handle& source, registry::sse_spec sse,
-                  std::optional<registry::object_headers> headers, std::optional<std::vector<s3::tag>> tags)
+                  const registry::object_handle& source, registry::sse_spec sse, copy_properties copy)
 {
+    auto conditions = write_conditions_of(ctx); // the copy's own If-Match / If-None-Match, as PutObject's
     const auto& src = source.version;
     auto body = ctx.svc->objects.read(source, 0, src.size);
     registry::put_object_request request{
         .target = &target,
         .key = ctx.key,
         .owner_id = ctx.who.user_id,
-        .headers = headers ? std::move(*headers) : src.headers,
+        .headers = copy.headers ? std::move(*copy.headers) : src.headers,
         .content_length = src.size,
+        .if_match = std::move(conditions.if_match),
+        .if_none_match = std::move(conditions.if_none_match),
         .body = body.get(),
-        .tags = tags ? std::move(*tags) : src.tags,
+        .tags = copy.tags ? std::move(*copy.tags) : src.tags,
+        .retention = copy.retention,
+        .legal_hold = copy.legal_hold,
         .sse = std::move(sse),
+        .acl = std::move(copy.acl),
         .audit_action = "object.copy",
         .audit_extra = ",\"source\":" + registry::audit_quote(source_bucket.name + "/" + src.key)};
     co_return co_await ctx.svc->objects.put_object(ctx.audit, std::move(request));

@@ -25,6 +25,8 @@ asio::awaitable<result<response>> create_multipart_upload(request_context& ctx)
     auto lock = lock_request_of(ctx, *bucket);
     if (!lock)
         co_return std::move(lock).error();
+    if (auto may = co_await authorize_requested_lock(ctx, *bucket, ctx.key, *lock); !may)
+        co_return std::move(may).error();
     std::optional<checksum_algorithm> algorithm;
     std::optional<checksum_type> type;
     if (auto a = ctx.get("x-amz-checksum-algorithm")) {

@@ -16,15 +16,13 @@ asio::awaitable<result<response>> delete_object(request_context& ctx)
     auto bucket = co_await authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
-    auto bypass = co_await bypass_governance_of(ctx);
-    if (!bypass)
-        co_return std::move(bypass).error();
+    const bool bypass = bypass_governance_of(ctx);
     // Deleting a key or a version that does not exist succeeds, as in S3 (unless a condition asks for it).
     registry::delete_request request{.bucket_id = bucket->id,
                                      .key = ctx.key,
                                      .version_id = *version_id,
                                      .owner_id = ctx.who.user_id,
-                                     .bypass_governance = *bypass};
+                                     .bypass_governance = bypass};
     // Conditional deletes: checked with the delete, under the row lock
     // (registry/service/conditional_delete.hpp).
     if (ctx.get("if-none-match"))

@@ -18,9 +18,7 @@ asio::awaitable<result<response>> delete_objects(request_context& ctx)
     auto bucket = co_await authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
-    auto bypass = co_await bypass_governance_of(ctx);
-    if (!bypass)
-        co_return std::move(bypass).error();
+    const bool bypass = bypass_governance_of(ctx);
     auto body = co_await read_small_body(ctx, ctx.svc->opts.max_xml_body_bytes);
     if (!body)
         co_return std::move(body).error();
@@ -53,7 +51,7 @@ asio::awaitable<result<response>> delete_objects(request_context& ctx)
                                              .key = object.key,
                                              .version_id = object.version_id,
                                              .owner_id = ctx.who.user_id,
-                                             .bypass_governance = *bypass};
+                                             .bypass_governance = bypass};
             auto opt = [](const std::optional<std::string>& v) {
                 return v ? std::optional<std::string_view>(*v) : std::nullopt;
             };

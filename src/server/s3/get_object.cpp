@@ -29,6 +29,16 @@ constexpr std::array<std::pair<std::string_view, http::field>, 6> overrides = {{
     {"response-content-encoding", http::field::content_encoding},
 }};
 
+/// What users store never acts as a page of this origin: a stored `text/html` (or SVG, or anything a
+/// browser renders) opens as a sandboxed document of a unique origin without script, and is never sniffed
+/// into another type. Every surface that serves an object's bytes answers through respond_with_object, so
+/// none can forget this (SECURITY.md).
+void isolate_content(response& res)
+{
+    res.headers.set("content-security-policy", "sandbox");
+    res.headers.set("x-content-type-options", "nosniff");
+}
+
 } // namespace
 
 asio::awaitable<result<response>> respond_with_object(request_context& ctx,
@@ -52,6 +62,7 @@ asio::awaitable<result<response>> respond_with_object(request_context& ctx,
         res.status = http::status::not_modified;
         res.headers.set(http::field::etag, s3::quote_etag(v.etag));
         res.headers.set(http::field::last_modified, format_http_date(v.last_modified));
+        isolate_content(res);
         co_return res;
     }
 
@@ -67,6 +78,8 @@ asio::awaitable<result<response>> respond_with_object(request_context& ctx,
                 co_return std::move(valid).error();
             res.headers.set(field, *value);
         }
+    // After the object's own headers and the overrides: neither can take it back.
+    isolate_content(res);
 
     std::uint64_t first = 0;
     std::uint64_t length = v.size;

@@ -3,6 +3,7 @@
 // models through it. A caller sees the teams they belong to (every team for an installation admin); other
 // teams' keys do not exist for them. An alias is resolved once per request, so a download in flight keeps
 // reading the version it started with (its blobs are referenced by the version, not by the alias).
+#include "auth/scope_alias.hpp"
 #include "registry/service/model_registry.hpp"
 #include "registry/service/models.hpp"
 #include "s3/listing.hpp"
@@ -61,7 +62,16 @@ asio::awaitable<result<resolved_path>> resolve(request_context& ctx, std::string
     auto model = co_await ctx.svc->models.get_model(team->id, parts[1]);
     if (!model)
         co_return missing();
-    auto version = co_await ctx.svc->models.get_version(*model, parts[2], true);
+    result<registry::model_version> version = make_error(errc::not_found);
+    if (const auto& scope = ctx.principal.scope; scope && !scope->alias.empty()) {
+        // An alias scope reads the version of the alias it was made for, by the alias's identity: once that
+        // alias is deleted, a label or a new alias taking its name is not it.
+        if (team->name != scope->team || model->name != scope->model || parts[2] != scope->alias)
+            co_return missing();
+        version = co_await ctx.svc->models.version_of_alias(*model, auth::scope_alias_id(ctx.who.scope));
+    } else {
+        version = co_await ctx.svc->models.get_version(*model, parts[2], true);
+    }
     if (!version)
         co_return missing();
     co_return resolved_path{std::move(*version), std::string(key)};
@@ -127,10 +137,19 @@ private:
 
     asio::awaitable<void> refs(const registry::view_node& model, const std::string& mp)
     {
+        // An alias scope lists only its alias, and only while that alias (by identity) points somewhere.
+        const auto& scope = ctx_.principal.scope;
+        std::optional<std::int64_t> aliased;
+        if (scope && !scope->alias.empty()) {
+            if (!co_await alias_version(model, aliased))
+                co_return;
+        }
         auto cursor = start_of(mp);
         for (;;) {
             auto refs = co_await registry::model_queries::view_refs(db_, model.id, cursor, chunk_);
             for (const auto& ref : refs) {
+                if (aliased && (ref.name != scope->alias || ref.version_id != *aliased))
+                    continue;
                 const std::string rp = mp + ref.name + "/";
                 if (beyond_prefix(rp))
                     co_return;
@@ -144,6 +163,23 @@ private:
                 co_return;
             cursor = next_page(mp, refs.back().name);
         }
+    }
+
+    /// For an alias scope: the id of the version its alias points to, when `model` is the scope's model and
+    /// the alias still exists; false otherwise (nothing of the model is listed).
+    asio::awaitable<bool> alias_version(const registry::view_node& model, std::optional<std::int64_t>& out)
+    {
+        const auto& scope = *ctx_.principal.scope;
+        auto where = co_await ctx_.svc->credentials.locate_model(scope.team, scope.model);
+        if (!where || where->model_id != model.id)
+            co_return false;
+        registry::model m;
+        m.id = model.id;
+        auto v = co_await ctx_.svc->models.version_of_alias(m, auth::scope_alias_id(ctx_.who.scope));
+        if (!v)
+            co_return false;
+        out = v->id;
+        co_return true;
     }
 
     asio::awaitable<void> files(const registry::view_ref& ref, const std::string& rp)

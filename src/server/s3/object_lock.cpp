@@ -1,6 +1,5 @@
 #include "server/s3/object_lock.hpp"
 
-#include "common/strings.hpp"
 #include "server/authorization.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/versioning.hpp"
@@ -27,16 +26,25 @@ result<s3::requested_lock> lock_request_of(const s3::header_lookup& get, const r
     return s3::parse_lock_headers(h, std::chrono::system_clock::now());
 }
 
-asio::awaitable<result<bool>> bypass_governance_of(request_context& ctx)
+asio::awaitable<result<void>> authorize_requested_lock(request_context& ctx, const registry::bucket& bucket,
+                                                       std::string_view key, const s3::requested_lock& lock)
 {
-    auto header = ctx.get("x-amz-bypass-governance-retention");
-    if (!header || !iequals_ascii(trim_ows(*header), "true"))
-        co_return false;
-    if (auto allowed = co_await authorize_s3_request(ctx, auth::permission::bypass_governance,
-                                                     "BypassGovernanceRetention");
-        !allowed)
-        co_return std::move(allowed).error();
-    co_return true;
+    if (lock.retention)
+        if (auto allowed = co_await authorize_bucket_access(ctx, auth::permission::write_object_lock, bucket,
+                                                            key, "s3:PutObjectRetention", false);
+            !allowed)
+            co_return allowed;
+    if (lock.legal_hold)
+        if (auto allowed = co_await authorize_bucket_access(ctx, auth::permission::write_object_lock, bucket,
+                                                            key, "s3:PutObjectLegalHold", false);
+            !allowed)
+            co_return allowed;
+    co_return ok();
+}
+
+bool bypass_governance_of(const request_context& ctx)
+{
+    return asks_bypass_governance(ctx);
 }
 
 void set_lock_headers(response& res, const registry::object_version& v)

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// Steps shared by the S3 operations that touch Object Lock: the x-amz-object-lock-* headers of a write,
-/// x-amz-bypass-governance-retention (authorized with auth::permission::bypass_governance), the lock headers
+/// x-amz-bypass-governance-retention (a fact auth::authorize decides on), the lock headers
 /// of GET/HEAD, and the version a retention or legal-hold request addresses.
 
 #include "registry/types.hpp"
@@ -21,9 +21,16 @@ result<s3::requested_lock> lock_request_of(const request_context& ctx, const reg
 /// The same with the lock "headers" looked up by `get` (POST Object's form fields).
 result<s3::requested_lock> lock_request_of(const s3::header_lookup& get, const registry::bucket& bucket);
 
-/// Whether the request asks to bypass GOVERNANCE retention (x-amz-bypass-governance-retention: true) and
-/// may: access_denied when it asks and auth refuses bypass_governance.
-asio::awaitable<result<bool>> bypass_governance_of(request_context& ctx);
+/// A write that sets a retention or a legal hold is also a PutObjectRetention / PutObjectLegalHold of `key`,
+/// and needs those permissions besides the write's (as on AWS): the owner, an installation admin, or the
+/// bucket's policy naming the action. A WRITE grant alone never locks what it writes.
+asio::awaitable<result<void>> authorize_requested_lock(request_context& ctx, const registry::bucket& bucket,
+                                                       std::string_view key, const s3::requested_lock& lock);
+
+/// Whether the request asks to bypass GOVERNANCE retention (x-amz-bypass-governance-retention: true), once
+/// its bucket was authorized (authorized_bucket): that decision already included whether the caller may
+/// bypass (auth::bucket_resource::bypass_governance), so a request that asks and may not never gets here.
+bool bypass_governance_of(const request_context& ctx);
 
 /// x-amz-object-lock-mode, -retain-until-date and -legal-hold of GET/HEAD (when the version has them).
 void set_lock_headers(response& res, const registry::object_version& v);

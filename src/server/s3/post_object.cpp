@@ -346,6 +346,13 @@ bool is_http_url(std::string_view url)
 
 } // namespace
 
+std::optional<std::string_view> post_form_field(const post_form& form, std::string_view name)
+{
+    if (const auto* v = form.field(name))
+        return std::string_view(*v);
+    return std::nullopt;
+}
+
 asio::awaitable<result<std::optional<auth::parsed_auth>>> authenticate_post_object(request_context& ctx)
 {
     auto content_type = ctx.get("content-type").value_or("");
@@ -458,6 +465,8 @@ asio::awaitable<result<response>> post_object(request_context& ctx)
     auto lock = lock_request_of(fields, *bucket);
     if (!lock)
         co_return std::move(lock).error();
+    if (auto may = co_await authorize_requested_lock(ctx, *bucket, ctx.key, *lock); !may)
+        co_return std::move(may).error();
     // S3 wants an integrity check on every write that locks what it writes.
     if (lock->any() && md5.empty() && !checksum->algorithm)
         co_return make_error(errc::invalid_request,
@@ -487,12 +496,16 @@ asio::awaitable<result<response>> post_object(request_context& ctx)
                                          .tags = std::move(tags),
                                          .retention = lock->retention,
                                          .legal_hold = lock->legal_hold,
-                                         .sse = *sse};
+                                         .sse = *sse,
+                                         .acl = stored_object_acl(*bucket, ctx.who.user_id, *acl)};
+    // If-Match / If-None-Match: * hold as on PutObject (412, nothing stored). They are HTTP headers, outside
+    // the form's signature, but one can only make the write fail, never widen it.
+    auto conditions = write_conditions_of(ctx);
+    request.if_match = std::move(conditions.if_match);
+    request.if_none_match = std::move(conditions.if_none_match);
     auto stored = co_await store_posted_object(ctx, std::move(request), *ctx.svc);
     if (!stored)
         co_return std::move(stored).error();
-    if (auto applied = co_await store_object_acl(ctx, *bucket, *stored, *acl); !applied)
-        co_return std::move(applied).error();
 
     response res;
     const std::string etag = s3::quote_etag(stored->etag);

@@ -24,6 +24,11 @@ namespace asio = boost::asio;
 /// signature_does_not_match (the last two count as failed authentications of the client's address).
 asio::awaitable<result<std::optional<auth::parsed_auth>>> authenticate_post_object(request_context& ctx);
 
+/// A field of the form read while authenticating (`name` lower-case); nullopt when absent. A POST upload is
+/// made of its signed fields, never of its HTTP headers (which nothing signs), so they are also what its
+/// bucket-policy conditions read (server/authorization.cpp).
+std::optional<std::string_view> post_form_field(const post_form& form, std::string_view name);
+
 /// The operation, once authenticated and authorized (see the file comment).
 asio::awaitable<result<response>> post_object(request_context& ctx);
 

@@ -34,6 +34,8 @@ asio::awaitable<result<response>> put_object(request_context& ctx)
     auto lock = lock_request_of(ctx, *bucket);
     if (!lock)
         co_return std::move(lock).error();
+    if (auto may = co_await authorize_requested_lock(ctx, *bucket, ctx.key, *lock); !may)
+        co_return std::move(may).error();
     // S3 wants an integrity check on every write that locks what it writes.
     if (lock->any() && md5->empty() && !checksum->algorithm)
         co_return make_error(errc::invalid_request,
@@ -63,16 +65,14 @@ asio::awaitable<result<response>> put_object(request_context& ctx)
                                          .tags = std::move(*tags),
                                          .retention = lock->retention,
                                          .legal_hold = lock->legal_hold,
-                                         .sse = *sse};
-    if (auto v = ctx.get("if-match"))
-        request.if_match = std::string(*v);
-    if (auto v = ctx.get("if-none-match"))
-        request.if_none_match = std::string(*v);
+                                         .sse = *sse,
+                                         .acl = stored_object_acl(*bucket, ctx.who.user_id, *acl)};
+    auto conditions = write_conditions_of(ctx);
+    request.if_match = std::move(conditions.if_match);
+    request.if_none_match = std::move(conditions.if_none_match);
     auto stored = co_await ctx.svc->objects.put_object(ctx.audit, std::move(request));
     if (!stored)
         co_return std::move(stored).error();
-    if (auto applied = co_await store_object_acl(ctx, *bucket, *stored, *acl); !applied)
-        co_return std::move(applied).error();
     response res;
     res.headers.set(http::field::etag, s3::quote_etag(stored->etag));
     set_checksum_headers(res, stored->checksum_algorithm, stored->checksum_type, stored->checksum_value);

@@ -26,11 +26,9 @@ asio::awaitable<result<response>> put_object_retention(request_context& ctx)
     if (*wanted && (*wanted)->retain_until <= std::chrono::system_clock::now())
         co_return make_error(errc::invalid_argument, "The retain until date must be in the future!",
                              "RetainUntilDate");
-    auto bypass = co_await bypass_governance_of(ctx);
-    if (!bypass)
-        co_return std::move(bypass).error();
+    const bool bypass = bypass_governance_of(ctx);
     const auto& v = target->version;
-    if (auto set = co_await ctx.svc->objects.set_retention(ctx.audit, v, *wanted, *bypass); !set)
+    if (auto set = co_await ctx.svc->objects.set_retention(ctx.audit, v, *wanted, bypass); !set)
         co_return std::move(set).error();
     response res;
     if (v.version_id != "null")

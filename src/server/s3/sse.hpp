@@ -50,13 +50,23 @@ result<std::string> upload_customer_key(const request_context& ctx, const regist
 /// copy_object_encrypted.cpp).
 bool copy_needs_reencryption(const registry::object_handle& source, const registry::sse_spec& target);
 
+/// What a copy is besides its bytes, as registry::copy_object_request says it: `headers`/`tags` replace the
+/// source's (REPLACE), its own lock (never the source's), its ACL (stored form, "" = the default).
+struct copy_properties
+{
+    std::optional<registry::object_headers> headers;
+    std::optional<std::vector<s3::tag>> tags;
+    std::optional<s3::retention> retention;
+    std::optional<bool> legal_hold;
+    std::string acl;
+};
+
 /// CopyObject by reading the source's plaintext and writing it as a new object encrypted with `sse`
-/// (object_service::put_object, audited as object.copy). `headers`/`tags`: replacements (REPLACE), else the
-/// source's.
+/// (object_service::put_object, audited as object.copy, with the request's If-Match / If-None-Match on the
+/// target): the same copy as the referencing one, only its bytes are written again.
 asio::awaitable<result<registry::object_version>>
 copy_reencrypting(request_context& ctx, const registry::bucket& target, const registry::bucket& source_bucket,
-                  const registry::object_handle& source, registry::sse_spec sse,
-                  std::optional<registry::object_headers> headers, std::optional<std::vector<s3::tag>> tags);
+                  const registry::object_handle& source, registry::sse_spec sse, copy_properties copy);
 
 /// x-amz-server-side-encryption (SSE-S3) or the SSE-C algorithm and key MD5 headers of a version.
 void set_sse_headers(response& res, const registry::object_version& v, std::string_view customer_key = {});

@@ -58,6 +58,13 @@ asio::awaitable<result<part_target>> resolve_part(request_context& ctx)
     auto bucket = co_await authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
+    // A part is no object: If-Match / If-None-Match belong on CompleteMultipartUpload, which checks them
+    // against the key. Refused rather than ignored.
+    for (std::string_view h : {"If-Match", "If-None-Match"})
+        if (ctx.get(h))
+            co_return make_error(errc::not_implemented,
+                                 "A header you provided implies functionality that is not implemented",
+                                 std::string(h));
     auto upload = co_await ctx.svc->multipart.find(bucket->id, ctx.key, ctx.param("uploadId").value_or(""));
     if (!upload)
         co_return std::move(upload).error();

@@ -95,8 +95,11 @@ asio::awaitable<answer> exchange(Stream& stream, http::request<http::string_body
         co_return out;
     }
     beast::flat_buffer buffer;
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(64 * 1024);
+    // The answer's status decides; its body is read only as far as the excerpt the attempt records. No
+    // body limit: a parser's limit fails the read of the header already when Content-Length exceeds it, and
+    // a 2xx with a long body is a delivery like any other.
+    http::response_parser<http::buffer_body> parser;
+    parser.body_limit(boost::none);
     co_await http::async_read_header(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
         out.error = "reading the response failed: " + ec.message();
@@ -105,9 +108,23 @@ asio::awaitable<answer> exchange(Stream& stream, http::request<http::string_body
     out.status = static_cast<int>(parser.get().result_int());
     if (auto it = parser.get().find(http::field::location); it != parser.get().end())
         out.location = std::string(it->value());
-    // The body is only an excerpt for the attempt record: a body that is too long or cut short is fine.
-    co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
-    out.body = parser.get().body();
+    // A body that is too long, cut short or slow is fine: reading stops at the excerpt's length, at the
+    // body's end or at the first error, and the status stands.
+    std::string excerpt(excerpt_bytes, '\0');
+    std::size_t got = 0;
+    while (!parser.is_done() && got < excerpt.size()) {
+        auto& body = parser.get().body();
+        body.data = excerpt.data() + got;
+        body.size = excerpt.size() - got;
+        co_await http::async_read_some(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+        got = excerpt.size() - parser.get().body().size;
+        if (ec == http::error::need_buffer)
+            continue;
+        if (ec)
+            break;
+    }
+    excerpt.resize(got);
+    out.body = std::move(excerpt);
     co_return out;
 }
 

@@ -1,13 +1,13 @@
 // Drives the web console (/ui/) in Debian's Chromium through playwright-core, as test_console.py describes.
-// Input: CONSOLE_INPUT (JSON: endpoint, team, other team, model, users with their credentials, screenshot
-// directory). Output: one JSON object of what the pages showed and what the server answered, on stdout;
+// Input: CONSOLE_INPUT (JSON: endpoint (the console's listener), team, other team, model, users with their
+// credentials, screenshot directory, the presigned URL of the stored-XSS attacker's HTML page). Output: one JSON object of what the pages showed and what the server answered, on stdout;
 // test_console.py asserts on it. Waits on selectors, never on time.
 import { chromium } from "playwright-core";
 import fs from "node:fs";
 import path from "node:path";
 
 const input = JSON.parse(process.env.CONSOLE_INPUT);
-const { endpoint, team, model, users, shots } = input;
+const { endpoint, team, model, users, shots, report_url: reportUrl } = input;
 const out = {};
 const base = `${endpoint}/ui/`;
 const T = 20000;
@@ -160,6 +160,25 @@ try {
     const res = await fetch(url, { method: "POST", headers: { "Content-Type": "application/json", "X-Depot-CSRF": s.csrf_token }, body: "{}" });
     return { status: res.status, body: await res.json() };
   }, `/api/v1/teams/${enc(team)}/models/${enc(model)}/versions/1/approve`);
+  out.reader_cookie = (await r.context.cookies()).find((c) => c.name === "depot_session");
+  // stored XSS: the signed-in reader opens the attacker's presigned link (an HTML page whose script would
+  // read the session's CSRF token and create an access key); its script sets the title when it is done
+  {
+    const victim = await r.context.newPage();
+    const res = await victim.goto(reportUrl);
+    const headers = res.headers();
+    out.xss = { status: res.status(), csp: headers["content-security-policy"] ?? "",
+      nosniff: headers["x-content-type-options"] ?? "" };
+    try {
+      await victim.waitForFunction(() => document.title.startsWith("done"), null, { timeout: 5000 });
+    } catch { /* the script never ran (or could not finish): what the test wants */ }
+    try {
+      out.xss.title = await victim.title();
+    } catch (err) {
+      out.xss.title = `unreadable: ${err}`;
+    }
+    await victim.close();
+  }
   // a reloaded page is still signed in (it asks for the current session); from the top of the page, Tab
   // reaches the skip link first
   await r.page.reload();

@@ -249,6 +249,7 @@ func (c *checker) run(v map[string]interface{}) {
 	}
 	c.checkMigrationJob(v, configMaps)
 	c.checkDepotdSettings(dep, v, configMaps)
+	c.checkConsole(dep, v, configMaps)
 	c.checkPrometheusRule(v)
 	c.checkTestPod(dep, v)
 	for _, cm := range c.byKind("ConfigMap") {
@@ -450,6 +451,57 @@ func (c *checker) checkDepotdSettings(dep *document, v map[string]interface{}, c
 	}
 	if extra := dict(v, "config", "extraEnv"); extra["DEPOT_WEBHOOK_ALLOW_PRIVATE"] != nil && len(want) > 0 {
 		c.fail(dep, "DEPOT_WEBHOOK_ALLOW_PRIVATE in extraEnv defeats config.webhookAllowCidrs")
+	}
+}
+
+// checkConsole: the web console listens on a port of its own (an origin apart from the objects S3 serves),
+// the pods are told so, the Service exposes it, and an Ingress routes it only from hosts of its own.
+func (c *checker) checkConsole(dep *document, v map[string]interface{}, configMaps map[string]map[string]interface{}) {
+	data := configMaps[str(get(dep.obj, "spec", "template", "spec", "containers", "0", "envFrom", "0", "configMapRef", "name"))]
+	port, _ := number(get(v, "config", "consolePort"))
+	var containerPort interface{}
+	for _, p := range list(dep.obj, "spec", "template", "spec", "containers", "0", "ports") {
+		if str(p, "name") == "console" {
+			containerPort = get(p, "containerPort")
+		}
+	}
+	servicePort := false
+	for _, s := range c.byKind("Service") {
+		for _, p := range list(s.obj, "spec", "ports") {
+			servicePort = servicePort || (str(p, "name") == "console" && str(p, "targetPort") == "console")
+		}
+	}
+	listen := fmt.Sprint(data["DEPOT_CONSOLE_LISTEN"])
+	if port > 0 {
+		if want := fmt.Sprintf("0.0.0.0:%v", port); listen != want {
+			c.fail(dep, "DEPOT_CONSOLE_LISTEN is %q, want %q", listen, want)
+		}
+		if got, _ := number(containerPort); got != port {
+			c.fail(dep, "the console's container port is %v, want config.consolePort %v", containerPort, port)
+		}
+		if !servicePort {
+			c.fail(dep, "no Service port named console targets the console's container port")
+		}
+	} else {
+		if listen != "off" {
+			c.fail(dep, "config.consolePort is 0 but DEPOT_CONSOLE_LISTEN is %q, want off", listen)
+		}
+		if containerPort != nil || servicePort {
+			c.fail(dep, "config.consolePort is 0 but a console port is rendered")
+		}
+	}
+	s3Hosts := map[string]bool{}
+	for _, h := range list(v, "ingress", "hosts") {
+		s3Hosts[str(h, "host")] = true
+	}
+	for _, ing := range c.byKind("Ingress") {
+		for _, r := range list(ing.obj, "spec", "rules") {
+			for _, p := range list(r, "http", "paths") {
+				if str(p, "backend", "service", "port", "name") == "console" && s3Hosts[str(r, "host")] {
+					c.fail(ing, "host %s routes to both S3 and the console: they must not share an origin", str(r, "host"))
+				}
+			}
+		}
 	}
 }
 

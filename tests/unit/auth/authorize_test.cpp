@@ -112,6 +112,14 @@ TEST_CASE("S3 targets: scope × permission × path")
         .operation = "PutObject", .bucket = "b", .path = ".snapshots/s/k", .snapshot_key = true};
     const s3_target snapshot_read{
         .operation = "GetObject", .bucket = "b", .path = ".snapshots/s/k", .snapshot_key = true};
+    const auto with_bypass = [](s3_target t) {
+        t.bypass_governance = true;
+        return t;
+    };
+    const s3_target bypass = with_bypass(obj);
+    const s3_target bypass_other = with_bypass(other);
+    const s3_target bypass_bucket_level = with_bypass(s3_target{.operation = "DeleteObjects", .bucket = "b"});
+    const s3_target bypass_in_model = with_bypass(in_model);
     run({
         {"no scope reads", user(), permission::read_object, obj, expect::allow},
         {"no scope writes", user(), permission::write_object, obj, expect::allow},
@@ -209,17 +217,27 @@ TEST_CASE("S3 targets: scope × permission × path")
         {"alias scope locks an aliased file", user(alias), permission::write_object_lock, in_model_file,
          expect::deny},
         {"the models view refuses locks", user(), permission::write_object_lock, view_mine, expect::deny},
-        {"no scope bypasses governance", user(), permission::bypass_governance, obj, expect::allow},
-        {"bucket scope bypasses in its bucket", user(bucket), permission::bypass_governance, obj,
+        // Bypassing GOVERNANCE retention is a fact of the request (DeleteObject, DeleteObjects,
+        // PutObjectRetention), asked with the route's own permission.
+        {"no scope bypasses governance", user(), permission::write_object, bypass, expect::allow},
+        {"bucket scope bypasses in its bucket", user(bucket), permission::write_object, bypass,
          expect::allow},
-        {"bucket scope bypasses in another bucket", user(bucket), permission::bypass_governance, other,
+        {"bucket scope bypasses in another bucket", user(bucket), permission::write_object, bypass_other,
          expect::deny},
-        {"prefix scope bypasses its own keys", user(prefix), permission::bypass_governance, obj,
+        {"prefix scope bypasses its own keys", user(prefix), permission::write_object, bypass, expect::deny},
+        {"prefix scope writes its own keys", user(prefix), permission::write_object, obj, expect::allow},
+        {"prefix scope bypasses in DeleteObjects", user(prefix), permission::delete_objects,
+         bypass_bucket_level, expect::deny},
+        {"prefix scope shortens a retention", user(prefix), permission::write_object_lock, bypass,
          expect::deny},
-        {"model scope bypasses its model's files", user(model), permission::bypass_governance, in_model,
+        {"bucket scope shortens a retention", user(bucket), permission::write_object_lock, bypass,
+         expect::allow},
+        {"model scope bypasses its model's files", user(model), permission::write_object, bypass_in_model,
          expect::deny},
-        {"alias scope bypasses", user(alias), permission::bypass_governance, in_model_file, expect::deny},
-        {"read-only bypasses", user(ro), permission::bypass_governance, obj, expect::deny},
+        {"model scope writes its model's files", user(model), permission::write_object, in_model,
+         expect::allow},
+        {"alias scope bypasses", user(alias), permission::write_object, bypass_in_model, expect::deny},
+        {"read-only bypasses", user(ro), permission::write_object, bypass, expect::deny},
     });
 }
 

@@ -274,6 +274,87 @@ TEST_CASE("IsPublic: Allow to everyone without a narrowing condition")
                                      R"(,"Condition":{"Bool":{"aws:SecureTransport":"true"}}})"))));
 }
 
+TEST_CASE("IsPublic: address conditions that admit more than a narrow set are public in effect")
+{
+    const std::string rest = R"("Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*")";
+    const auto from = [&](std::string_view sources) {
+        return std::string(R"({"Effect":"Allow","Principal":"*",)") + rest +
+               R"(,"Condition":{"IpAddress":{"aws:SourceIp":)" + std::string(sources) + "}}}";
+    };
+    const auto public_policy = [&](std::string_view statements) {
+        return is_public(parsed(statement(statements)));
+    };
+    // The limits themselves are narrow: one IPv4 /8, one IPv6 /32 (and unions that add up to no more).
+    CHECK_FALSE(public_policy(from(R"("10.0.0.0/8")")));
+    CHECK_FALSE(public_policy(from(R"(["10.0.0.0/9","10.128.0.0/9"])")));
+    CHECK_FALSE(public_policy(from(R"(["0.0.0.0/9","128.0.0.0/9"])")));
+    CHECK_FALSE(public_policy(from(R"("2001:db8::/32")")));
+    CHECK_FALSE(public_policy(from(R"(["10.0.0.0/8","2001:db8::/32"])")));
+    CHECK_FALSE(public_policy(from(R"("::ffff:10.0.0.0/104")"))); // 10.0.0.0/8 written as IPv6
+    CHECK_FALSE(public_policy(from(R"(["192.0.2.1","192.0.2.1/32","198.51.100.0/24"])")));
+    // One address more than a /8, or an IPv6 /31: public.
+    CHECK(public_policy(from(R"(["10.0.0.0/8","11.0.0.0/32"])")));
+    CHECK(public_policy(from(R"("2001:db8::/31")")));
+    CHECK(public_policy(from(R"("10.0.0.0/7")")));
+    // The attacks: ::/1 holds every IPv4-mapped address; two halves of IPv4; two halves of everything.
+    CHECK(public_policy(from(R"("::/1")")));
+    CHECK(public_policy(from(R"(["0.0.0.0/1","128.0.0.0/1"])")));
+    CHECK(public_policy(from(R"(["::/1","8000::/1"])")));
+    CHECK(public_policy(from(R"("::/0")")));
+    CHECK(public_policy(from(R"("::ffff:0.0.0.0/96")")));
+    // NAT64: behind a gateway the whole IPv4 Internet arrives from 64:ff9b::/96 (or a local-use /96 of
+    // 64:ff9b:1::/48); a /104 of it is one IPv4 /8, narrow.
+    CHECK(public_policy(from(R"("64:ff9b::/96")")));
+    CHECK(public_policy(from(R"("64:ff9b:1::/48")")));
+    CHECK(public_policy(from(R"("64:ff9b:1:2::/96")")));
+    CHECK_FALSE(public_policy(from(R"("64:ff9b::a00:0/104")")));
+    CHECK(public_policy(from(R"(["64:ff9b::a00:0/104","10.0.0.0/8"])"))); // two /8s of IPv4 together
+    // A union over statements: each narrow, together the whole of IPv4.
+    CHECK(public_policy(from(R"("0.0.0.0/1")") + "," + from(R"("128.0.0.0/1")")));
+    {
+        // Sixteen statements of a /12 each: all of 10.0.0.0/8, narrow; one more /12 elsewhere, public (each).
+        std::string many;
+        for (int i = 0; i < 16; ++i)
+            many += (i ? "," : "") + from("\"10." + std::to_string(i * 16) + ".0.0/12\"");
+        CHECK_FALSE(public_policy(many));
+        many += "," + from(R"("11.0.0.0/12")");
+        CHECK(public_policy(many));
+        auto p = parsed(statement(many));
+        CHECK(std::all_of(p.statements.begin(), p.statements.end(),
+                          [](const policy_statement& s) { return s.public_in_effect; }));
+    }
+    CHECK_FALSE(public_policy(from(R"("10.0.0.0/9")") + "," + from(R"("10.128.0.0/9")")));
+    // Several address conditions must all hold: the narrowest one bounds the statement.
+    CHECK_FALSE(public_policy(std::string(R"({"Effect":"Allow","Principal":"*",)") + rest +
+                              R"(,"Condition":{"IpAddressIfExists":{"aws:SourceIp":"::/0"},)"
+                              R"("IpAddress":{"aws:SourceIp":"10.0.0.0/8"}}})"));
+    // ...IfExists does not narrow (a missing key passes it); a fixed user id narrows whatever the address.
+    CHECK(public_policy(std::string(R"({"Effect":"Allow","Principal":"*",)") + rest +
+                        R"(,"Condition":{"IpAddressIfExists":{"aws:SourceIp":"10.0.0.0/8"}}})"));
+    CHECK_FALSE(public_policy(std::string(R"({"Effect":"Allow","Principal":"*",)") + rest +
+                              R"(,"Condition":{"IpAddress":{"aws:SourceIp":"::/1"},)"
+                              R"("StringEquals":{"aws:userid":"bob"}}})"));
+}
+
+TEST_CASE("A policy public in effect: its statements are void where public statements are")
+{
+    const auto p = parsed(statement(R"({"Effect":"Allow","Principal":"*","Action":"s3:GetObject",)"
+                                    R"("Resource":"arn:aws:s3:::b/*",)"
+                                    R"("Condition":{"IpAddress":{"aws:SourceIp":"::/1"}}})"));
+    const context_list from_loopback = {{"aws:sourceip", "127.0.0.1"}};
+    policy_request r{.action = "s3:GetObject",
+                     .bucket = "b",
+                     .key = "k",
+                     .object_action = true,
+                     .user_id = "",
+                     .context = from_loopback,
+                     .ignore_public = false};
+    CHECK(evaluate(p, r) == policy_effect::allow); // ::/1 does admit 127.0.0.1 (as ::ffff:127.0.0.1)
+    r.ignore_public = true;
+    CHECK(evaluate(p, r) == policy_effect::none);
+    CHECK_FALSE(may_allow(p, r));
+}
+
 namespace {
 
 principal policy_user(std::string_view id, std::string_view scope = "")
@@ -414,4 +495,126 @@ TEST_CASE("authorize: DeleteObjects as a whole goes on when a statement may allo
                           c.resource("s3:DeleteObject", "tmp/keep", true)));
     CHECK(authorize(policy_user("alice"), permission::delete_objects,
                     c.resource("s3:DeleteObject", "other", true)));
+}
+
+TEST_CASE("authorize: bypassing GOVERNANCE retention needs the owner, an admin or a policy naming it exactly")
+{
+    const auto with_bypass = [](bucket_resource r) {
+        r.bypass_governance = true;
+        return r;
+    };
+    const auto alice = policy_user("alice"); // the bucket's owner
+    const auto root = make_principal("root", true, "");
+    SUBCASE("an ACL grant never allows the bypass")
+    {
+        bucket_resource r{.name = "b", .owner_id = "alice", .object = true};
+        r.bucket_grants = acl_grants{.user = acl_right::write, .authenticated_users = acl_right::write};
+        CHECK(authorize(policy_user("bob"), permission::write_object, r));
+        CHECK_FALSE(authorize(policy_user("bob"), permission::write_object, with_bypass(r)));
+        r.object = false;
+        CHECK(authorize(policy_user("bob"), permission::delete_objects, r));
+        CHECK_FALSE(authorize(policy_user("bob"), permission::delete_objects, with_bypass(r)));
+        CHECK(authorize(alice, permission::write_object, with_bypass(r)));
+        CHECK(authorize(root, permission::delete_objects, with_bypass(r)));
+        CHECK_FALSE(authorize(principal{}, permission::write_object, with_bypass(r)));
+    }
+    SUBCASE("the actions a bypass goes with, or s3:*, do not allow it")
+    {
+        policy_case c{parsed(statement(R"(
+            {"Effect":"Allow","Principal":{"AWS":"bob"},"Action":["s3:DeleteObjectVersion","s3:DeleteObject","s3:PutObjectRetention"],"Resource":"arn:aws:s3:::b/*"},
+            {"Effect":"Allow","Principal":{"AWS":"carol"},"Action":"s3:*","Resource":"arn:aws:s3:::b/*"},
+            {"Effect":"Allow","Principal":{"AWS":"dave"},"Action":"s3:Bypass*","Resource":"arn:aws:s3:::b/*"})")),
+                      {}};
+        CHECK(authorize(policy_user("bob"), permission::write_object,
+                        c.resource("s3:DeleteObjectVersion", "k", true)));
+        CHECK_FALSE(authorize(policy_user("bob"), permission::write_object,
+                              with_bypass(c.resource("s3:DeleteObjectVersion", "k", true))));
+        CHECK(authorize(policy_user("bob"), permission::write_object_lock,
+                        c.resource("s3:PutObjectRetention", "k", true)));
+        CHECK_FALSE(authorize(policy_user("bob"), permission::write_object_lock,
+                              with_bypass(c.resource("s3:PutObjectRetention", "k", true))));
+        CHECK(authorize(policy_user("bob"), permission::delete_objects,
+                        c.resource("s3:DeleteObject", "", false)));
+        CHECK_FALSE(authorize(policy_user("bob"), permission::delete_objects,
+                              with_bypass(c.resource("s3:DeleteObject", "", false))));
+        CHECK_FALSE(authorize(policy_user("bob"), permission::delete_objects,
+                              with_bypass(c.resource("s3:DeleteObjectVersion", "k", true))));
+        for (auto who : {"carol", "dave"})
+            CHECK_FALSE(authorize(policy_user(who), permission::write_object,
+                                  with_bypass(c.resource("s3:DeleteObjectVersion", "k", true))));
+        // The owner needs no statement.
+        CHECK(authorize(alice, permission::write_object,
+                        with_bypass(c.resource("s3:DeleteObjectVersion", "k", true))));
+    }
+    SUBCASE("a statement naming s3:BypassGovernanceRetention allows it where its resource and conditions do")
+    {
+        policy_case c{parsed(statement(R"(
+            {"Effect":"Allow","Principal":{"AWS":"bob"},"Action":["s3:DeleteObjectVersion","s3:BypassGovernanceRetention"],"Resource":"arn:aws:s3:::b/tmp/*"})")),
+                      {}};
+        CHECK(authorize(policy_user("bob"), permission::write_object,
+                        with_bypass(c.resource("s3:DeleteObjectVersion", "tmp/x", true))));
+        CHECK_FALSE(authorize(policy_user("bob"), permission::write_object,
+                              with_bypass(c.resource("s3:DeleteObjectVersion", "keep/x", true))));
+        CHECK_FALSE(authorize(policy_user("carol"), permission::write_object,
+                              with_bypass(c.resource("s3:DeleteObjectVersion", "tmp/x", true))));
+        // DeleteObjects as a whole goes on; each key decides.
+        CHECK(authorize(policy_user("bob"), permission::delete_objects,
+                        with_bypass(c.resource("s3:DeleteObjectVersion", "", false))));
+        // Void in a bucket in which models live (team roles govern it).
+        auto models = with_bypass(c.resource("s3:DeleteObjectVersion", "tmp/x", true));
+        models.has_models = true;
+        CHECK_FALSE(authorize(policy_user("bob"), permission::write_object, models));
+    }
+    SUBCASE("a Deny of s3:BypassGovernanceRetention binds the owner and installation admins")
+    {
+        policy_case c{parsed(statement(R"(
+            {"Effect":"Deny","Principal":"*","Action":"s3:BypassGovernanceRetention","Resource":"arn:aws:s3:::b/*"})")),
+                      {}};
+        for (const auto& who : {alice, root}) {
+            CHECK(authorize(who, permission::write_object, c.resource("s3:DeleteObjectVersion", "k", true)));
+            CHECK_FALSE(authorize(who, permission::write_object,
+                                  with_bypass(c.resource("s3:DeleteObjectVersion", "k", true))));
+            CHECK_FALSE(authorize(who, permission::write_object_lock,
+                                  with_bypass(c.resource("s3:PutObjectRetention", "k", true))));
+        }
+    }
+}
+
+TEST_CASE("authorize: a snapshot view is its owner's, and the policy's Deny of the key it serves binds")
+{
+    // The server resolves .snapshots/s1/secret/x to the key it serves (secret/x) and marks the view
+    // owner-only.
+    policy_case c{parsed(statement(R"(
+        {"Effect":"Allow","Principal":{"AWS":"bob"},"Action":"s3:*","Resource":["arn:aws:s3:::b","arn:aws:s3:::b/*"]},
+        {"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::b/pub/*"},
+        {"Effect":"Deny","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::b/secret/*"})")),
+                  {}};
+    auto view = [&](std::string_view action, std::string_view key, bool object_action) {
+        auto r = c.resource(action, key, object_action);
+        r.owner_only = true;
+        return r;
+    };
+    // Live keys: bob's Allow, the public statement and the Deny, as always.
+    CHECK(authorize(policy_user("bob"), permission::read_object,
+                    c.resource("s3:GetObject", "private/x", true)));
+    CHECK(authorize(principal{}, permission::read_object, c.resource("s3:GetObject", "pub/x", true)));
+    CHECK_FALSE(authorize(policy_user("alice"), permission::read_object,
+                          c.resource("s3:GetObject", "secret/x", true)));
+    // The view: no Allow and no grant reaches it, the owner reads it, the Deny of the key holds for her too.
+    CHECK_FALSE(
+        authorize(policy_user("bob"), permission::read_object, view("s3:GetObject", "private/x", true)));
+    CHECK_FALSE(authorize(policy_user("bob"), permission::list_objects, view("s3:ListBucket", "", false)));
+    CHECK_FALSE(authorize(principal{}, permission::read_object, view("s3:GetObject", "pub/x", true)));
+    CHECK(authorize(policy_user("alice"), permission::read_object, view("s3:GetObject", "private/x", true)));
+    CHECK(authorize(policy_user("alice"), permission::list_objects, view("s3:ListBucket", "", false)));
+    auto denied =
+        authorize(policy_user("alice"), permission::read_object, view("s3:GetObject", "secret/x", true));
+    REQUIRE_FALSE(denied);
+    CHECK(denied.error().message.find("policy denies") != std::string::npos);
+    // ACL grants do not reach it either.
+    auto granted = view("s3:GetObject", "private/x", true);
+    granted.bucket_grants = acl_grants{.user = acl_right::read};
+    granted.object_grants = acl_grants{.user = acl_right::read};
+    CHECK_FALSE(authorize(policy_user("bob"), permission::read_object, granted));
+    CHECK(authorize(make_principal("root", true, ""), permission::read_object, granted));
 }

@@ -212,6 +212,61 @@ TEST_CASE("a presigned URL made by presign verifies; tampering does not")
           errc::signature_does_not_match);
 }
 
+TEST_CASE("a presigned URL carries no query parameter its signature does not cover (issue 34 item 10)")
+{
+    // The attacker's edit: a presigned listing of prefix=public/ changed to prefix=secret/. SigV2 signs only
+    // the sub-resources, so the signature still verifies; the parameter itself is refused.
+    auto url = sigv2::presign("GET", "/bucket?prefix=public/", "AKID", "secret", now + 1h);
+    v2_request edited{"GET", url, {{"Host", "depot"}}};
+    edited.target.replace(edited.target.find("prefix=public/"), 14, "prefix=secret/");
+    auto p = sigv2::parse(edited.view());
+    REQUIRE_FALSE(p.has_value());
+    CHECK(p.error().code == errc::authorization_query_parameters_error);
+    CHECK(p.error().message.find("'prefix'") != std::string::npos);
+    // Unedited too: whatever its value, an unsigned parameter is never what the signer decided.
+    v2_request unedited{"GET", url, {{"Host", "depot"}}};
+    CHECK(parse_error(unedited) == errc::authorization_query_parameters_error);
+    // Added to a URL that had none, and every listing parameter (list-type turns V1 into V2).
+    const auto plain = sigv2::presign("GET", "/bucket/key", "AKID", "secret", now + 1h);
+    for (std::string extra :
+         {"prefix=secret/", "delimiter=/", "marker=a", "max-keys=1", "list-type=2", "continuation-token=x",
+          "start-after=a", "key-marker=a", "versionid=1", "VersionId=1", "x=1", "=1", "fetch-owner=true"}) {
+        CAPTURE(extra);
+        v2_request r{"GET", plain + "&" + extra, {}};
+        CHECK(parse_error(r) == errc::authorization_query_parameters_error);
+    }
+    // What the string to sign covers stays accepted: sub-resources, x-amz-* and the content lines (as
+    // boto3 moves them into the query), and the signature still checks them.
+    for (std::string covered :
+         {"/bucket/key?versionId=3", "/bucket/key?acl", "/bucket/key?x-amz-acl=private",
+          "/bucket/key?X-Amz-Meta-A=1", "/bucket/key?content-type=text/plain", "/bucket/key?content-md5=abc",
+          "/bucket/key?response-content-type=text/plain"}) {
+        CAPTURE(covered);
+        v2_request r{"GET", sigv2::presign("GET", covered, "AKID", "secret", now + 1h), {}};
+        CHECK(sigv2::verify(parsed(r), r.view(), "", "secret", now, {}).has_value());
+    }
+    // A header of the same name is what is signed then: the parameter beside it may only repeat it (boto3
+    // presigns Content-Type into the query, and the client sends the header too).
+    v2_request shadowed{"GET",
+                        sigv2::presign("GET", "/bucket/key?content-type=a", "AKID", "secret", now + 1h),
+                        {{"Content-Type", "b"}}};
+    CHECK(parse_error(shadowed) == errc::authorization_query_parameters_error);
+    v2_request shadowed_amz{"GET",
+                            sigv2::presign("GET", "/bucket/key?x-amz-acl=a", "AKID", "secret", now + 1h),
+                            {{"x-amz-acl", "public-read"}}};
+    CHECK(parse_error(shadowed_amz) == errc::authorization_query_parameters_error);
+    v2_request repeated{"GET",
+                        sigv2::presign("GET", "/bucket/key?content-type=a", "AKID", "secret", now + 1h),
+                        {{"Content-Type", "a"}}};
+    CHECK(sigv2::parse(repeated.view()).has_value());
+    // Header authentication is unaffected (SECURITY.md: its query is unsigned, as its body is).
+    v2_request header{"GET",
+                      "/bucket?prefix=a",
+                      {{"Date", "Thu, 26 Nov 2026 00:00:00 GMT"},
+                       {"Authorization", "AWS AKID:qgk2+6Sv9/oM7G3qLEjTH1a1l1g="}}};
+    CHECK(sigv2::parse(header.view()).has_value());
+}
+
 TEST_CASE("malformed SigV2 input is refused with S3's errors")
 {
     for (std::string value : {"AWS", "AWS AKID", "AWS :c2lnbmF0dXJlc2lnbmF0dXJlMTI=", "AWS AKID:notbase64!",

@@ -275,3 +275,31 @@ TEST_CASE("a configuration file with an unknown key, a bad line or a bad value n
     REQUIRE_FALSE(missing);
     CHECK(missing.error().message.find("/nonexistent/depotd.conf") != std::string::npos);
 }
+
+TEST_CASE("the console listens apart from S3 by default: --listen's host, the next port")
+{
+    using depot::config::console_address;
+    bool help = false;
+    auto o = parse_options({"--database-url", "postgresql://x/db"}, help);
+    REQUIRE(o);
+    CHECK(console_address(*o) == "127.0.0.1:9001");
+    o = parse_options({"--database-url", "postgresql://x/db", "--listen", "0.0.0.0:8000"}, help);
+    REQUIRE(o);
+    CHECK(console_address(*o) == "0.0.0.0:8001");
+    // any free port for both
+    o = parse_options({"--database-url", "postgresql://x/db", "--listen", "127.0.0.1:0"}, help);
+    REQUIRE(o);
+    CHECK(console_address(*o) == "127.0.0.1:0");
+    for (const char* given : {"127.0.0.1:7001", "[::1]:7001", "off", "shared", "0.0.0.0:0"}) {
+        CAPTURE(given);
+        o = parse_options({"--database-url", "postgresql://x/db", "--console-listen", given}, help);
+        REQUIRE(o);
+        CHECK(console_address(*o) == given);
+    }
+    for (const char* bad : {"", "7001", ":7001", "host:", "host:70000", "host:-1", "on", "127.0.0.1:9000"}) {
+        CAPTURE(bad);
+        auto refused = parse_options({"--database-url", "postgresql://x/db", "--console-listen", bad}, help);
+        REQUIRE_FALSE(refused);
+        CHECK(refused.error().message.find("console-listen") != std::string::npos);
+    }
+}

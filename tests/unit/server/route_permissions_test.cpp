@@ -114,10 +114,6 @@ TEST_CASE(
             ++found;
         }
     CHECK(found == expected.size());
-    // bypass_governance is asked by the handlers that honour x-amz-bypass-governance-retention, never a
-    // route's own permission.
-    for (const auto& r : s3_route_permissions())
-        CHECK(r.permission != auth::permission::bypass_governance);
 }
 
 TEST_CASE("access control routes: ACLs with their own permissions, access settings the owner's")
