@@ -285,9 +285,10 @@ def test_rest_calls_are_counted_and_logged_by_route(depot):
         assert call(depot, "GET", "/api/v1/whoami", token=token).status_code == 200
     assert call(depot, "GET", "/api/v1/teams/no-such-team", token=token).status_code == 404
     assert call(depot, "GET", "/api/v1/no/such/route", token=token).status_code == 404
-    # the web console's files are requests like the others: counted and logged as operation "Console"
-    assert requests.get(depot.endpoint + "/ui/", timeout=30).status_code == 200
-    assert requests.get(depot.endpoint + "/ui/no-such-file.js", timeout=30).status_code == 404
+    # the web console's files (on its own listener) are requests like the others: counted and logged as
+    # operation "Console"
+    assert requests.get(depot.console_endpoint + "/ui/", timeout=30).status_code == 200
+    assert requests.get(depot.console_endpoint + "/ui/no-such-file.js", timeout=30).status_code == 404
     after = scrape_after(depot.endpoint, before, 6)
     d = lambda name, **labels: delta(before, after, name, **labels)  # noqa: E731
     assert d("depot_s3_requests_total", operation="whoami", status_class="2xx") == 2

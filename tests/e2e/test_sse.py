@@ -290,7 +290,7 @@ def test_a_reencrypting_copy_keeps_its_acl_lock_and_write_conditions(sse, s3e):
                     ObjectLockRetainUntilDate=until, ObjectLockLegalHoldStatus="ON")
     assert blobs_of(sse, bucket, "copy")[0][1] == "master"
     grants = {(g["Grantee"].get("ID"), g["Permission"]) for g in s3e.get_object_acl(Bucket=bucket, Key="copy")["Grants"]}
-    assert grants == {("alice", "FULL_CONTROL"), ("bob", "READ")}
+    assert grants == {("bob", "READ")}  # grant headers are the whole ACL, as on AWS
     assert s3e.get_object_retention(Bucket=bucket, Key="copy")["Retention"] == {"Mode": "GOVERNANCE",
                                                                              "RetainUntilDate": until}
     assert s3e.get_object_legal_hold(Bucket=bucket, Key="copy")["LegalHold"] == {"Status": "ON"}
@@ -592,7 +592,7 @@ def test_encrypted_content_takes_no_part_in_digest_lookups_or_sources(depot, sse
                  body={"key": key, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)})
         assert r.status_code == 404 and r.json()["type"] == "urn:depot:problem:not-found", r.text
     depot.assert_unchanged(before)
-    expect_error("NoSuchKey", 404, s3e.head_object, Bucket=bucket, Key="clone-c")
+    expect_error("404", 404, s3e.head_object, Bucket=bucket, Key="clone-c")  # HEAD: no body
     # Plaintext content still answers (the same bytes stored plain are found and referenced).
     s3e.put_object(Bucket=bucket, Key="p/plain", Body=secret)
     r = call(depot, "POST", "/api/v1/content/lookup", token=token, body={"sha256": digests[:1]})

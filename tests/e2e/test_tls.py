@@ -496,14 +496,14 @@ def test_console_session_cookie_is_secure_over_https(tls_depot):
     """The web console's session cookie carries Secure when depotd serves TLS, and a cookie-authenticated
     change from the server's own https origin passes the Origin check (only the CSRF header is missing)."""
     u = tls_depot.user("bob")
-    made = requests.post(tls_depot.endpoint + "/api/v1/sessions", timeout=30, verify=tls_depot.verify,
+    made = requests.post(tls_depot.console_endpoint + "/api/v1/sessions", timeout=30, verify=tls_depot.verify,
                          json={"access_key_id": u.access_key, "secret_access_key": u.secret})
     assert made.status_code == 201, made.text
     attributes = [a.strip() for a in made.headers["Set-Cookie"].split(";")]
     assert "Secure" in attributes and "HttpOnly" in attributes and "SameSite=Strict" in attributes
     cookie = {"depot_session": made.cookies["depot_session"]}
-    own = tls_depot.endpoint  # https://127.0.0.1:<port>
-    ended = requests.delete(tls_depot.endpoint + "/api/v1/sessions/current", cookies=cookie, timeout=30,
+    own = tls_depot.console_endpoint  # https://127.0.0.1:<console port>
+    ended = requests.delete(own + "/api/v1/sessions/current", cookies=cookie, timeout=30,
                             verify=tls_depot.verify,
                             headers={"Origin": own, "X-Depot-CSRF": made.json()["csrf_token"]})
     assert ended.status_code == 204, ended.text
