@@ -440,3 +440,18 @@ def test_four_eyes_the_author_cannot_approve_what_another_account_submitted(depo
     assert api(depot, team, "GET", f"{base}/versions/{v2}").json()["state"] == "pending"
     assert api(depot, team, "POST", f"{base}/versions/{v2}/approve", user="carol", body={}).json()["state"] == \
         "approved"
+
+
+def test_a_writers_label_never_takes_a_name_an_alias_is_resolved_by(depot, team, model):
+    """A writer labelled a draft `production` (a protected alias of the default policy) or `main` (the Hub's
+    default revision): 201, and the unreviewed files were then served under that name through the Hub API,
+    the models view and REST, while the maintainer's alias could never be set (409). Such labels are 409 now,
+    and nothing is created."""
+    versions = depot.db.scalar("SELECT count(*) FROM model_versions")
+    for label in ("production", "main", "HEAD", "latest"):
+        r = api(depot, team, "POST", "/models/resnet/versions", body={"label": label})
+        problem = assert_problem(r, 409, "conflict")
+        assert "reserved for an alias" in problem["detail"], problem
+    assert depot.db.scalar("SELECT count(*) FROM model_versions") == versions
+    r = api(depot, team, "POST", "/models/resnet/versions", body={"label": "production-candidate"})
+    assert r.status_code == 201, r.text

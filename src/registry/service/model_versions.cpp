@@ -156,6 +156,16 @@ asio::awaitable<result<model_version>> model_registry::create_version(const mode
                 co_return make_error(errc::not_found, "No such model");
             const auto number = *locked;
             if (spec.label) {
+                // Names clients resolve by default (the Hub's main and HEAD, latest) and the model's protected
+                // aliases are a maintainer's: a writer's label taking one would be served under it, unreviewed,
+                // and keep the alias from ever being set.
+                const std::string_view name = *spec.label;
+                if (name == "main" || name == "HEAD" || name == "latest" || m.policy.protects(name))
+                    co_return make_error(errc::conflict,
+                                         "The label '" + *spec.label +
+                                             "' is reserved for an alias (main, HEAD, latest and the model's "
+                                             "protected aliases)",
+                                         "label");
                 const bool taken = co_await label_taken(c, m.id, *spec.label);
                 if (taken)
                     co_return make_error(errc::conflict,
