@@ -297,11 +297,14 @@ bool policy_denies(const request_context& ctx, const registry::bucket& b, std::s
 {
     if (!b.parsed_policy)
         return false;
-    const auto context = policy_context(ctx, action, "");
+    // A listing's key is its s3:prefix; its resource is the bucket.
+    const bool listing = action == "s3:ListBucket" || action == "s3:ListBucketVersions" ||
+                         action == "s3:ListBucketMultipartUploads";
+    const auto context = policy_context(ctx, action, listing ? key : std::string_view());
     const auth::policy_request r{.action = action,
                                  .bucket = b.name,
-                                 .key = key,
-                                 .object_action = true,
+                                 .key = listing ? std::string_view() : key,
+                                 .object_action = !listing,
                                  .user_id = ctx.principal.user_id,
                                  .context = context};
     return auth::evaluate(*b.parsed_policy, r) == auth::policy_effect::deny;

@@ -51,8 +51,9 @@ asio::awaitable<result<void>> authorize_s3_request(request_context& ctx, auth::p
 result<void> authorize_bucket(const request_context& ctx, auth::permission what, const registry::bucket& b);
 
 /// Whether the bucket's policy explicitly Denies the caller the object action `action` on `key` (Allows and
-/// grants are not asked). A model version reads its bucket with the authority the model's binding gives the
-/// team, and so never past such a Deny: every file it would freeze is asked about.
+/// grants are not asked); for a listing action (s3:ListBucket...), `key` is the listing's s3:prefix. A model
+/// version reads its bucket with the authority the model's binding gives the team, and so never past such a
+/// Deny: every file it would freeze is asked about.
 bool policy_denies(const request_context& ctx, const registry::bucket& b, std::string_view action,
                    std::string_view key);
 

@@ -629,3 +629,53 @@ def test_a_model_version_never_freezes_what_the_policy_denies_its_creator(depot,
     r = call(depot, "POST", f"/api/v1/teams/{team}/models/m/versions", token=bob, body={})
     assert r.status_code == 201, r.text
     s3.delete_bucket_policy(Bucket=bucket)
+
+
+def test_a_model_binding_and_its_versions_obey_a_deny_of_listing_and_writing(depot, s3):
+    """The attacker's requests: under Deny s3:ListBucket of the prefix m/ (s3:prefix), createModel over m/
+    was 201 (the check asked with s3:prefix ""), and so was a version listing m/; under Deny s3:PutObject of
+    m/*, createVersion's `uploads` completed a multipart upload that CompleteMultipartUpload is refused. Each
+    is 403 now, and nothing changes: no model, no version, no object, the upload still open."""
+    from rest import assert_problem
+    admin = token_for(depot, "alice")["token"]
+    team = "deny-" + secrets.token_hex(3)
+    bucket = new_bucket(depot, hint="pol-deny-model")
+    s3.put_object(Bucket=bucket, Key="m/config.json", Body=b"{}")
+    assert call(depot, "POST", "/api/v1/teams", token=admin, body={"name": team}).status_code == 201
+    no_listing = policy(deny("*", "s3:ListBucket", f"arn:aws:s3:::{bucket}",
+                             Condition={"StringLike": {"s3:prefix": "m/*"}}))
+    s3.put_bucket_policy(Bucket=bucket, Policy=no_listing)
+    models = f"/api/v1/teams/{team}/models"
+    r = call(depot, "POST", models, token=admin, body={"name": "m", "bucket": bucket, "prefix": "m/"})
+    assert_problem(r, 403, "access-denied")
+    assert call(depot, "GET", f"{models}/m", token=admin).status_code == 404
+    # The Deny names m/* only: another prefix binds.
+    assert call(depot, "POST", models, token=admin,
+                body={"name": "n", "bucket": bucket, "prefix": "n/"}).status_code == 201
+    s3.delete_bucket_policy(Bucket=bucket)
+    assert call(depot, "POST", models, token=admin,
+                body={"name": "m", "bucket": bucket, "prefix": "m/"}).status_code == 201
+    versions = depot.db.scalar("SELECT count(*) FROM model_versions")
+    s3.put_bucket_policy(Bucket=bucket, Policy=no_listing)
+    r = call(depot, "POST", f"{models}/m/versions", token=admin, body={})
+    assert_problem(r, 403, "access-denied")
+    assert depot.db.scalar("SELECT count(*) FROM model_versions") == versions
+
+    up = s3.create_multipart_upload(Bucket=bucket, Key="m/weights.bin")["UploadId"]
+    etag = s3.upload_part(Bucket=bucket, Key="m/weights.bin", UploadId=up, PartNumber=1, Body=b"w" * 7)["ETag"]
+    s3.put_bucket_policy(Bucket=bucket, Policy=policy(deny("*", "s3:PutObject", f"arn:aws:s3:::{bucket}/m/*")))
+    expect_error("AccessDenied", 403, s3.complete_multipart_upload, Bucket=bucket, Key="m/weights.bin",
+                 UploadId=up, MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": etag}]})
+    before = depot.snapshot(bucket)
+    upload = {"path": "weights.bin", "upload_id": up, "parts": [{"part_number": 1, "etag": etag}]}
+    r = call(depot, "POST", f"{models}/m/versions", token=admin, body={"uploads": [upload]})
+    problem = assert_problem(r, 403, "access-denied")
+    assert "s3:PutObject" in problem["detail"] and "m/weights.bin" in problem["detail"], problem
+    depot.assert_unchanged(before)
+    assert depot.db.scalar("SELECT count(*) FROM model_versions") == versions
+    assert [u["UploadId"] for u in s3.list_multipart_uploads(Bucket=bucket).get("Uploads", [])] == [up]
+    # Without the Deny the same request completes the upload into the version.
+    s3.delete_bucket_policy(Bucket=bucket)
+    r = call(depot, "POST", f"{models}/m/versions", token=admin, body={"uploads": [upload]})
+    assert r.status_code == 201, r.text
+    assert s3.get_object(Bucket=bucket, Key="m/weights.bin")["Body"].read() == b"w" * 7

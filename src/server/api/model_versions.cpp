@@ -78,8 +78,10 @@ asio::awaitable<result<response>> list_versions(request_context& ctx, const path
 
 /// The optional "uploads" field of createVersion: [{path, upload_id, parts: [{part_number, etag}]}], each an
 /// active upload the caller started at the model's prefix + path.
-asio::awaitable<result<std::vector<registry::version_upload>>>
-uploads_to_complete(request_context& ctx, const registry::model& m, const json::object& body)
+asio::awaitable<result<std::vector<registry::version_upload>>> uploads_to_complete(request_context& ctx,
+                                                                                   const registry::model& m,
+                                                                                   const registry::bucket& b,
+                                                                                   const json::object& body)
 {
     std::vector<registry::version_upload> out;
     auto field = body.find("uploads");
@@ -138,6 +140,11 @@ uploads_to_complete(request_context& ctx, const registry::model& m, const json::
             co_return make_error(errc::no_such_upload,
                                  "No active multipart upload '" + *id + "' of yours for '" + u.path + "'",
                                  "uploads");
+        // Completing writes the object: a policy that Denies the caller s3:PutObject on the key forbids it
+        // here as CompleteMultipartUpload is forbidden over S3.
+        if (policy_denies(ctx, b, "s3:PutObject", key))
+            co_return make_error(errc::access_denied,
+                                 "The bucket's policy denies you s3:PutObject on '" + key + "'", "uploads");
         u.upload = std::move(*found);
         out.push_back(std::move(u));
     }
@@ -156,12 +163,16 @@ asio::awaitable<result<response>> create_version(request_context& ctx, const pat
                                         "labels", "metrics", "uploads", "snapshot"});
         !only)
         co_return std::move(only).error();
-    auto uploads = co_await uploads_to_complete(ctx, m->model, *body);
-    if (!uploads)
-        co_return std::move(uploads).error();
     auto bucket = co_await ctx.svc->buckets.get(m->model.bucket);
     if (!bucket)
         co_return make_error(errc::conflict, "The model's bucket no longer exists");
+    // A version lists the model's prefix and freezes what it finds: the policy's Deny of either binds.
+    if (policy_denies(ctx, *bucket, "s3:ListBucket", m->model.prefix))
+        co_return make_error(errc::access_denied,
+                             "The bucket's policy denies you s3:ListBucket of '" + m->model.prefix + "'");
+    auto uploads = co_await uploads_to_complete(ctx, m->model, *bucket, *body);
+    if (!uploads)
+        co_return std::move(uploads).error();
     registry::version_spec spec;
     spec.may_read = [&ctx, b = *bucket](std::string_view key) {
         return !policy_denies(ctx, b, "s3:GetObject", key);

@@ -82,6 +82,10 @@ asio::awaitable<result<response>> create_model(request_context& ctx, const path_
     auto bucket = co_await caller_bucket(ctx, *bucket_name, "s3:ListBucket");
     if (!bucket)
         co_return std::move(bucket).error();
+    // ... under the model's prefix: a Deny of listing it (s3:prefix) forbids the binding.
+    if (policy_denies(ctx, *bucket, "s3:ListBucket", *prefix))
+        co_return make_error(errc::access_denied,
+                             "The bucket's policy denies you s3:ListBucket of '" + *prefix + "'", "bucket");
     registry::model_spec spec{.name = std::move(*name),
                               .bucket_id = bucket->id,
                               .prefix = std::move(*prefix),
