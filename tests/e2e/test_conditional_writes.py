@@ -204,6 +204,29 @@ def test_post_object_and_the_rest_digest_route_never_ignore_write_conditions(dep
     assert get_body(s3, bucket, "dst") == b"posted"
 
 
+def test_post_object_honours_conditions_given_as_signed_form_fields(depot, s3, bucket):
+    """The attacker's form: If-None-Match: * as a signed field (in the policy's conditions) over an existing
+    key was stored (204), the field ignored. A condition in the form holds as the header does (412, nothing
+    stored); a header and a field that disagree are 400."""
+    s3.put_object(Bucket=bucket, Key="inm", Body=b"orig")
+    before = depot.snapshot(bucket)
+    for field in ({"If-None-Match": "*"}, {"If-Match": md5_etag(b"stale")}):
+        form = s3.generate_presigned_post(Bucket=bucket, Key="inm", Fields=field, Conditions=[field],
+                                          ExpiresIn=300)
+        r = requests.post(form["url"], data=form["fields"], files={"file": ("f", b"overwritten")}, timeout=60)
+        assert_precondition_failed(r)
+    field = {"If-Match": md5_etag(b"orig")}
+    form = s3.generate_presigned_post(Bucket=bucket, Key="inm", Fields=field, Conditions=[field], ExpiresIn=300)
+    r = requests.post(form["url"], data=form["fields"], files={"file": ("f", b"overwritten")},
+                      headers={"If-Match": md5_etag(b"other")}, timeout=60)
+    assert r.status_code == 400 and "<Code>InvalidArgument</Code>" in r.text, r.text
+    depot.assert_unchanged(before)
+    assert get_body(s3, bucket, "inm") == b"orig"
+    r = requests.post(form["url"], data=form["fields"], files={"file": ("f", b"overwritten")}, timeout=60)
+    assert r.status_code == 204, r.text
+    assert get_body(s3, bucket, "inm") == b"overwritten"
+
+
 # ---- CompleteMultipartUpload
 
 

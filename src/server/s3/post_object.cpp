@@ -498,9 +498,21 @@ asio::awaitable<result<response>> post_object(request_context& ctx)
                                          .legal_hold = lock->legal_hold,
                                          .sse = *sse,
                                          .acl = stored_object_acl(*bucket, ctx.who.user_id, *acl)};
-    // If-Match / If-None-Match: * hold as on PutObject (412, nothing stored). They are HTTP headers, outside
-    // the form's signature, but one can only make the write fail, never widen it.
+    // If-Match / If-None-Match: * hold as on PutObject (412, nothing stored), given as HTTP headers (outside
+    // the form's signature, but one can only make the write fail, never widen it) or as form fields. A
+    // condition is honoured or refused, never ignored; the two places may not disagree.
     auto conditions = write_conditions_of(ctx);
+    for (auto [name, slot] : {std::pair{std::string_view("if-match"), &conditions.if_match},
+                              std::pair{std::string_view("if-none-match"), &conditions.if_none_match}}) {
+        const auto field = ctx.post_form ? post_form_field(*ctx.post_form, name) : std::nullopt;
+        if (!field)
+            continue;
+        if (*slot && **slot != *field)
+            co_return make_error(errc::invalid_argument,
+                                 "The form field and the header " + std::string(name) + " disagree",
+                                 std::string(name));
+        *slot = std::string(*field);
+    }
     request.if_match = std::move(conditions.if_match);
     request.if_none_match = std::move(conditions.if_none_match);
     auto stored = co_await store_posted_object(ctx, std::move(request), *ctx.svc);
