@@ -11,6 +11,7 @@
 #include <boost/json/error.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <cmath>
 #include <ctime>
 #include <optional>
 #include <set>
@@ -98,6 +99,28 @@ bool holds_nul(const json::value& v)
     case json::kind::object:
         for (const auto& member : v.get_object())
             if (has_nul(member.key()) || holds_nul(member.value()))
+                return true;
+        return false;
+    default:
+        return false;
+    }
+}
+
+/// Whether a number in `v` is outside the range of a double: Boost.JSON reads 1e400 as infinity, which no
+/// JSON text (nor a PostgreSQL jsonb) can hold.
+bool holds_infinity(const json::value& v)
+{
+    switch (v.kind()) {
+    case json::kind::double_:
+        return !std::isfinite(v.get_double());
+    case json::kind::array:
+        for (const auto& item : v.get_array())
+            if (holds_infinity(item))
+                return true;
+        return false;
+    case json::kind::object:
+        for (const auto& member : v.get_object())
+            if (holds_infinity(member.value()))
                 return true;
         return false;
     default:
@@ -196,6 +219,9 @@ result<json::object> parse_json_object(std::string_view text)
     if (holds_nul(value))
         return make_error(errc::invalid_argument,
                           "Strings in the request body may not contain NUL (\\u0000)");
+    if (holds_infinity(value))
+        return make_error(errc::invalid_argument,
+                          "A number in the request body is beyond the range of a double");
     // The document is valid JSON (parsed above with the same limits), so the second pass only looks for
     // a member name given twice in one object.
     json::basic_parser<duplicate_key_finder> finder(json::parse_options{});

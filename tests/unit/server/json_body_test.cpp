@@ -70,3 +70,15 @@ TEST_CASE("bodies that are no JSON object, or hold NUL, are refused")
         CHECK(r.error().code == errc::invalid_argument);
     }
 }
+
+TEST_CASE("a number beyond a double's range is refused, not stored as infinity")
+{
+    // The attacker's body: {"metrics":{"x":1e400}} made createVersion a 500.
+    for (const char* bad : {R"({"metrics":{"x":1e400}})", R"({"a":[-1e309]})", R"({"a":1E+999})"}) {
+        CAPTURE(bad);
+        auto r = parse_json_object(bad);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().code == errc::invalid_argument);
+    }
+    CHECK(parse_json_object(R"({"a":1.7976931348623157e308,"b":-2.2e-308,"c":1e-400})"));
+}
