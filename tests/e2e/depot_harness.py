@@ -158,16 +158,65 @@ def database_url_with_name(url: str, name: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(path="/" + name))
 
 
+try:  # Debian's python3-psycopg2 (scripts/deps): one connection per database instead of a psql per query
+    import psycopg2
+    import psycopg2.extensions
+except ImportError:  # pragma: no cover - without it every query runs psql, as before
+    psycopg2 = None
+
+
 class Database:
-    """psql-backed access to one database (no Python driver is needed)."""
+    """Access to one database: through a kept psycopg2 connection (autocommit) when python3-psycopg2 is
+    installed, else a psql process per query. Either way a query answers what `psql -A -t` prints: rows of
+    text values, NULL as "", booleans as t/f; an error raises CommandError."""
 
     def __init__(self, url: str):
         self.url = url
+        self._conn = None
+        self._lock = threading.Lock()
+
+    def _connection(self):
+        if self._conn is None or self._conn.closed:
+            conn = psycopg2.connect(self.url, connect_timeout=30)
+            conn.autocommit = True
+            # Every built-in type as the text PostgreSQL sends (what psql prints); types made later (the
+            # schema's enums) are text to psycopg2 already.
+            with conn.cursor() as cur:
+                cur.execute("SELECT oid FROM pg_type WHERE oid < 16384")
+                oids = tuple(int(r[0]) for r in cur.fetchall())
+            psycopg2.extensions.register_type(psycopg2.extensions.new_type(oids, "DEPOT_TEXT", lambda v, _: v),
+                                              conn)
+            self._conn = conn
+        return self._conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
     def query(self, sql: str) -> list[list[str]]:
-        proc = run([PSQL, "-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-d", self.url, "-c", sql],
-                   timeout=60)
-        return [line.split("\t") for line in proc.stdout.splitlines() if line != ""]
+        if psycopg2 is None:
+            proc = run([PSQL, "-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-d", self.url, "-c",
+                        sql], timeout=60)
+            return [line.split("\t") for line in proc.stdout.splitlines() if line != ""]
+        with self._lock:
+            for attempt in (1, 2):
+                try:
+                    with self._connection().cursor() as cur:
+                        cur.execute(sql)
+                        rows = cur.fetchall() if cur.description else []
+                    text = [["" if v is None else str(v) for v in row] for row in rows]
+                    # psql -A -t prints a row of one empty value as an empty line, which query leaves out.
+                    return [row for row in text if row != [""]]
+                except psycopg2.Error as e:
+                    # A connection the server dropped (restarted, a database dropped WITH (FORCE)): the
+                    # statement never ran on it, so it is sent once more on a new connection.
+                    if attempt == 1 and self._conn is not None and self._conn.closed:
+                        self._conn = None
+                        continue
+                    raise CommandError(f"{sql!r} failed against {self.url}: {e.pgerror or e}") from e
+        raise AssertionError("unreachable")
 
     def execute(self, sql: str) -> None:
         self.query(sql)
@@ -481,6 +530,7 @@ class Depot:
         for observer in Depot.observers:
             observer.dropping(self)
         try:
+            self.db.close()
             self.admin_db.execute(f'DROP DATABASE IF EXISTS "{self.db_name}" WITH (FORCE)')
         except CommandError:
             pass
