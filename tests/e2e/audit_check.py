@@ -135,10 +135,15 @@ class AuditWatch:
             self.anchor = self._query_json("SELECT anchor_id FROM audit_head")
 
     def _query_json(self, sql: str):
-        """One value of JSON from `sql` (given on stdin: lists of request ids can be long)."""
+        """One value of JSON from `sql` (through the Database's connection, or psql with the SQL on stdin:
+        lists of request ids can be long)."""
         import subprocess
 
+        import depot_harness
         from depot_harness import PSQL, clean_env
+        if depot_harness.psycopg2 is not None:
+            rows = self.db.query(sql)
+            return json.loads(rows[0][0]) if rows else None
         cmd = [PSQL, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", self.db.url, "-f", "-"]
         proc = subprocess.run(cmd, input=sql, capture_output=True, text=True, timeout=120, env=clean_env())
         assert proc.returncode == 0, f"psql failed: {proc.stderr}\n{sql[:2000]}"
