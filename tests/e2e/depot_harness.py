@@ -203,17 +203,25 @@ class Database:
         with self._lock:
             for attempt in (1, 2):
                 try:
-                    with self._connection().cursor() as cur:
+                    conn = self._connection()
+                    with conn.cursor() as cur:
                         cur.execute(sql)
                         rows = cur.fetchall() if cur.description else []
+                        # A psql session ends after its statements: a transaction the SQL opened and did
+                        # not end is rolled back, as its disconnect would.
+                        if conn.info.transaction_status != psycopg2.extensions.TRANSACTION_STATUS_IDLE:
+                            cur.execute("ROLLBACK")
                     text = [["" if v is None else str(v) for v in row] for row in rows]
                     # psql -A -t prints a row of one empty value as an empty line, which query leaves out.
                     return [row for row in text if row != [""]]
                 except psycopg2.Error as e:
                     # A connection the server dropped (restarted, a database dropped WITH (FORCE)): the
                     # statement never ran on it, so it is sent once more on a new connection.
-                    if attempt == 1 and self._conn is not None and self._conn.closed:
-                        self._conn = None
+                    broken = self._conn is None or self._conn.closed
+                    if self._conn is not None:
+                        self._conn.close()  # nothing of a failed statement carries over, as with psql
+                    self._conn = None
+                    if attempt == 1 and broken:
                         continue
                     raise CommandError(f"{sql!r} failed against {self.url}: {e.pgerror or e}") from e
         raise AssertionError("unreachable")
