@@ -115,6 +115,8 @@ bool is_public_address(const asio::ip::address& a)
     };
     if (zero(0, 10) && b[10] == 0xFF && b[11] == 0xFF) // ::ffff:0:0/96 IPv4-mapped
         return v4_at(12);
+    if (zero(0, 8) && b[8] == 0xFF && b[9] == 0xFF && zero(10, 12)) // ::ffff:0:0:0/96 IPv4-translated (SIIT)
+        return v4_at(12);
     if (zero(0, 12)) // ::/96 IPv4-compatible (deprecated, still routed by some stacks)
         return v4_at(12);
     if (b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xFF && b[3] == 0x9B) {

@@ -115,6 +115,10 @@ TEST_CASE("an IPv6 address that embeds an IPv4 address is public only when the e
         bool is_public;
     };
     const sample samples[] = {
+        // IPv4-translated (SIIT, RFC 2765) ::ffff:0:a.b.c.d: the attacker's [::ffff:0:7f00:1] is 127.0.0.1.
+        {"::ffff:0:7f00:1", false},
+        {"::ffff:0:10.0.0.1", false},
+        {"::ffff:0:8.8.8.8", true},
         // NAT64, well-known prefix 64:ff9b::/96: the last 32 bits.
         {"64:ff9b::8.8.8.8", true},
         {"64:ff9b::127.0.0.1", false},
