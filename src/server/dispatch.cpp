@@ -628,9 +628,14 @@ asio::awaitable<response> dispatch(request_context& ctx)
             const auto first = resource.substr(1, resource.find('/', 1) == std::string_view::npos
                                                       ? std::string_view::npos
                                                       : resource.find('/', 1) - 1);
+            // A team of that name keeps its Hub paths: a bucket named like it (bucket and team names are
+            // separate namespaces) must not answer a Hub client's anonymous download with its own objects.
             if (auto name = uri_decode(first); name && s3::is_storable_text(*name) && !name->empty())
-                if (auto b = co_await ctx.svc->buckets.get(*name); b)
-                    chosen = surface::s3;
+                if (auto b = co_await ctx.svc->buckets.get(*name); b) {
+                    auto team = co_await ctx.svc->models.get_team(*name);
+                    if (!team)
+                        chosen = surface::s3;
+                }
         }
     }
 

@@ -295,6 +295,26 @@ def test_s3_requests_for_hub_shaped_keys_are_answered_by_s3(depot, hub):
     assert (r.status_code, r.headers["X-Error-Code"]) == (401, "RepoNotFound")
 
 
+def test_a_public_bucket_named_like_a_team_never_answers_its_hub_paths(depot, hub):
+    """The attacker's setup: bob makes a public bucket named like the team and stores
+    `<model>/resolve/main/config.json` in it; an anonymous Hub client's GET of the team's repo then got bob's
+    bytes from S3 (200) instead of the Hub's 401. A team keeps its Hub paths."""
+    team, model = hub["repo"].split("/")
+    s3 = depot.client("bob")
+    s3.create_bucket(Bucket=team, ObjectOwnership="ObjectWriter")
+    key = f"{model}/resolve/main/config.json"
+    try:
+        s3.put_object(Bucket=team, Key=key, Body=b'{"forged": true}', ACL="public-read")
+        r = requests.get(f"{depot.endpoint}/{team}/{key}", timeout=60)
+        assert r.status_code == 401 and b"forged" not in r.content, r.text
+        assert r.headers["X-Error-Code"] == "RepoNotFound"
+        # The bucket is still S3's for S3 credentials.
+        assert s3.get_object(Bucket=team, Key=key)["Body"].read() == b'{"forged": true}'
+    finally:
+        s3.delete_object(Bucket=team, Key=key)
+        s3.delete_bucket(Bucket=team)
+
+
 def test_downloads_are_audited_as_model_downloads(depot, hub):
     token = "hf_" + hub["bob"]
     marker = secrets.token_hex(4)
