@@ -61,7 +61,6 @@ def pytest_configure(config):
 STORAGE_MODULES = frozenset({
     "test_objects.py",  # PUT/GET/HEAD/DELETE, ranges, large bodies
     "test_multipart.py",  # parts, completion, the multi-GiB round trip's parts
-    "test_awscli.py",  # the multi-GiB aws cli round trip, s3 sync
     "test_dedup.py",  # shared blobs, their references and collection
     "test_crash.py",  # kill -9 mid-write: what the store and the collector keep
     "test_ceph_outage.py",  # RADOS only

@@ -68,6 +68,7 @@ def test_mb_ls_rb(depot):
     assert name not in listed
 
 
+@pytest.mark.storage  # on RADOS too (conftest.STORAGE_MODULES)
 def test_cp_small_file_up_and_down(depot, s3, bucket, tmp_path):
     src = tmp_path / "hello.txt"
     src.write_bytes(b"hello depot\n")
@@ -93,6 +94,7 @@ def test_cp_small_file_up_and_down(depot, s3, bucket, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("profile", ["alice", "alice-single-put"], ids=["multipart", "single-put"])
+@pytest.mark.storage  # on RADOS too (conftest.STORAGE_MODULES)
 def test_cp_20_mib_file(depot, s3, bucket, tmp_path, profile):
     data = random.Random(20).randbytes(20 * MiB)
     src = tmp_path / "big.bin"
@@ -128,6 +130,7 @@ def test_cp_recursive_nested_unicode_and_spaces(depot, s3, bucket, tmp_path):
     assert read_tree(dst) == TREE
 
 
+@pytest.mark.storage  # on RADOS too (conftest.STORAGE_MODULES)
 def test_sync_uploads_changes_deletes_and_downloads(depot, s3, bucket, tmp_path):
     src = tmp_path / "site"
     make_tree(src, TREE)
@@ -230,6 +233,7 @@ def test_s3api_put_get_head_round_trip_headers_and_metadata(depot, bucket, tmp_p
     assert out.read_bytes() == body
 
 
+@pytest.mark.storage  # on RADOS too (conftest.STORAGE_MODULES)
 def test_s3api_get_object_range(depot, s3, bucket, tmp_path):
     body = bytes(range(256)) * 4
     s3.put_object(Bucket=bucket, Key="r.bin", Body=body)
@@ -241,6 +245,7 @@ def test_s3api_get_object_range(depot, s3, bucket, tmp_path):
     assert out.read_bytes() == body[100:200]
 
 
+@pytest.mark.storage  # on RADOS too (conftest.STORAGE_MODULES)
 def test_s3api_copy_object_copy_and_replace_metadata_across_buckets(depot, s3, bucket_factory, tmp_path):
     source, target = bucket_factory(hint="copy-src"), bucket_factory(hint="copy-dst")
     body = b"id,colour\n1,blue\n"
