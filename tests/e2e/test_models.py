@@ -455,3 +455,24 @@ def test_a_writers_label_never_takes_a_name_an_alias_is_resolved_by(depot, team,
     assert depot.db.scalar("SELECT count(*) FROM model_versions") == versions
     r = api(depot, team, "POST", "/models/resnet/versions", body={"label": "production-candidate"})
     assert r.status_code == 201, r.text
+
+
+def test_a_models_own_approval_policy_is_set_by_a_team_admin_at_creation_too(depot, team, model):
+    """The attacker's request: bob (writer) created a model with `policy` {approver_role: reader,
+    protected_aliases: []} (201), which PATCH refuses him (403), and a reader then approved bob's version.
+    Creating a model with a policy needs the team admin role as changing it does; nothing is created."""
+    bucket = api(depot, team, "GET", "/models/resnet").json()["bucket"]
+    lax = {"required_approvals": 1, "approver_role": "reader", "protected_aliases": []}
+    models = depot.db.scalar("SELECT count(*) FROM models")
+    for user in ("bob", "carol"):  # a writer, a maintainer
+        r = api(depot, team, "POST", "/models", user=user,
+                body={"name": f"lax-{user}", "bucket": bucket, "prefix": f"lax-{user}/", "policy": lax})
+        assert_problem(r, 403, "access-denied")
+        assert api(depot, team, "GET", f"/models/lax-{user}").status_code == 404
+    assert depot.db.scalar("SELECT count(*) FROM models") == models
+    # Without a policy the writer's model takes the team's; an installation admin may set one.
+    r = api(depot, team, "POST", "/models", body={"name": "plain", "bucket": bucket, "prefix": "plain/"})
+    assert r.status_code == 201 and r.json()["policy"]["approver_role"] == "maintainer", r.text
+    r = api(depot, team, "POST", "/models", user="alice",
+            body={"name": "lax-admin", "bucket": bucket, "prefix": "lax-admin/", "policy": lax})
+    assert r.status_code == 201 and r.json()["policy"]["approver_role"] == "reader", r.text

@@ -78,6 +78,13 @@ asio::awaitable<result<response>> create_model(request_context& ctx, const path_
     auto policy = optional_policy(*body);
     if (!policy)
         co_return std::move(policy).error();
+    // A model's own approval policy is the team admin's to set, at creation as by PATCH: a writer's model
+    // with approver_role reader or no protected aliases would approve its own releases.
+    if (body->contains("policy"))
+        if (auto allowed = auth::authorize(ctx.principal, auth::permission::approval_policy_write,
+                                           auth::team_resource{.name = t->team.name, .role = t->role});
+            !allowed)
+            co_return std::move(allowed).error();
     // The caller must be able to use the bucket: binding a model to it is reading it.
     auto bucket = co_await caller_bucket(ctx, *bucket_name, "s3:ListBucket");
     if (!bucket)
