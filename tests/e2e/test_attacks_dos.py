@@ -356,6 +356,15 @@ def test_patch_cannot_point_a_bucket_filter_at_someone_elses_bucket(private_depo
                              400, "invalid-argument")
     assert "names no bucket of yours" in problem["detail"]
     assert server.db.query(row) == before
+    # The attacker's request: dave rotated the secret (201 with the new whsec_...) and could then sign forged
+    # object events of erin's bucket. The secret of a bucket-filtered subscription is the owner's.
+    secrets_row = f"SELECT encode(secret_sealed, 'hex') FROM webhook_subscriptions WHERE id = {hook['id']}"
+    secrets_before = server.db.scalar(secrets_row)
+    r = call(server, "POST", path + "/rotate", token=team["tokens"]["dave"], body={})
+    assert_problem(r, 403, "access-denied")
+    assert "whsec_" not in r.text and server.db.scalar(secrets_row) == secrets_before
+    r = call(server, "POST", path + "/rotate", token=team["tokens"]["erin"], body={})
+    assert r.status_code == 200 and r.json()["secret"].startswith("whsec_"), r.text
     # What any admin may still do: disable it.
     r = call(server, "PATCH", path, token=team["tokens"]["dave"], body={"enabled": False})
     assert r.status_code == 200 and r.json()["enabled"] is False and r.json()["url"] == receiver.url

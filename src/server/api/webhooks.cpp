@@ -364,6 +364,14 @@ asio::awaitable<result<response>> rotate_webhook_secret(request_context& ctx, co
     auto a = co_await webhook_for(ctx, params);
     if (!a)
         co_return std::move(a).error();
+    // The new secret signs that bucket's object events: whoever holds it can forge them to the receiver,
+    // so for a bucket filter it is the bucket owner's to take, as changing where the events go is.
+    if (a->webhook.bucket)
+        if (auto mine = co_await caller_bucket(ctx, *a->webhook.bucket); !mine)
+            co_return make_error(errc::access_denied,
+                                 "This webhook's bucket filter names bucket " + *a->webhook.bucket +
+                                     ", which is not yours: only its owner may rotate the secret that signs "
+                                     "its events");
     std::int64_t overlap = default_overlap_seconds;
     if (ctx.content_length.value_or(0) > 0) {
         auto body = co_await read_json_object(ctx);
