@@ -679,3 +679,27 @@ def test_a_model_binding_and_its_versions_obey_a_deny_of_listing_and_writing(dep
     r = call(depot, "POST", f"{models}/m/versions", token=admin, body={"uploads": [upload]})
     assert r.status_code == 201, r.text
     assert s3.get_object(Bucket=bucket, Key="m/weights.bin")["Body"].read() == b"w" * 7
+
+
+def test_object_attributes_are_refused_where_reading_the_object_is_denied(depot, s3, s3_bob):
+    """The attacker's oracle: under Deny s3:GetObject of vault/* (the owner too), HeadObject was 403 but
+    GetObjectAttributes answered ObjectSize, ETag and ChecksumSHA256, to the owner and to bob, whom the
+    policy allowed s3:GetObjectAttributes; two guesses of the content confirmed it. A Deny of reading the
+    object refuses its attributes, as on AWS."""
+    bucket = new_bucket(depot)
+    s3.put_object(Bucket=bucket, Key="vault/pin.txt", Body=b"PIN=4711", ChecksumAlgorithm="SHA256")
+    s3.put_object(Bucket=bucket, Key="open/readme.txt", Body=b"hello", ChecksumAlgorithm="SHA256")
+    s3.put_bucket_policy(Bucket=bucket, Policy=policy(
+        deny("*", ["s3:GetObject", "s3:GetObjectVersion"], f"arn:aws:s3:::{bucket}/vault/*"),
+        allow({"AWS": "bob"}, "s3:GetObjectAttributes", f"arn:aws:s3:::{bucket}/*")))
+    wanted = ["ObjectSize", "ETag", "Checksum"]
+    for client in (s3, s3_bob):
+        expect_error("403", 403, client.head_object, Bucket=bucket, Key="vault/pin.txt")
+        expect_error("AccessDenied", 403, client.get_object_attributes, Bucket=bucket, Key="vault/pin.txt",
+                     ObjectAttributes=wanted)
+    version = s3.head_object(Bucket=bucket, Key="open/readme.txt").get("VersionId")
+    got = s3.get_object_attributes(Bucket=bucket, Key="open/readme.txt", ObjectAttributes=wanted)
+    assert got["ObjectSize"] == 5, got
+    s3.delete_bucket_policy(Bucket=bucket)
+    got = s3.get_object_attributes(Bucket=bucket, Key="vault/pin.txt", ObjectAttributes=wanted)
+    assert got["ObjectSize"] == 8 and version in (None, "null"), got

@@ -1,6 +1,7 @@
 // GetObjectAttributes — https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObjectAttributes.html
 #include "common/http_date.hpp"
 #include "s3/responses.hpp"
+#include "server/authorization.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
 #include "server/s3/sse.hpp"
@@ -54,6 +55,11 @@ asio::awaitable<result<response>> get_object_attributes(request_context& ctx)
     auto bucket = co_await authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
+    // A Deny of s3:GetObject (s3:GetObjectVersion for a version) refuses the attributes too, as on AWS, which
+    // asks both: the size, ETag and SHA-256 of an object one may not read would confirm a guessed content.
+    if (policy_denies(ctx, *bucket, version_id->has_value() ? "s3:GetObjectVersion" : "s3:GetObject",
+                      ctx.key))
+        co_return make_error(errc::access_denied, "Access Denied by the bucket policy");
     auto opened = co_await ctx.svc->objects.open_version(bucket->id, ctx.key, *version_id);
     if (!opened)
         co_return std::move(opened).error();
