@@ -29,9 +29,11 @@ bool public_v4(const asio::ip::address_v4& v4)
         std::uint32_t net;
         int bits;
     } refused[] = {
-        {0x00000000, 8},  {0x0A000000, 8},  {0x64400000, 10}, {0x7F000000, 8},  {0xA9FE0000, 16},
-        {0xAC100000, 12}, {0xC0000000, 24}, {0xC0000200, 24}, {0xC0A80000, 16}, {0xC6120000, 15},
-        {0xC6336400, 24}, {0xCB007100, 24}, {0xE0000000, 4},  {0xF0000000, 4},
+        {0x00000000, 8},  {0x0A000000, 8},  {0x64400000, 10}, {0x7F000000, 8},
+        {0xA9FE0000, 16}, {0xAC100000, 12}, {0xC0000000, 24}, {0xC0000200, 24},
+        {0xC0A80000, 16}, {0xC6120000, 15}, {0xC6336400, 24}, {0xCB007100, 24},
+        {0xE0000000, 4},  {0xF0000000, 4},  {0xC0586300, 24}, // 192.88.99.0/24, the deprecated 6to4 relay
+                                                              // anycast (RFC 7526)
     };
     for (const auto& r : refused)
         if (in_v4(a, r.net, r.bits))
@@ -134,6 +136,16 @@ bool is_public_address(const asio::ip::address& a)
     if ((b[0] & 0xFE) == 0xFC) // fc00::/7 unique local
         return false;
     if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0D && b[3] == 0xB8) // 2001:db8::/32 documentation
+        return false;
+    // Not globally reachable (IANA's special-purpose registry): 100::/64 discard-only (RFC 6666),
+    // 2001:2::/48 benchmarking, 3fff::/20 documentation (RFC 9637), 5f00::/16 SRv6 SIDs (RFC 9602).
+    if (b[0] == 0x01 && zero(1, 8))
+        return false;
+    if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x00 && b[3] == 0x02 && b[4] == 0x00 && b[5] == 0x00)
+        return false;
+    if (b[0] == 0x3F && b[1] == 0xFF && (b[2] & 0xF0) == 0x00)
+        return false;
+    if (b[0] == 0x5F && b[1] == 0x00)
         return false;
     return true;
 }

@@ -119,6 +119,16 @@ TEST_CASE("an IPv6 address that embeds an IPv4 address is public only when the e
         {"::ffff:0:7f00:1", false},
         {"::ffff:0:10.0.0.1", false},
         {"::ffff:0:8.8.8.8", true},
+        // Special-purpose ranges that are not globally reachable (the attacker's 201s).
+        {"100::1", false},
+        {"2001:2::1", false},
+        {"3fff::1", false},
+        {"3fff:fff:ffff::1", false},
+        {"5f00::1", false},
+        {"192.88.99.1", false},
+        {"2001:3::1", true},
+        {"3fff:1000::1", true},
+        {"4000::1", true},
         // NAT64, well-known prefix 64:ff9b::/96: the last 32 bits.
         {"64:ff9b::8.8.8.8", true},
         {"64:ff9b::127.0.0.1", false},
