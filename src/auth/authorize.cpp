@@ -285,6 +285,8 @@ result<void> decide_access(const principal& who, permission what, const bucket_r
         break;
     case permission::write_object:
     case permission::delete_objects:
+        if (b.deletes_version)
+            return policy_allows ? ok() : refused();
         needed = acl_right::write;
         break;
     case permission::read_object:

@@ -242,6 +242,10 @@ struct bucket_resource
     /// `request.key` (and a listing's s3:prefix) to what the view serves, so the policy's Denies hold there
     /// exactly as on the live key.
     bool owner_only = false;
+    /// The request deletes an object version for good (s3:DeleteObjectVersion): a WRITE grant does not
+    /// allow it, as on AWS (a grantee adds versions and delete markers; the owner's history stays), only
+    /// the owner or a policy Allow.
+    bool deletes_version = false;
 };
 
 /// The AWS actions only a bucket's owner and installation admins perform whatever a policy says.

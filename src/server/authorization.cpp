@@ -268,7 +268,8 @@ auth::bucket_resource bucket_facts(const request_context& ctx, auth::permission 
                             .acls_disabled = b.object_ownership == "BucketOwnerEnforced",
                             .ignore_public = ignores_public_acls(ctx, b),
                             .object = !key.empty(),
-                            .bypass_governance = !auth::is_read(what) && asks_bypass_governance(ctx)};
+                            .bypass_governance = !auth::is_read(what) && asks_bypass_governance(ctx),
+                            .deletes_version = action == "s3:DeleteObjectVersion"};
     // A view is decided by what it serves: a snapshot's key is the policy's resource, and only the owner
     // reads it (no grant and no Allow reaches a snapshot, and the literal view key has no ACL of its own).
     const auto view = view_of(ctx, what, key);

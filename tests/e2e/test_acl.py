@@ -461,3 +461,29 @@ def test_a_write_with_an_acl_is_one_change(depot, s3, s3_bob):
     finally:
         depot.db.query("DROP TRIGGER test_refuse_acl ON object_acls")
         depot.db.query("DROP FUNCTION test_refuse_acl()")
+
+
+def test_a_write_grant_never_deletes_the_owners_versions_for_good(depot, s3, s3_bob):
+    """The attacker's requests: with WRITE on alice's versioned bucket, bob's DeleteObject?versionId= of her
+    version answered 204 and DeleteObjects with a VersionId listed it as Deleted: her history was gone. As
+    on AWS, WRITE lets a grantee add versions and delete markers; deleting a version needs the owner or a
+    policy Allow of s3:DeleteObjectVersion."""
+    bucket = unique_bucket_name("acl-versions")
+    s3.create_bucket(Bucket=bucket, ObjectOwnership="ObjectWriter")
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    s3.put_bucket_acl(Bucket=bucket, GrantFullControl='id="alice"', GrantWrite='id="bob"')
+    v1 = s3.put_object(Bucket=bucket, Key="k", Body=b"alice's")["VersionId"]
+    before = depot.snapshot(bucket)
+    expect_error("AccessDenied", 403, s3_bob.delete_object, Bucket=bucket, Key="k", VersionId=v1)
+    out = s3_bob.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": "k", "VersionId": v1}]})
+    assert not out.get("Deleted") and [e["Code"] for e in out["Errors"]] == ["AccessDenied"], out
+    depot.assert_unchanged(before)
+    # What WRITE does allow: a delete marker over the key; alice's version stays.
+    marker = s3_bob.delete_object(Bucket=bucket, Key="k")
+    assert marker["DeleteMarker"] is True
+    versions = s3.list_object_versions(Bucket=bucket)
+    assert [v["VersionId"] for v in versions["Versions"]] == [v1]
+    assert s3.get_object(Bucket=bucket, Key="k", VersionId=v1)["Body"].read() == b"alice's"
+    # The owner still deletes by id.
+    s3.delete_object(Bucket=bucket, Key="k", VersionId=v1)
+    assert not s3.list_object_versions(Bucket=bucket).get("Versions")

@@ -130,3 +130,23 @@ TEST_CASE("acl_change: public grants refused when blocked, grants to others refu
     REQUIRE_FALSE(models);
     CHECK(models.error().message.find("team roles") != std::string::npos);
 }
+
+TEST_CASE("a WRITE grant adds versions and delete markers but never deletes a version for good")
+{
+    // The attacker's requests: bob, with WRITE on alice's versioned bucket, deleted her versions by id
+    // (DeleteObject and DeleteObjects with a VersionId): 204, her history gone. As on AWS, a WRITE grant
+    // maps to s3:PutObject and s3:DeleteObject, not s3:DeleteObjectVersion.
+    auto b = bucket(acl_grants{.user = acl_right::write});
+    b.object = true;
+    CHECK(allowed(bob(), permission::write_object, b));
+    CHECK(allowed(bob(), permission::delete_objects, b));
+    b.deletes_version = true;
+    CHECK_FALSE(allowed(bob(), permission::write_object, b));
+    CHECK_FALSE(allowed(bob(), permission::delete_objects, b));
+    CHECK(allowed(make_principal("alice", false, ""), permission::write_object, b));
+    auto everyone = bucket(
+        acl_grants{.user = acl_right::read | acl_right::write | acl_right::read_acp | acl_right::write_acp});
+    everyone.object = true;
+    everyone.deletes_version = true;
+    CHECK_FALSE(allowed(bob(), permission::write_object, everyone));
+}
