@@ -39,8 +39,8 @@ asio::awaitable<result<response>> delete_objects(request_context& ctx)
         if (outcome && object.version_id)
             outcome = check_version_id(*object.version_id, "VersionId");
         // With a bucket policy, each key is authorized on its own: its Deny (or, for others than the owner,
-        // its Allow) is about that key.
-        if (outcome && bucket->parsed_policy) {
+        // its Allow) is about that key. So is every version delete: an ACL WRITE grant does not allow it.
+        if (outcome && (bucket->parsed_policy || object.version_id)) {
             const std::string_view action = object.version_id ? "s3:DeleteObjectVersion" : "s3:DeleteObject";
             outcome = co_await authorize_bucket_access(ctx, auth::permission::delete_objects, *bucket,
                                                        object.key, action);
