@@ -21,21 +21,11 @@ void set_caller(request_context& ctx, const registry::access_key& key)
     ctx.who = caller_of(key);
 }
 
-/// The bucket a virtual-hosted-style request names in its Host header (SigV2 signs "/bucket" + path then),
-/// empty for a path-style request: the same test as dispatch's resolve_address.
+/// The bucket a virtual-hosted-style request names (SigV2 signs "/bucket" + path then), empty for a
+/// path-style request.
 std::string_view virtual_host_bucket(const request_context& ctx)
 {
-    const auto& domain = ctx.svc->opts.domain;
-    if (domain.empty() || ctx.bucket.empty())
-        return {};
-    auto host = ctx.get("host").value_or("");
-    if (auto colon = host.rfind(':');
-        colon != std::string_view::npos && host.find(']') == std::string_view::npos)
-        host = host.substr(0, colon);
-    if (host.size() > domain.size() + 1 && host.ends_with(domain) &&
-        host[host.size() - domain.size() - 1] == '.')
-        return ctx.bucket;
-    return {};
+    return !ctx.bucket.empty() && !virtual_host_bucket_of(ctx).empty() ? ctx.bucket : std::string_view();
 }
 
 /// Signature Version 2 (boto3's default presigned URLs, s3cmd's signature_v2): the same key lookup, the
@@ -125,6 +115,22 @@ asio::awaitable<result<std::optional<auth::parsed_auth>>> check_signature(reques
 }
 
 } // namespace
+
+/// The bucket a virtual-hosted-style request names in its Host header (BUCKET.<--domain>), else "".
+std::string_view virtual_host_bucket_of(const request_context& ctx)
+{
+    const auto& domain = ctx.svc->opts.domain;
+    if (domain.empty())
+        return {};
+    auto host = ctx.get("host").value_or("");
+    if (auto colon = host.rfind(':');
+        colon != std::string_view::npos && host.find(']') == std::string_view::npos)
+        host = host.substr(0, colon);
+    if (host.size() > domain.size() + 1 && host.ends_with(domain) &&
+        host[host.size() - domain.size() - 1] == '.')
+        return host.substr(0, host.size() - domain.size() - 1);
+    return {};
+}
 
 asio::awaitable<result<std::optional<auth::parsed_auth>>> authenticate(request_context& ctx)
 {

@@ -18,6 +18,9 @@ namespace asio = boost::asio;
 /// authentication of the client's address (record_auth_failure).
 asio::awaitable<result<std::optional<auth::parsed_auth>>> authenticate(request_context& ctx);
 
+/// The bucket a virtual-hosted-style request names in its Host header (BUCKET.<--domain>), else "".
+std::string_view virtual_host_bucket_of(const request_context& ctx);
+
 /// Whether the client's address is cooling down after too many failed authentications
 /// (--auth-failure-limit): how long it still has to wait, or nullopt. Checked before authenticating, so a
 /// refused request costs no signature check and no database query.

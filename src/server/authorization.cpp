@@ -160,6 +160,13 @@ bool blocks_public_policy(const request_context& ctx, const registry::bucket& b)
 
 namespace {
 
+/// The actions whose policy request carries s3:prefix and whose resource is the bucket.
+bool is_listing_action(std::string_view action)
+{
+    return action == "s3:ListBucket" || action == "s3:ListBucketVersions" ||
+           action == "s3:ListBucketMultipartUploads";
+}
+
 /// The condition values of the request a bucket policy may test (auth/bucket_policy.hpp), keys lower-cased.
 /// `action`: the action asked about; `listing_prefix`: the s3:prefix of a listing (what a view's listing
 /// serves; the request's prefix otherwise).
@@ -177,9 +184,7 @@ policy_context(const request_context& ctx, std::string_view action, std::string_
     const auto secs = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
     out.emplace_back("aws:epochtime", std::to_string(secs));
     out.emplace_back("aws:currenttime", std::to_string(secs));
-    const bool listing = action == "s3:ListBucket" || action == "s3:ListBucketVersions" ||
-                         action == "s3:ListBucketMultipartUploads";
-    if (listing) {
+    if (is_listing_action(action)) {
         // S3 sets s3:prefix on every listing ("" without a prefix parameter).
         out.emplace_back("s3:prefix", std::string(listing_prefix));
         if (auto d = ctx.param("delimiter"))
@@ -299,8 +304,7 @@ bool policy_denies(const request_context& ctx, const registry::bucket& b, std::s
     if (!b.parsed_policy)
         return false;
     // A listing's key is its s3:prefix; its resource is the bucket.
-    const bool listing = action == "s3:ListBucket" || action == "s3:ListBucketVersions" ||
-                         action == "s3:ListBucketMultipartUploads";
+    const bool listing = is_listing_action(action);
     const auto context = policy_context(ctx, action, listing ? key : std::string_view());
     const auth::policy_request r{.action = action,
                                  .bucket = b.name,

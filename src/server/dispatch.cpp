@@ -360,22 +360,6 @@ const request_metrics& s3_request_metrics()
     return m;
 }
 
-/// The bucket a virtual-hosted-style request names in its Host header (BUCKET.<--domain>), else "".
-std::string_view virtual_host_bucket_of(const request_context& ctx)
-{
-    const auto& domain = ctx.svc->opts.domain;
-    if (domain.empty())
-        return {};
-    auto host = ctx.get("host").value_or("");
-    if (auto colon = host.rfind(':');
-        colon != std::string_view::npos && host.find(']') == std::string_view::npos)
-        host = host.substr(0, colon);
-    if (host.size() > domain.size() + 1 && host.ends_with(domain) &&
-        host[host.size() - domain.size() - 1] == '.')
-        return host.substr(0, host.size() - domain.size() - 1);
-    return {};
-}
-
 /// Splits the request into bucket and key: virtual-hosted style when Host is BUCKET.<domain>, else path
 /// style.
 result<void> resolve_address(request_context& ctx, std::string_view path)
