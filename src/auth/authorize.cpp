@@ -285,7 +285,7 @@ result<void> decide_access(const principal& who, permission what, const bucket_r
         break;
     case permission::write_object:
     case permission::delete_objects:
-        if (b.deletes_version)
+        if (b.deletes_version || b.others_upload)
             return policy_allows ? ok() : refused();
         needed = acl_right::write;
         break;

@@ -104,6 +104,7 @@ enum class permission : std::uint8_t
     users_read,            ///< listUsers: installation admins
     users_write,           ///< createUser: installation admins
     bucket_info_read,      ///< a bucket's settings, usage, snapshots (owner or installation admin)
+                           ///< scope)
     bucket_info_write,     ///< a bucket's settings and snapshots, objects created from a digest
     teams_list,            ///< listTeams: the caller's teams
     team_create,           ///< createTeam: installation admins
@@ -246,6 +247,10 @@ struct bucket_resource
     /// allow it, as on AWS (a grantee adds versions and delete markers; the owner's history stays), only
     /// the owner or a policy Allow.
     bool deletes_version = false;
+    /// The request acts on a multipart upload that another user initiated (UploadPart, UploadPartCopy,
+    /// CompleteMultipartUpload, AbortMultipartUpload): a WRITE grant lets a grantee run its own uploads,
+    /// not add parts to, complete or abort someone else's. Only the bucket's owner or a policy Allow does.
+    bool others_upload = false;
 };
 
 /// The AWS actions only a bucket's owner and installation admins perform whatever a policy says.

@@ -356,6 +356,13 @@ asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth
             }
         }
     }
+    // A multipart upload is its initiator's: whose it is matters only to others than the owner.
+    if (!owner && what == permission::write_object && !key.empty()) {
+        if (auto upload_id = ctx.param("uploadId"); upload_id && !upload_id->empty()) {
+            auto upload = co_await ctx.svc->multipart.find(b.id, key, *upload_id);
+            r.others_upload = upload && upload->owner_id != ctx.principal.user_id;
+        }
+    }
     co_return auth::authorize(ctx.principal, what, r);
 }
 

@@ -487,3 +487,34 @@ def test_a_write_grant_never_deletes_the_owners_versions_for_good(depot, s3, s3_
     # The owner still deletes by id.
     s3.delete_object(Bucket=bucket, Key="k", VersionId=v1)
     assert not s3.list_object_versions(Bucket=bucket).get("Versions")
+
+
+def test_a_write_grant_runs_the_grantees_own_uploads_never_the_owners(depot, s3, s3_bob):
+    """The attacker's request: with WRITE on alice's bucket, bob's AbortMultipartUpload of her upload
+    answered 204 and her parts were gone. A WRITE grant lets bob run his own multipart uploads; adding a
+    part to alice's, completing it or aborting it needs the bucket's owner or a policy Allow."""
+    bucket = unique_bucket_name("acl-uploads")
+    s3.create_bucket(Bucket=bucket, ObjectOwnership="ObjectWriter")
+    s3.put_bucket_acl(Bucket=bucket, GrantFullControl='id="alice"', GrantWrite='id="bob"')
+    key = "checkpoints/step-1"
+    upload = s3.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"]
+    part = s3.upload_part(Bucket=bucket, Key=key, UploadId=upload, PartNumber=1, Body=b"a" * 1024)["ETag"]
+    before = depot.snapshot(bucket)
+    expect_error("AccessDenied", 403, s3_bob.abort_multipart_upload, Bucket=bucket, Key=key, UploadId=upload)
+    expect_error("AccessDenied", 403, s3_bob.upload_part, Bucket=bucket, Key=key, UploadId=upload,
+                 PartNumber=1, Body=b"b" * 1024)
+    expect_error("AccessDenied", 403, s3_bob.complete_multipart_upload, Bucket=bucket, Key=key,
+                 UploadId=upload, MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part}]})
+    depot.assert_unchanged(before)
+    parts = s3.list_parts(Bucket=bucket, Key=key, UploadId=upload)["Parts"]
+    assert [(p["PartNumber"], p["ETag"]) for p in parts] == [(1, part)]
+    # bob's own upload in the same bucket, start to finish.
+    mine = s3_bob.create_multipart_upload(Bucket=bucket, Key="bobs")["UploadId"]
+    etag = s3_bob.upload_part(Bucket=bucket, Key="bobs", UploadId=mine, PartNumber=1, Body=b"c" * 1024)["ETag"]
+    s3_bob.complete_multipart_upload(Bucket=bucket, Key="bobs", UploadId=mine,
+                                     MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": etag}]})
+    assert s3.get_object(Bucket=bucket, Key="bobs")["Body"].read() == b"c" * 1024
+    # The owner finishes hers.
+    s3.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=upload,
+                                 MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part}]})
+    assert s3.get_object(Bucket=bucket, Key=key)["Body"].read() == b"a" * 1024

@@ -150,3 +150,16 @@ TEST_CASE("a WRITE grant adds versions and delete markers but never deletes a ve
     everyone.deletes_version = true;
     CHECK_FALSE(allowed(bob(), permission::write_object, everyone));
 }
+
+TEST_CASE("a WRITE grant runs the grantee's own multipart uploads, never another user's")
+{
+    // The attacker's request: bob, with WRITE on alice's bucket, aborted her multipart upload (204): her
+    // uploaded parts were gone. Adding a part to it or completing it would be as bad.
+    auto b = bucket(acl_grants{.user = acl_right::write});
+    b.object = true;
+    CHECK(allowed(bob(), permission::write_object, b)); // his own upload
+    b.others_upload = true;
+    CHECK_FALSE(allowed(bob(), permission::write_object, b));
+    CHECK(allowed(make_principal("alice", false, ""), permission::write_object, b));
+    CHECK(allowed(make_principal("root", true, ""), permission::write_object, b));
+}
