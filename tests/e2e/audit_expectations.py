@@ -6,8 +6,8 @@ A request is one of three kinds (see `kind_of`):
   success  2xx (GetObject: also 304, which depotd records as a download of the cached copy; PostObject: also
            303, the redirect of success_action_redirect after the object is stored)
   denied   an authenticated caller refused: S3 AccessDenied (logged as error access_denied), a REST
-           problem 403, or a REST or Hub refusal answered 404 because the caller may not learn that the team
-           or bucket exists (logged as error access_denied). Exactly one row (s3.<Operation>,
+           problem 403, or a refusal answered 404 because the caller may not learn that the team or bucket
+           exists (REST, Hub, and S3's models view; logged as error access_denied). Exactly one row (s3.<Operation>,
            api.<operationId> or hf.<name>, outcome "denied"); on S3 the resource is bucket[/key].
   failure  anything else, including refusals of callers that did not authenticate: no row (a failed change
            rolls back with its row).
@@ -270,8 +270,8 @@ def kind_of(line: dict) -> str:
         if op in REST_OPERATIONS or op in HF_OPERATIONS:
             return "denied"
     if (line.get("caller") and line.get("error") == "access_denied"
-            and (op in REST_OPERATIONS or op in HF_OPERATIONS)):
-        return "denied"  # a refusal answered as an absence (404)
+            and (op in REST_OPERATIONS or op in HF_OPERATIONS or op in S3_OPERATIONS)):
+        return "denied"  # a refusal answered as an absence (404; S3: a team's key in the models view)
     return "failure"
 
 

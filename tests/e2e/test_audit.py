@@ -14,6 +14,7 @@ import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import botocore.exceptions
 import pytest
 import requests
 
@@ -299,6 +300,50 @@ def test_model_downloads_are_recorded_through_the_view_and_the_bucket(depot, s3,
         ("alice", alice, team, "model.download", f"{bucket}/m/w.bin", "allowed"),
         ("alice", alice, team, "model.download", f"{bucket}/.snapshots/s1/m/w.bin", "allowed"),
     ]
+
+
+def test_refusals_in_the_s3_models_view_are_recorded_with_their_team(depot, s3, tokens):
+    """The attacker's requests: an outsider's GetObject of a team's model file through the S3 models view
+    is answered NoSuchKey (the team's existence does not leak) and left no audit row; a member's scoped key
+    refused another model's file left a row with team "", which the team's admins never read. Each is now
+    one denied row aimed at the team; a team that does not exist leaves none."""
+    tok = tokens["alice"]
+    team = "view-" + secrets.token_hex(3)
+    bucket = unique_bucket_name("audit-view")
+    s3.create_bucket(Bucket=bucket)
+    assert call(depot, "POST", "/api/v1/teams", token=tok, body={"name": team}).status_code == 201
+    for user, role in (("alice", "admin"), ("bob", "reader")):
+        assert call(depot, "PUT", f"/api/v1/teams/{team}/members/{user}", token=tok,
+                    body={"role": role}).status_code == 200
+    for name in ("m1", "m2"):
+        s3.put_object(Bucket=bucket, Key=f"{name}/w.bin", Body=b"weights")
+        assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=tok,
+                    body={"name": name, "bucket": bucket, "prefix": f"{name}/"}).status_code == 201
+        assert call(depot, "POST", f"/api/v1/teams/{team}/models/{name}/versions", token=tok,
+                    body={}).status_code == 201
+    erin = depot.users.get("erin") or depot.add_user("erin", "Erin")
+    key = validate(call(depot, "POST", "/api/v1/keys", token=tokens["bob"], body={"scope": {"model": f"{team}/m1"}}),
+                   "POST", "/api/v1/keys")
+    scoped = depot.client("bob", access_key=key["access_key_id"], secret=key["secret_access_key"])
+    m = marker(depot)
+    expect_error("NoSuchKey", 404, depot.client("erin").get_object, Bucket="models", Key=f"{team}/m1/1/w.bin")
+    r = None
+    try:
+        scoped.get_object(Bucket="models", Key=f"{team}/m2/1/w.bin")
+    except botocore.exceptions.ClientError as e:
+        r = e.response["Error"]["Code"]
+    assert r in ("AccessDenied", "NoSuchKey"), r
+    assert scoped.get_object(Bucket="models", Key=f"{team}/m1/1/w.bin")["Body"].read() == b"weights"
+    expect_error("NoSuchKey", 404, depot.client("erin").get_object, Bucket="models",
+                 Key=f"nope-{secrets.token_hex(3)}/m1/1/w.bin")
+    assert rows_since(depot, m) == [
+        ("erin", erin.access_key, team, "s3.GetObject", f"models/{team}/m1/1/w.bin", "denied"),
+        ("bob", key["access_key_id"], team, "s3.GetObject", f"models/{team}/m2/1/w.bin", "denied"),
+        ("bob", key["access_key_id"], team, "model.download", f"models/{team}/m1/1/w.bin", "allowed"),
+    ]
+    # The team's admin reads both attempts.
+    page = validate(call(depot, "GET", f"/api/v1/audit?team={team}&limit=1000", token=tok), "GET", "/api/v1/audit")
+    assert sorted(r["actor"] for r in page["items"] if r["outcome"] == "denied") == ["bob", "erin"]
 
 
 def test_the_log_is_append_only_for_the_database_role(depot):

@@ -8,6 +8,7 @@
 #include "registry/service/models.hpp"
 #include "s3/listing.hpp"
 #include "s3/names.hpp"
+#include "server/audit_requests.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
 #include "server/services.hpp"
@@ -57,8 +58,10 @@ asio::awaitable<result<resolved_path>> resolve(request_context& ctx, std::string
         co_return missing();
     const auth::team_resource member{.name = team->name,
                                      .role = co_await ctx.svc->models.role_of(team->id, ctx.who.user_id)};
-    if (!auth::authorize(ctx.principal, auth::permission::read_object, member))
+    if (!auth::authorize(ctx.principal, auth::permission::read_object, member)) {
+        note_refusal(ctx, {.team = team->name}); // answered as a missing key: still a refusal, audited
         co_return missing();
+    }
     auto model = co_await ctx.svc->models.get_model(team->id, parts[1]);
     if (!model)
         co_return missing();
@@ -66,8 +69,10 @@ asio::awaitable<result<resolved_path>> resolve(request_context& ctx, std::string
     if (const auto& scope = ctx.principal.scope; scope && !scope->alias.empty()) {
         // An alias scope reads the version of the alias it was made for, by the alias's identity: once that
         // alias is deleted, a label or a new alias taking its name is not it.
-        if (team->name != scope->team || model->name != scope->model || parts[2] != scope->alias)
+        if (team->name != scope->team || model->name != scope->model || parts[2] != scope->alias) {
+            note_refusal(ctx, {.team = team->name});
             co_return missing();
+        }
         version = co_await ctx.svc->models.version_of_alias(*model, auth::scope_alias_id(ctx.who.scope));
     } else {
         version = co_await ctx.svc->models.get_version(*model, parts[2], true);
