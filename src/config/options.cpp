@@ -154,6 +154,19 @@ const std::vector<setting>& settings()
              o.sse_master_key_hex = v;
              return v.size() == 64;
          }},
+        {"--metrics-token-file", "DEPOT_METRICS_TOKEN_FILE",
+         "file holding the bearer token GET /metrics then requires (at least 16 printable characters); "
+         "without it /metrics is unauthenticated",
+         [](options& o, const std::string& v) {
+             o.metrics_token_file = v;
+             return !v.empty();
+         }},
+        {"--metrics-token", "DEPOT_METRICS_TOKEN",
+         "the bearer token of /metrics itself (overrides --metrics-token-file; Helm's metrics.tokenSecret)",
+         [](options& o, const std::string& v) {
+             o.metrics_token = v;
+             return !v.empty();
+         }},
         {"--sse-c-allow-http", "DEPOT_SSE_C_ALLOW_HTTP",
          "accept SSE-C (customer keys in headers) on a plain-HTTP listener: only behind a TLS-terminating "
          "proxy (default false: SSE-C needs --tls-cert)",

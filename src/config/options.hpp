@@ -46,6 +46,10 @@ struct options
     /// SSE-C sends keys in headers: refused unless the listener speaks TLS, or this is set because a
     /// TLS-terminating proxy in front of depotd does (AWS refuses SSE-C over plain HTTP).
     bool sse_c_allow_http = false;
+    /// The file holding the bearer token GET /metrics requires (server/metrics_endpoint.hpp); empty =
+    /// /metrics is unauthenticated, like /healthz.
+    std::string metrics_token_file;
+    std::string metrics_token; ///< DEPOT_METRICS_TOKEN; overrides the file when set
     std::string region = "us-east-1";
     std::string domain; ///< virtual-hosted-style base domain, e.g. "s3.example.com"
     /// The read-only S3 view of the model registry: s3://<models_bucket>/<team>/<model>/<version>/<path>.

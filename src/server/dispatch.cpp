@@ -1,6 +1,7 @@
 // Request dispatch: addressing (path-style and virtual-hosted-style), authentication, the S3 route table,
 // and the single place where errors and exceptions become S3 error responses.
 #include "common/log.hpp"
+#include "common/strings.hpp"
 #include "common/uri.hpp"
 #include "registry/pg/pg.hpp"
 #include "s3/request_headers.hpp"
@@ -561,13 +562,22 @@ asio::awaitable<response> dispatch(request_context& ctx)
     std::string_view resource = raw.substr(0, raw.find('?'));
     std::size_t operation = unknown_operation;
 
-    // Unauthenticated operational endpoints. A signed request for these paths is S3 (a bucket named
-    // "metrics"), and so is anything with a query string.
+    // Operational endpoints, unauthenticated except /metrics with --metrics-token-file (a bearer token). A
+    // signed request for these paths is S3 (a bucket named "metrics"), and so is anything with a query
+    // string.
+    const auto operational_auth = ctx.get("authorization");
+    const bool bearer = operational_auth && operational_auth->size() >= 7 &&
+                        iequals_ascii(operational_auth->substr(0, 7), "Bearer ");
     if ((ctx.header->method() == http::verb::get || ctx.header->method() == http::verb::head) &&
         (raw == "/healthz" || raw == "/readyz" || raw == "/metrics") &&
-        ctx.header->find(http::field::authorization) == ctx.header->end()) {
+        (!operational_auth || (bearer && raw == "/metrics" && !ctx.svc->metrics_token.empty()))) {
         response res;
-        if (raw == "/metrics") {
+        if (raw == "/metrics" && !metrics_authorized(ctx.svc->metrics_token, operational_auth)) {
+            res.status = http::status::unauthorized;
+            res.headers.set(http::field::www_authenticate, "Bearer realm=\"depot metrics\"");
+            res.headers.set(http::field::content_type, "text/plain");
+            res.body = "/metrics needs Authorization: Bearer <the token of --metrics-token-file>\n";
+        } else if (raw == "/metrics") {
             (void)s3_request_metrics(); // every S3 series exists from the first scrape on, at zero
             res = co_await metrics_response(*ctx.svc);
         } else if (raw == "/readyz") {
@@ -646,6 +656,7 @@ asio::awaitable<response> dispatch(request_context& ctx)
 
     std::optional<error> failure;
     std::optional<response> res;
+    (void)take_refusal(ctx); // nothing recorded before this request started counts
     try {
         auto r = co_await run_s3(ctx, operation);
         if (r)
@@ -655,16 +666,30 @@ asio::awaitable<response> dispatch(request_context& ctx)
     } catch (const std::exception& e) {
         failure = error_from_exception(e, ctx.request_id);
     }
-    // Denials of authenticated callers get audit rows of their own (GetObject writes its download row).
-    if (!ctx.who.user_id.empty() && operation < routes.size()) {
+    // Denials of authenticated callers get audit rows of their own (GetObject writes its download row): a
+    // 403, and a refusal answered as a missing bucket or key (take_refusal: a team's model in the models
+    // view, a bucket the caller may not learn exists), with the team and bucket it was aimed at, so that
+    // the team's admins read it.
+    const auto refused = take_refusal(ctx);
+    const bool audited_denial = !ctx.who.user_id.empty() && operation < routes.size() && failure &&
+                                (failure->code == errc::access_denied || refused);
+    if (audited_denial) {
         const std::string_view name = routes[operation].name;
         std::string audited = ctx.bucket;
         if (!ctx.key.empty())
             audited += "/" + ctx.key;
-        if (failure && failure->code == errc::access_denied) {
-            const std::string action = "s3." + std::string(name);
-            co_await audit_denial(ctx, action, audited, failure->message);
+        const std::string action = "s3." + std::string(name);
+        std::string team = refused ? refused->team : std::string();
+        if (team.empty() && s3op::is_model_view(ctx)) {
+            // A 403 in the models view (a scope that does not reach the model, a write to the read-only
+            // view) is aimed at the team its key names, when there is one: its admins read the row.
+            const std::string_view first = std::string_view(ctx.key).substr(0, ctx.key.find('/'));
+            if (!first.empty())
+                if (auto t = co_await ctx.svc->models.get_team(first); t)
+                    team = t->name;
         }
+        const std::string bucket = refused ? refused->bucket : std::string();
+        co_await audit_denial(ctx, action, audited, team, bucket, failure->message);
     }
     if (failure && failure->code == errc::unavailable)
         log::warn("backend unavailable; answering 503 SlowDown", {{"request_id", ctx.request_id},
@@ -677,7 +702,10 @@ asio::awaitable<response> dispatch(request_context& ctx)
     if (ctx.header->method() != http::verb::options)
         co_await s3op::add_cors_headers(ctx, *res);
 
-    const std::string_view error_code = failure ? to_string(failure->code) : std::string_view();
+    // A refusal answered as a missing key is logged as what it is, like the REST and Hub APIs' 404s.
+    const std::string_view error_code = audited_denial ? to_string(errc::access_denied)
+                                        : failure      ? to_string(failure->code)
+                                                       : std::string_view();
     request_record::attach(std::move(record), ctx, operation, operation_names()[operation], error_code, *res);
     co_return std::move(*res);
 }

@@ -1,16 +1,20 @@
 #include "server/metrics_endpoint.hpp"
 
+#include "common/hash.hpp"
 #include "common/log.hpp"
 #include "common/metrics.hpp"
 #include "registry/service/webhooks.hpp"
 #include "server/services.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <dirent.h>
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -147,6 +151,56 @@ void append_process_metrics(std::string& out)
         w.family("process_max_fds", "Maximum number of open file descriptors.", "gauge");
         w.sample("process_max_fds", {}, static_cast<double>(lim.rlim_cur));
     }
+}
+
+std::string checked_metrics_token(std::string_view text, std::string_view source)
+{
+    const auto first = text.find_first_not_of(" \t\r\n");
+    const auto last = text.find_last_not_of(" \t\r\n");
+    const std::string token(first == std::string_view::npos ? std::string_view()
+                                                            : text.substr(first, last - first + 1));
+    const bool printable = std::all_of(token.begin(), token.end(), [](char c) {
+        return static_cast<unsigned char>(c) > 0x20 && static_cast<unsigned char>(c) < 0x7f;
+    });
+    if (token.size() < 16 || !printable)
+        throw std::runtime_error(std::string(source) +
+                                 ": expected a token of at least 16 printable characters without spaces");
+    return token;
+}
+
+std::string load_metrics_token(const config::options& opts)
+{
+    if (!opts.metrics_token.empty())
+        return checked_metrics_token(opts.metrics_token, "DEPOT_METRICS_TOKEN");
+    if (opts.metrics_token_file.empty())
+        return {};
+    std::ifstream in(opts.metrics_token_file);
+    if (!in)
+        throw std::runtime_error("--metrics-token-file: cannot read " + opts.metrics_token_file);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return checked_metrics_token(text, "--metrics-token-file " + opts.metrics_token_file);
+}
+
+bool metrics_authorized(std::string_view token, std::optional<std::string_view> authorization) noexcept
+{
+    if (token.empty())
+        return true;
+    if (!authorization)
+        return false;
+    constexpr std::string_view scheme = "Bearer ";
+    std::string_view v = *authorization;
+    if (v.size() < scheme.size())
+        return false;
+    for (std::size_t i = 0; i < scheme.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(v[i])) !=
+            std::tolower(static_cast<unsigned char>(scheme[i])))
+            return false;
+    v.remove_prefix(scheme.size());
+    while (!v.empty() && v.front() == ' ')
+        v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t'))
+        v.remove_suffix(1);
+    return constant_time_equal(v, token);
 }
 
 asio::awaitable<response> metrics_response(services& svc)

@@ -11,6 +11,7 @@
 #include "server/health.hpp"
 #include "server/log_control.hpp"
 #include "server/maintenance.hpp"
+#include "server/metrics_endpoint.hpp"
 #include "server/rate_limit.hpp"
 #include "server/services.hpp"
 #include "server/session.hpp"
@@ -253,6 +254,7 @@ void run(const config::options& opts)
         svc.objects.set_sse_master_key(sse_key);
         svc.multipart.set_sse_master_key(std::move(sse_key));
     }
+    svc.metrics_token = load_metrics_token(opts);
     svc.webhooks = webhook_svc;
     svc.cache = cache;
     svc.warmups = std::make_shared<registry::warmup_service>(*pool);

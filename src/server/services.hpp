@@ -48,6 +48,8 @@ struct services
     /// The port the console's own listener is bound to (server.cpp; 0 = none): where /ui/ on the S3
     /// listener points to.
     unsigned short console_port = 0;
+    /// The bearer token GET /metrics requires (--metrics-token-file, read by `run`); empty: none.
+    std::string metrics_token;
     std::shared_ptr<pg::pool> db;
     std::shared_ptr<storage::blob_store> blobs;
     /// Access keys and buckets in memory (registry/service/lookup_cache.hpp); used once `run` has its LISTEN

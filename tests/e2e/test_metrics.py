@@ -13,6 +13,7 @@ import re
 import secrets
 import signal
 import socket
+import subprocess
 import threading
 import time
 import urllib.parse
@@ -224,6 +225,46 @@ def test_metrics_are_unauthenticated_well_formed_and_export_exactly_the_document
     assert s.value("depot_build_info", storage=depot.storage) == 1
     # A scrape is not an S3 request.
     assert s.value("depot_s3_requests_in_flight") == 0
+
+
+def test_a_metrics_token_keeps_the_storage_gauges_from_whoever_reaches_the_s3_port(private_depot, tmp_path):
+    """The attacker's requests: anyone reaching the S3 port read depot_stored_physical_bytes, so uploading a
+    guessed file and watching the gauge not grow told them another owner had stored it (deduplication is
+    across owners). With --metrics-token-file only the bearer of the token reads /metrics; a signed request
+    for /metrics is still S3 (a bucket named "metrics"), and /healthz and /readyz stay open."""
+    token = secrets.token_urlsafe(24)
+    path = tmp_path / "metrics-token"
+    path.write_text(token + "\n")
+    server = private_depot("--metrics-token-file", str(path))
+    for headers in ({}, {"Authorization": "Bearer wrong-" + token}, {"Authorization": "Bearer"},
+                    {"Authorization": "Basic " + token}):
+        r = requests.get(server.endpoint + "/metrics", headers=headers, timeout=30)
+        if headers.get("Authorization", "").startswith("Basic") or headers.get("Authorization") == "Bearer":
+            # No bearer token: an S3 request with a malformed signature, never the metrics.
+            assert r.status_code in (400, 403) and "depot_stored_physical_bytes" not in r.text, r.text
+            continue
+        assert r.status_code == 401, (headers, r.status_code, r.text)
+        assert r.headers["WWW-Authenticate"].startswith("Bearer")
+        assert "depot_" not in r.text
+    r = requests.get(server.endpoint + "/metrics", headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    assert r.status_code == 200 and r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    assert "depot_stored_physical_bytes" in r.text or "depot_build_info" in r.text
+    for probe in ("/healthz", "/readyz"):
+        assert requests.get(server.endpoint + probe, timeout=30).status_code == 200
+    # A signed S3 request for /metrics is S3's: the bucket "metrics" does not exist.
+    r = server.request("GET", "/metrics")
+    assert r.status_code == 404 and "NoSuchBucket" in r.text, r.text
+
+
+def test_depotd_refuses_a_metrics_token_too_short_to_keep_anyone_out(depot, tmp_path):
+    path = tmp_path / "short"
+    path.write_text("short\n")
+    proc = subprocess.run([str(Path(depot.bin_dir) / "depotd"), "--metrics-token-file", str(path),
+                           "--database-url", depot.db.url, "--listen", "127.0.0.1:0"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert "--metrics-token-file" in out and "16 printable" in out, out
 
 
 @pytest.mark.storage

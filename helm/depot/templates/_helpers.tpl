@@ -72,6 +72,13 @@ reference only (secretKeyRef), never as literal values.
       name: {{ .Values.sseMasterKey.existingSecret }}
       key: {{ .Values.sseMasterKey.key }}
 {{- end }}
+{{- if .Values.metrics.tokenSecret.name }}
+- name: DEPOT_METRICS_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.metrics.tokenSecret.name }}
+      key: {{ .Values.metrics.tokenSecret.key }}
+{{- end }}
 {{- end -}}
 
 {{/* Volumes for the blob store and TLS, and their mounts (same order). */}}

@@ -247,6 +247,7 @@ func (c *checker) run(v map[string]interface{}) {
 			}
 		}
 	}
+	c.checkMetricsToken(dep)
 	c.checkMigrationJob(v, configMaps)
 	c.checkDepotdSettings(dep, v, configMaps)
 	c.checkConsole(dep, v, configMaps)
@@ -451,6 +452,27 @@ func (c *checker) checkDepotdSettings(dep *document, v map[string]interface{}, c
 	}
 	if extra := dict(v, "config", "extraEnv"); extra["DEPOT_WEBHOOK_ALLOW_PRIVATE"] != nil && len(want) > 0 {
 		c.fail(dep, "DEPOT_WEBHOOK_ALLOW_PRIVATE in extraEnv defeats config.webhookAllowCidrs")
+	}
+}
+
+// checkMetricsToken: with a metrics token, depotd reads it from a Secret (DEPOT_METRICS_TOKEN) and every
+// ServiceMonitor endpoint sends that same Secret key as its bearer token; without one, no endpoint sends a
+// token depotd would not check.
+func (c *checker) checkMetricsToken(dep *document) {
+	var name, key string
+	for _, e := range list(dep.obj, "spec", "template", "spec", "containers", "0", "env") {
+		if str(e, "name") == "DEPOT_METRICS_TOKEN" {
+			name, key = str(e, "valueFrom", "secretKeyRef", "name"), str(e, "valueFrom", "secretKeyRef", "key")
+		}
+	}
+	for _, m := range c.byKind("ServiceMonitor") {
+		for _, e := range list(m.obj, "spec", "endpoints") {
+			gotName, gotKey := str(e, "bearerTokenSecret", "name"), str(e, "bearerTokenSecret", "key")
+			if gotName != name || gotKey != key {
+				c.fail(m, "endpoint bearerTokenSecret is %q/%q, but depotd reads DEPOT_METRICS_TOKEN from %q/%q",
+					gotName, gotKey, name, key)
+			}
+		}
 	}
 }
 
