@@ -3,11 +3,11 @@
 #include "common/hash.hpp"
 #include "common/log.hpp"
 #include "common/metrics.hpp"
+#include "common/strings.hpp"
 #include "registry/service/webhooks.hpp"
 #include "server/services.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <dirent.h>
@@ -189,12 +189,8 @@ bool metrics_authorized(std::string_view token, std::optional<std::string_view> 
         return false;
     constexpr std::string_view scheme = "Bearer ";
     std::string_view v = *authorization;
-    if (v.size() < scheme.size())
+    if (v.size() < scheme.size() || !iequals_ascii(v.substr(0, scheme.size()), scheme))
         return false;
-    for (std::size_t i = 0; i < scheme.size(); ++i)
-        if (std::tolower(static_cast<unsigned char>(v[i])) !=
-            std::tolower(static_cast<unsigned char>(scheme[i])))
-            return false;
     v.remove_prefix(scheme.size());
     while (!v.empty() && v.front() == ' ')
         v.remove_prefix(1);
