@@ -363,7 +363,8 @@ result<void> decide(const principal& who, permission what, const api_target& t)
     if (!scope.bucket.empty()) {
         if (t.bucket != scope.bucket)
             return denied("the credential is limited to bucket " + scope.bucket);
-        if (!scope.prefix.empty() && !read)
+        // A bucket's settings, usage and snapshots are the whole bucket's: a prefix reaches none of them.
+        if (!scope.prefix.empty())
             return denied("the credential is limited to keys under " + scope.prefix);
         return ok();
     }

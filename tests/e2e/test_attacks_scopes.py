@@ -118,6 +118,24 @@ def test_a_prefix_token_can_neither_create_from_digest_nor_restore_beside_its_pr
     depot.assert_unchanged(before)
 
 
+def test_a_prefix_token_reads_none_of_the_buckets_settings_usage_or_snapshots(depot, owner):
+    """An attacker's finding on the merged tree: a token limited to p/ read the whole bucket's settings and
+    its snapshots' names and prefixes (which name what lies beside p/). These are the whole bucket's, as its
+    usage already was; the bucket-scoped token shows the same requests are answered to a bucket scope."""
+    scoped = owner["scoped"]
+    _, prefix_token = scoped_credentials(depot, owner["token"], {"bucket": scoped, "prefix": "p/"})
+    _, bucket_token = scoped_credentials(depot, owner["token"], {"bucket": scoped})
+    paths = [f"/api/v1/buckets/{scoped}", f"/api/v1/buckets/{scoped}/usage",
+             f"/api/v1/buckets/{scoped}/snapshots", f"/api/v1/buckets/{scoped}/snapshots/s1"]
+    for path in paths:
+        assert_problem(call(depot, "GET", path, token=prefix_token), 403, "access-denied")
+        r = call(depot, "GET", path, token=bucket_token)
+        assert r.status_code == 200, (path, r.text)
+    # Inside its prefix the token still reads (the scope is narrowed, not emptied).
+    key, _ = scoped_credentials(depot, owner["token"], {"bucket": scoped, "prefix": "p/"})
+    assert client_of(depot, key).get_object(Bucket=scoped, Key="p/in.bin")["Body"].read() == b"inside the scope"
+
+
 def listed_buckets(client) -> list[str]:
     return sorted(b["Name"] for b in client.list_buckets()["Buckets"])
 

@@ -721,10 +721,8 @@ def rest_expected(route: str, p: Principal, side: str) -> str:
         if method != "GET" and p.scope in ("read-only", "alias"):
             return DENIED
         if p.scope in ("bucket", "prefix"):
-            if not has("bucket") or side == "other" or (p.scope == "prefix" and method != "GET"):
-                return DENIED
-            # The bucket's totals are the whole bucket's, outside a prefix scope.
-            if p.scope == "prefix" and route == "GET /api/v1/buckets/{bucket}/usage":
+            # A bucket's settings, usage and snapshots are the whole bucket's, outside a prefix scope.
+            if not has("bucket") or side == "other" or p.scope == "prefix":
                 return DENIED
         if p.scope in ("model", "alias"):
             if not has("team") or side == "other":

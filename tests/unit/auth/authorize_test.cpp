@@ -294,7 +294,7 @@ TEST_CASE("REST targets: scope × permission × path parameters")
         {"bucket scope, another bucket", user(bucket), permission::bucket_info_read,
          api_target{.bucket = "c"}, expect::deny},
         {"prefix scope reads", user(prefix), permission::bucket_info_read, api_target{.bucket = "b"},
-         expect::allow},
+         expect::deny},
         {"prefix scope writes", user(prefix), permission::bucket_info_write, api_target{.bucket = "b"},
          expect::deny},
         {"model scope reads its team", user(model), permission::team_read, api_target{.team = "team"},
