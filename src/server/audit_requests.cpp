@@ -73,6 +73,21 @@ asio::awaitable<void> audit_denial(const request_context& ctx, std::string_view 
     }
 }
 
+asio::awaitable<bool> audit_refusal(const request_context& ctx, const std::optional<error>& failure,
+                                    refused_request addressed)
+{
+    const auto refused = take_refusal(ctx);
+    if (!failure || ctx.who.user_id.empty() || (failure->code != errc::access_denied && !refused))
+        co_return false;
+    if (refused && !refused->team.empty())
+        addressed.team = refused->team;
+    if (refused && !refused->bucket.empty())
+        addressed.bucket = refused->bucket;
+    co_await audit_denial(ctx, addressed.action, addressed.resource, addressed.team, addressed.bucket,
+                          failure->message);
+    co_return true;
+}
+
 asio::awaitable<void> audit_download(const request_context& ctx, std::optional<bool> bucket_has_models)
 {
     if (ctx.bucket != ctx.svc->opts.models_bucket && bucket_has_models == false)

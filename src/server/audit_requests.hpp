@@ -4,6 +4,7 @@
 /// denials of authenticated callers and model downloads, each in a transaction of its own. Also installs the
 /// request's audit context (registry/service/audit.hpp) for the services it calls.
 
+#include "common/error.hpp"
 #include "registry/vocabulary.hpp"
 #include "server/context.hpp"
 
@@ -43,6 +44,24 @@ asio::awaitable<void> audit_denial(const request_context& ctx, std::string_view 
 asio::awaitable<void> audit_denial(const request_context& ctx, std::string_view action,
                                    std::string_view resource, std::string_view team, std::string_view bucket,
                                    std::string_view message);
+
+/// What a refused request's audit row names, as the surface that served it knows: the row's action
+/// ("s3.GetObject", "api.getBucket", "hf.resolve"), the resource, and the team and bucket it addressed.
+struct refused_request
+{
+    std::string action;
+    std::string resource;
+    std::string team;
+    std::string bucket;
+};
+
+/// The one place where a request's refusal becomes an audit row, called by each surface once its handler
+/// has answered `failure`: for an authenticated caller, an AccessDenied, or any failure after a refusal the
+/// authorization step noted (take_refusal: a 404 that hides a team, a bucket or a model), is a row, aimed
+/// at the noted team and bucket where the step named them, else at those the request addressed. Returns
+/// whether it wrote one (the access log then records the request as `access_denied`).
+asio::awaitable<bool> audit_refusal(const request_context& ctx, const std::optional<error>& failure,
+                                    refused_request addressed);
 
 /// After a successful GetObject: a model.download row when the object is a model file, read through the
 /// model view (s3://<models bucket>/team/model/ref/path) or under a model's prefix in its bucket (also read

@@ -670,26 +670,23 @@ asio::awaitable<response> dispatch(request_context& ctx)
     // 403, and a refusal answered as a missing bucket or key (take_refusal: a team's model in the models
     // view, a bucket the caller may not learn exists), with the team and bucket it was aimed at, so that
     // the team's admins read it.
-    const auto refused = take_refusal(ctx);
-    const bool audited_denial = !ctx.who.user_id.empty() && operation < routes.size() && failure &&
-                                (failure->code == errc::access_denied || refused);
-    if (audited_denial) {
-        const std::string_view name = routes[operation].name;
-        std::string audited = ctx.bucket;
-        if (!ctx.key.empty())
-            audited += "/" + ctx.key;
-        const std::string action = "s3." + std::string(name);
-        std::string team = refused ? refused->team : std::string();
-        if (team.empty() && s3op::is_model_view(ctx)) {
+    bool audited_denial = false;
+    if (operation < routes.size()) {
+        refused_request addressed;
+        addressed.action = "s3." + std::string(routes[operation].name);
+        addressed.resource = ctx.key.empty() ? ctx.bucket : ctx.bucket + "/" + ctx.key;
+        if (failure && failure->code == errc::access_denied && !ctx.who.user_id.empty() &&
+            s3op::is_model_view(ctx)) {
             // A 403 in the models view (a scope that does not reach the model, a write to the read-only
             // view) is aimed at the team its key names, when there is one: its admins read the row.
             const std::string_view first = std::string_view(ctx.key).substr(0, ctx.key.find('/'));
             if (!first.empty())
                 if (auto t = co_await ctx.svc->models.get_team(first); t)
-                    team = t->name;
+                    addressed.team = t->name;
         }
-        const std::string bucket = refused ? refused->bucket : std::string();
-        co_await audit_denial(ctx, action, audited, team, bucket, failure->message);
+        audited_denial = co_await audit_refusal(ctx, failure, std::move(addressed));
+    } else {
+        (void)take_refusal(ctx);
     }
     if (failure && failure->code == errc::unavailable)
         log::warn("backend unavailable; answering 503 SlowDown", {{"request_id", ctx.request_id},

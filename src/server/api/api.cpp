@@ -436,17 +436,14 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
     // Every refusal of an authenticated caller is an audit row: a 403, and a refusal answered 404 because
     // the caller may not learn that the team or bucket exists (take_refusal), with the team and bucket it
     // was aimed at, so that the team's admins read it.
-    const auto refused = take_refusal(ctx);
-    if (failure && !ctx.who.user_id.empty() && (failure->code == errc::access_denied || refused)) {
-        const std::string action = "api." + std::string(operation);
-        const std::string resource(path.substr(root.size()));
-        const std::string team =
-            refused && !refused->team.empty() ? refused->team : std::string(path_param(params, "team"));
-        const std::string bucket =
-            refused && !refused->bucket.empty() ? refused->bucket : std::string(path_param(params, "bucket"));
-        co_await audit_denial(ctx, action, resource, team, bucket, failure->message);
+    // A named value, not a braced temporary in the co_await (GCC 12 frees such a temporary twice).
+    refused_request addressed;
+    addressed.action = "api." + std::string(operation);
+    addressed.resource = std::string(path.substr(root.size()));
+    addressed.team = std::string(path_param(params, "team"));
+    addressed.bucket = std::string(path_param(params, "bucket"));
+    if (co_await audit_refusal(ctx, failure, std::move(addressed)))
         denial_audited = true;
-    }
     if (failure)
         res = problem_response(*failure, path, ctx.request_id);
     res->headers.set("x-request-id", ctx.request_id);

@@ -277,18 +277,17 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
     }
     // Every refusal of an authenticated caller is an audit row, RepoNotFound for a team the caller is not
     // in (take_refusal) too, with the team it was aimed at.
-    const auto refused = take_refusal(ctx);
-    if (failure && !ctx.who.user_id.empty() && (failure->code == errc::access_denied || refused)) {
-        const std::string action = "hf." + std::string(operation);
-        std::string resource = req.team + "/" + req.model;
-        if (!req.revision.empty())
-            resource += "/" + req.revision;
-        if (!req.path.empty())
-            resource += "/" + req.path;
-        const std::string team = refused && !refused->team.empty() ? refused->team : req.team;
-        co_await audit_denial(ctx, action, resource, team, "", failure->message);
+    // A named value, not a braced temporary in the co_await (GCC 12 frees such a temporary twice).
+    refused_request addressed;
+    addressed.action = "hf." + std::string(operation);
+    addressed.resource = req.team + "/" + req.model;
+    if (!req.revision.empty())
+        addressed.resource += "/" + req.revision;
+    if (!req.path.empty())
+        addressed.resource += "/" + req.path;
+    addressed.team = req.team;
+    if (co_await audit_refusal(ctx, failure, std::move(addressed)))
         denial_audited = true;
-    }
     if (failure)
         res = error_response(*failure, req, head);
     res->headers.set("X-Request-Id", ctx.request_id);
