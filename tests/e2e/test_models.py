@@ -10,11 +10,13 @@ from __future__ import annotations
 import filecmp
 import hashlib
 import os
+import re
 import secrets
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+import requests
 
 from depot_harness import expect_error, unique_bucket_name
 from rest import assert_problem, call, token_for, validate
@@ -454,6 +456,39 @@ def test_a_writers_label_never_takes_a_name_an_alias_is_resolved_by(depot, team,
         assert "reserved for an alias" in problem["detail"], problem
     assert depot.db.scalar("SELECT count(*) FROM model_versions") == versions
     r = api(depot, team, "POST", "/models/resnet/versions", body={"label": "production-candidate"})
+    assert r.status_code == 201, r.text
+
+
+def test_a_label_or_alias_never_takes_the_form_of_a_commit_id(depot, team, model):
+    """An attacker's finding: a writer labelled a draft with an approved version's commit id (201). The Hub
+    resolved the 40 hex digits to the approved version, but the models view, REST and depotctl resolve names
+    first and served the draft: one revision string, two versions, the unreviewed one to whoever pinned the
+    commit outside /resolve. Labels and aliases of that form are 400 now, and nothing is created."""
+    base = "/models/resnet"
+    r = api(depot, team, "POST", f"{base}/versions", body={"label": "commit-source"})
+    assert r.status_code == 201, r.text
+    number = r.json()["number"]
+    repo = f"{team['name']}/resnet"
+    info = requests.get(f"{depot.endpoint}/api/models/{repo}/revision/{number}",
+                        headers={"authorization": f"Bearer {team['tokens']['bob']}"}, timeout=60)
+    assert info.status_code == 200, info.text
+    commit = info.json()["sha"]
+    assert re.fullmatch(r"[0-9a-f]{40}", commit), commit
+    versions = depot.db.scalar("SELECT count(*) FROM model_versions")
+    aliases = depot.db.scalar("SELECT count(*) FROM model_aliases")
+    for label in (commit, commit.upper()):
+        problem = assert_problem(api(depot, team, "POST", f"{base}/versions", body={"label": label}), 400,
+                                 "invalid-argument")
+        assert "hexadecimal" in problem["detail"], problem
+    # An alias of that form (a maintainer's, starting with a letter as aliases do) is refused as well.
+    shaped = "b" + commit[1:]
+    problem = assert_problem(api(depot, team, "PUT", f"{base}/aliases/{shaped}", user="carol",
+                                 body={"version": number}), 400, "invalid-argument")
+    assert "hexadecimal" in problem["detail"], problem
+    assert depot.db.scalar("SELECT count(*) FROM model_versions") == versions
+    assert depot.db.scalar("SELECT count(*) FROM model_aliases") == aliases
+    # 39 or 41 hex digits are ordinary names.
+    r = api(depot, team, "POST", f"{base}/versions", body={"label": commit[:39]})
     assert r.status_code == 201, r.text
 
 

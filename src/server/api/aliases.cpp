@@ -52,7 +52,7 @@ asio::awaitable<result<response>> set_alias(request_context& ctx, const path_par
         co_return make_error(
             errc::invalid_argument,
             "An alias is 1 to 63 characters of letters, digits, '.', '_' and '-', starting with a "
-            "letter",
+            "letter, and not 40 hexadecimal digits (commit ids name versions)",
             "alias");
     auto m = co_await model_for(ctx, params);
     if (!m)

@@ -20,11 +20,16 @@ bool valid_name(std::string_view s, name_kind kind)
     if (kind == name_kind::alias ? !(lower(s[0]) || upper(s[0])) : !alnum(s[0]))
         return false;
     bool only_digits = true;
+    bool only_hex = true;
     for (char c : s) {
         only_digits = only_digits && digit(c);
+        only_hex = only_hex && (digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'));
         if (!(alnum(c) || c == '.' || c == '_' || c == '-' || (kind == name_kind::label && c == '+')))
             return false;
     }
+    const bool commit_id = only_hex && s.size() == 40;
+    if ((kind == name_kind::alias || kind == name_kind::label) && commit_id)
+        return false;
     return !(kind == name_kind::label && only_digits);
 }
 

@@ -18,10 +18,13 @@ enum class name_kind
 {
     team,  ///< ^[a-z0-9][a-z0-9._-]{0,62}$
     model, ///< ^[a-z0-9][a-z0-9._-]{0,127}$
-    alias, ///< ^[A-Za-z][A-Za-z0-9._-]{0,62}$
-    label, ///< ^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$, not only digits
+    alias, ///< ^[A-Za-z][A-Za-z0-9._-]{0,62}$, not a commit id
+    label, ///< ^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$, not only digits, not a commit id
 };
 
+/// Whether `s` is a name of that kind. An alias or a label never has the form of a version's commit id
+/// (40 hexadecimal digits, as the Hub API names revisions): a writer's label taking an approved version's
+/// commit id would be served for it wherever names resolve before commit ids.
 bool valid_name(std::string_view s, name_kind kind);
 
 /// A team role field (reader, writer, maintainer or admin).

@@ -207,7 +207,7 @@ asio::awaitable<result<response>> create_version(request_context& ctx, const pat
             co_return make_error(
                 errc::invalid_argument,
                 "A label is 1 to 128 characters of letters, digits, '.', '_', '+' and '-', not "
-                "only digits (numbers name versions)",
+                "only digits (numbers name versions) nor 40 hexadecimal digits (commit ids do)",
                 "label");
         spec.label = std::move(*label);
     }
