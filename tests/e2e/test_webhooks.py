@@ -627,3 +627,22 @@ def test_two_depotd_processes_never_double_deliver_an_attempt(depot, private_dep
         assert len(instances) == 2, instances  # both dispatchers took part
     finally:
         second.stop()
+
+
+def test_nobody_takes_the_id_of_a_teams_event_link_signer(depot):
+    """An attacker's finding: the signer of a team's event links was looked up by its id,
+    depot-events.<team>, and adopted whoever had it; an installation admin who created such an account
+    (for anyone) made its owner a reader of that team's models at the team's first download link. The ids
+    are depotd's own now: REST and depotctl (with and without a database) refuse them, nothing is made."""
+    team = "evt-" + secrets.token_hex(3)
+    admin = token_for(depot, "alice")["token"]
+    users = depot.db.scalar("SELECT count(*) FROM users")
+    problem = assert_problem(call(depot, "POST", "/api/v1/users", token=admin, body={"id": f"depot-events.{team}"}),
+                             400, "invalid-argument")
+    assert "depot-events." in problem["detail"], problem
+    direct = depot.depotctl("user", "create", f"depot-events.{team}x", check=False, leak_check=False)
+    assert direct.returncode != 0 and "depot-events." in direct.stderr, direct.stderr
+    assert depot.db.scalar("SELECT count(*) FROM users") == users
+    # An id that only contains the words is an ordinary one.
+    r = call(depot, "POST", "/api/v1/users", token=admin, body={"id": f"not-depot-events.{team}"})
+    assert r.status_code == 201, r.text

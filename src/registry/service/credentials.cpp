@@ -18,7 +18,19 @@ credential_service::~credential_service() = default;
 
 asio::awaitable<result<user>> credential_service::create_user(const audit_context& who, user u)
 {
-    return identities_->create_user(who, std::move(u));
+    if (u.id.starts_with(event_link_user_prefix))
+        co_return make_error(errc::invalid_argument, "user ids starting with '" +
+                                                         std::string(event_link_user_prefix) +
+                                                         "' are depotd's own (the signers of event links)");
+    co_return co_await identities_->create_user(who, std::move(u));
+}
+
+asio::awaitable<result<user>> credential_service::create_event_link_user(std::string_view team)
+{
+    user u;
+    u.id = std::string(event_link_user_prefix) + std::string(team);
+    u.display_name = "Presigned links of team " + std::string(team) + "'s events";
+    co_return co_await identities_->create_user(system_audit_context(), std::move(u));
 }
 
 asio::awaitable<result<user>> credential_service::get_user(std::string_view id)

@@ -33,6 +33,10 @@ class token_repository;
 class session_repository;
 class lookup_cache;
 
+/// The ids of the users depotd makes for itself, one per team whose events carry presigned links. Nobody
+/// else may take one: the team would adopt that account as a reader of its models.
+inline constexpr std::string_view event_link_user_prefix = "depot-events.";
+
 class credential_service
 {
 public:
@@ -44,8 +48,12 @@ public:
     credential_service& operator=(const credential_service&) = delete;
 
     // Users.
-    /// already_exists if the id is taken; invalid_argument for an id the schema refuses.
+    /// already_exists if the id is taken; invalid_argument for an id the schema refuses or one of the ids
+    /// depotd keeps for itself (event_link_user_prefix).
     asio::awaitable<result<user>> create_user(const audit_context& who, user u);
+    /// The user whose key signs the presigned links in team `team`'s events (server/webhooks/manifest.hpp),
+    /// "depot-events.<team>", created by the system; already_exists once it is.
+    asio::awaitable<result<user>> create_event_link_user(std::string_view team);
     asio::awaitable<result<user>> get_user(std::string_view id);
     asio::awaitable<std::vector<user>> list_users();
 

@@ -53,14 +53,11 @@ asio::awaitable<std::optional<link_key>> team_link_key(services& svc, std::int64
             co_await repo.forget_event_key(team_id);
         }
         // A team reader of its own: the URLs it signs can read this team's models and nothing else.
-        registry::user u;
-        u.id = "depot-events." + std::string(team);
-        u.display_name = "Presigned links of team " + std::string(team) + "'s events";
-        co_await svc.credentials.create_user(registry::system_audit_context(),
-                                             u); // already_exists from an earlier round is fine
-        co_await svc.models.set_member(registry::system_audit_context(), team_id, u.id,
+        const std::string signer = std::string(registry::event_link_user_prefix) + std::string(team);
+        co_await svc.credentials.create_event_link_user(team); // already_exists from an earlier round is fine
+        co_await svc.models.set_member(registry::system_audit_context(), team_id, signer,
                                        registry::team_role::reader);
-        auto created = co_await svc.credentials.create_key(registry::system_audit_context(), u.id);
+        auto created = co_await svc.credentials.create_key(registry::system_audit_context(), signer);
         if (!created)
             co_return std::nullopt;
         if (co_await repo.claim_event_key(team_id, created->access_key_id))
