@@ -3,6 +3,7 @@
 #include "common/log.hpp"
 #include "registry/service/audit.hpp"
 #include "registry/service/snapshot_service.hpp"
+#include "s3/utf8.hpp"
 #include "server/services.hpp"
 
 #include <mutex>
@@ -23,6 +24,26 @@ refusals& recorded()
 {
     static refusals r;
     return r;
+}
+
+/// `text` as a text column holds it: each byte that is not part of well-formed UTF-8, and NUL, becomes
+/// U+FFFD. A refusal's row names what the request sent, which was refused maybe because it is not text.
+std::string storable(std::string_view text)
+{
+    if (s3::is_storable_text(text))
+        return std::string(text);
+    std::string out;
+    for (std::size_t pos = 0; pos < text.size();) {
+        const std::size_t at = pos;
+        const auto cp = s3::decode_utf8(text, pos);
+        if (!cp || *cp == 0) {
+            s3::append_utf8(out, 0xFFFD);
+            pos = at + 1;
+        } else {
+            out.append(text.substr(at, pos - at));
+        }
+    }
+    return out;
 }
 
 } // namespace
@@ -65,8 +86,10 @@ asio::awaitable<void> audit_denial(const request_context& ctx, std::string_view 
                                    std::string_view message)
 {
     try {
-        co_await registry::audit_log::record_denial(*ctx.svc->db, audit_context_of(ctx), action, resource,
-                                                    team, bucket, message);
+        const std::string what = storable(resource), whose = storable(team), where = storable(bucket),
+                          why = storable(message);
+        co_await registry::audit_log::record_denial(*ctx.svc->db, audit_context_of(ctx), action, what, whose,
+                                                    where, why);
     } catch (const std::exception& e) {
         log::warn("cannot record a denial in the audit log",
                   {{"request_id", ctx.request_id}, {"action", std::string(action)}, {"error", e.what()}});

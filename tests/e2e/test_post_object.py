@@ -188,11 +188,29 @@ ATTACKS = {
     "object lock fields on a bucket without Object Lock": (
         lambda d, s3, b: lambda: post(presigned(s3, b, "x/locked", *lock_fields("ON"))),
         "InvalidRequest", 400, "Object Lock"),
+    # An attacker's finding: the form's key was checked after the decision, so a refused form whose
+    # ${filename} is not UTF-8 left no audit row (the row could not be stored). The key is checked where it
+    # enters now, as a URL's key is: 400, before the key is looked up or anything decided.
+    "a file name that is not UTF-8 in the key": (
+        lambda d, s3, b: (lambda c: lambda: raw_form(presigned(c, b, "x/${filename}"), b"a\xffb.txt"))(
+            scoped_client(d, {"read_only": True})),
+        "InvalidArgument", 400, "UTF-8"),
     "grant fields (POST Object has only the acl field)": (
         lambda d, s3, b: lambda: post(presigned(s3, b, "x/grant", {"x-amz-grant-read": 'id="bob"'},
                                                 [{"x-amz-grant-read": 'id="bob"'}])),
         "NotImplemented", 501, "x-amz-grant-read"),
 }
+
+
+def raw_form(post_info, filename: bytes, body=b"raw form"):
+    """The form of post_info with a file part named by raw bytes (requests encodes names as UTF-8)."""
+    boundary = "depotrawform"
+    parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode()
+             for k, v in post_info["fields"].items()]
+    parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="'.encode() + filename +
+                 b'"\r\nContent-Type: application/octet-stream\r\n\r\n' + body + f"\r\n--{boundary}--\r\n".encode())
+    return requests.post(post_info["url"], data=b"".join(parts), allow_redirects=False, timeout=60,
+                         headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
 
 
 def lock_fields(legal_hold=None, mode=None, days=1, body=b"hello, form"):

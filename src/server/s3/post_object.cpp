@@ -384,6 +384,10 @@ asio::awaitable<result<std::optional<auth::parsed_auth>>> authenticate_post_obje
             "Bucket POST must contain a field named 'key'.  If it is specified, please check "
             "the order of the fields.",
             "key");
+    // The form's key enters here, as a URL's key enters with its path: checked before anything (the key
+    // look-up, the decision, the audit row of a refusal) reads it.
+    if (auto valid = check_key(*key); !valid)
+        co_return std::move(valid).error();
     if (!*credentials)
         co_return std::optional<auth::parsed_auth>{};
 
