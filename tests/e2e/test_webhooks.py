@@ -646,3 +646,43 @@ def test_nobody_takes_the_id_of_a_teams_event_link_signer(depot):
     # An id that only contains the words is an ordinary one.
     r = call(depot, "POST", "/api/v1/users", token=admin, body={"id": f"not-depot-events.{team}"})
     assert r.status_code == 201, r.text
+
+
+def test_a_team_admin_who_leaves_or_is_demoted_stops_their_subscriptions(hooks_depot, receiver):
+    """An attacker's finding: a team admin subscribed their own receiver to version.created, was removed from
+    the team, and kept receiving every new version's presigned download links (no credentials needed).
+    What a team admin set up stops when they stop being its admin: demoted or removed, their subscriptions
+    are disabled (with the reason, in the membership change's audit row); an installation admin's and the
+    remaining admins' stay; another admin may enable them again."""
+    server = hooks_depot
+    for user in ("frank", "gina"):
+        if user not in server.users:
+            server.add_user(user, user.title())
+    team = make_team(server, extra=("frank", "gina"))
+    for user in ("frank", "gina"):
+        assert team_call(server, team, "PUT", f"/members/{user}", body={"role": "admin"}).status_code == 200
+    franks = [team_call(server, team, "POST", "/webhooks", user="frank",
+                        body={"url": receiver.url, "description": f"frank {i}"}).json()["id"] for i in (1, 2)]
+    ginas = team_call(server, team, "POST", "/webhooks", user="gina", body={"url": receiver.url}).json()["id"]
+    alices = subscribe(server, team, receiver.url)["id"]
+
+    def states():
+        items = validate(team_call(server, team, "GET", "/webhooks"), "GET", "/api/v1/teams/{team}/webhooks")["items"]
+        return {w["id"]: (w["enabled"], w["disabled_reason"]) for w in items}
+
+    # Demoted to maintainer: frank's two stop; nobody else's.
+    assert team_call(server, team, "PUT", "/members/frank", body={"role": "maintainer"}).status_code == 200
+    reason = "its creator is no longer an admin of the team"
+    assert states() == {franks[0]: (False, reason), franks[1]: (False, reason), ginas: (True, None),
+                        alices: (True, None)}
+    row = server.db.query("SELECT details::text FROM audit_log WHERE action = 'team.member.set' AND resource = "
+                          f"'{team['name']}/frank' ORDER BY id DESC LIMIT 1")[0][0]
+    assert json.loads(row) == {"role": "maintainer", "webhooks_disabled": franks}, row
+    # Removed: gina's stops. The installation admin's never does (they manage every team's).
+    assert team_call(server, team, "DELETE", "/members/gina").status_code == 204
+    assert states()[ginas] == (False, reason)
+    assert team_call(server, team, "DELETE", "/members/alice").status_code == 204
+    assert states()[alices] == (True, None)
+    # An admin may enable one again, knowingly.
+    r = team_call(server, team, "PATCH", f"/webhooks/{franks[0]}", body={"enabled": True})
+    assert r.status_code == 200 and r.json()["enabled"] is True, r.text

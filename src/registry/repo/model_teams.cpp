@@ -4,6 +4,8 @@
 #include "registry/repo/model_detail.hpp"
 #include "registry/repo/sql_util.hpp"
 
+#include <algorithm>
+
 namespace depot::registry {
 using namespace model_detail;
 
@@ -116,6 +118,23 @@ asio::awaitable<std::optional<std::string>> delete_member(pg::connection& c, std
     if (rs.empty())
         co_return std::nullopt;
     co_return rs[0].str(1);
+}
+
+asio::awaitable<std::vector<std::int64_t>> disable_subscriptions_of(pg::connection& c, std::int64_t team_id,
+                                                                    std::string_view user_id,
+                                                                    std::string_view reason)
+{
+    auto rs =
+        co_await sql(c,
+                     "UPDATE webhook_subscriptions SET enabled = false, disabled_reason = $3, updated_at = "
+                     "now() WHERE team_id = $1 AND created_by = $2 AND enabled AND NOT EXISTS (SELECT 1 "
+                     "FROM users WHERE id = $2 AND is_admin) RETURNING id",
+                     team_id, user_id, reason);
+    std::vector<std::int64_t> ids;
+    for (auto r : rs)
+        ids.push_back(r.i64(0));
+    std::sort(ids.begin(), ids.end());
+    co_return ids;
 }
 
 } // namespace depot::registry

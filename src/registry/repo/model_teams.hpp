@@ -57,4 +57,11 @@ asio::awaitable<member_row> upsert_member(pg::connection& c, std::int64_t team_i
 asio::awaitable<std::optional<std::string>> delete_member(pg::connection& c, std::int64_t team_id,
                                                           std::string_view user_id);
 
+/// Disables the enabled webhook subscriptions of team `team_id` that `user_id` created, unless that user is
+/// an installation admin (who manages every team's); `reason` becomes their disabled_reason. Returns their
+/// ids, in order.
+asio::awaitable<std::vector<std::int64_t>> disable_subscriptions_of(pg::connection& c, std::int64_t team_id,
+                                                                    std::string_view user_id,
+                                                                    std::string_view reason);
+
 } // namespace depot::registry

@@ -6,6 +6,24 @@
 #include "registry/transaction.hpp"
 
 namespace depot::registry {
+namespace {
+
+/// Why a subscription stopped: what a team admin set up stops speaking for the team (and receiving its
+/// presigned links) once they are not its admin. Another admin may enable it again.
+constexpr std::string_view no_longer_admin = "its creator is no longer an admin of the team";
+
+/// `,"webhooks_disabled":[ids]` for a membership change's audit details, or nothing.
+std::string webhooks_disabled(const std::vector<std::int64_t>& ids)
+{
+    if (ids.empty())
+        return {};
+    std::string out = ",\"webhooks_disabled\":[";
+    for (std::size_t i = 0; i < ids.size(); ++i)
+        out += (i ? "," : "") + std::to_string(ids[i]);
+    return out + "]";
+}
+
+} // namespace
 
 // --- teams -----------------------------------------------------------------------------------------------
 
@@ -58,8 +76,12 @@ asio::awaitable<result<team_member>> model_registry::set_member(const audit_cont
         if (!display_name)
             co_return make_error(errc::not_found, "No such user");
         const auto row = co_await upsert_member(c, team_id, user_id, role);
-        co_await append_audit(c, who, "team.member.set", row.team_name + "/" + std::string(user_id),
-                              row.team_name, "{\"role\":" + audit_quote(to_string(role)) + "}");
+        std::vector<std::int64_t> disabled;
+        if (role != team_role::admin)
+            disabled = co_await disable_subscriptions_of(c, team_id, user_id, no_longer_admin);
+        co_await append_audit(
+            c, who, "team.member.set", row.team_name + "/" + std::string(user_id), row.team_name,
+            "{\"role\":" + audit_quote(to_string(role)) + webhooks_disabled(disabled) + "}");
         co_return team_member{.user_id = std::string(user_id),
                               .display_name = std::move(*display_name),
                               .role = role,
@@ -74,8 +96,11 @@ asio::awaitable<result<void>> model_registry::remove_member(const audit_context&
         const auto team_name = co_await delete_member(c, team_id, user_id);
         if (!team_name)
             co_return make_error(errc::not_found, "The user is not a member of this team");
+        const auto disabled = co_await disable_subscriptions_of(c, team_id, user_id, no_longer_admin);
+        const std::string details =
+            disabled.empty() ? "{}" : "{" + webhooks_disabled(disabled).substr(1) + "}";
         co_await append_audit(c, who, "team.member.remove", *team_name + "/" + std::string(user_id),
-                              *team_name);
+                              *team_name, details);
         co_return ok();
     });
 }
