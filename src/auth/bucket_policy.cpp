@@ -796,6 +796,11 @@ result<bucket_policy> parse_bucket_policy(std::string_view text, std::string_vie
     const auto doc = json_parse(text);
     if (!doc || !doc->is_object())
         return malformed("This policy contains invalid Json");
+    // A reviewer reads the first "Effect" of a statement; the parser would keep the last.
+    if (const auto dup = duplicate_member(text))
+        return malformed("This policy names " +
+                         (dup->size() <= 64 ? "the member '" + *dup + "'" : std::string("a member")) +
+                         " twice in one object");
     bucket_policy out;
     bool statement = false;
     for (const auto& member : doc->get_object()) {

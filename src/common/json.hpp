@@ -29,6 +29,12 @@ namespace depot {
 /// `text` parsed, or nullopt when it is not one well-formed JSON text (never throws).
 std::optional<boost::json::value> json_parse(std::string_view text) noexcept;
 
+/// The first member name that `text` (one well-formed JSON text) gives twice in one object, if any.
+/// Boost.JSON's value parser keeps the last of them, so a document a reader takes one way would act the
+/// other way (a policy's "Effect": "Deny" followed by "Effect": "Allow"): every JSON document Depot reads
+/// from a request is refused with one.
+std::optional<std::string> duplicate_member(std::string_view text);
+
 /// `s` with every ill-formed UTF-8 sequence replaced by U+FFFD: Boost.JSON writes string bytes as they are,
 /// and PostgreSQL's jsonb, like every JSON reader, refuses ill-formed UTF-8. Values that entered Depot
 /// were validated there; this is for what a store or a peer handed back.

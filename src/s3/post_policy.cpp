@@ -163,6 +163,8 @@ result<post_policy> parse_post_policy(std::string_view text)
     auto parsed_doc = json_parse(text);
     if (!parsed_doc || !parsed_doc->is_object())
         return invalid("Invalid JSON.");
+    if (duplicate_member(text))
+        return invalid("Invalid JSON: a member is named twice in one object.");
     const auto& doc = parsed_doc->get_object();
     const auto* exp = doc.if_contains("expiration");
     if (exp == nullptr)

@@ -1,5 +1,6 @@
 #include "server/audit_requests.hpp"
 
+#include "common/json.hpp"
 #include "common/log.hpp"
 #include "registry/service/audit.hpp"
 #include "registry/service/snapshot_service.hpp"
@@ -26,22 +27,18 @@ refusals& recorded()
     return r;
 }
 
-/// `text` as a text column holds it: each byte that is not part of well-formed UTF-8, and NUL, becomes
-/// U+FFFD. A refusal's row names what the request sent, which was refused maybe because it is not text.
+/// `text` as a text column holds it: ill-formed UTF-8 and NUL become U+FFFD. A refusal's row names what the
+/// request sent, which was refused maybe because it is not text.
 std::string storable(std::string_view text)
 {
     if (s3::is_storable_text(text))
         return std::string(text);
     std::string out;
-    for (std::size_t pos = 0; pos < text.size();) {
-        const std::size_t at = pos;
-        const auto cp = s3::decode_utf8(text, pos);
-        if (!cp || *cp == 0) {
+    for (const char c : utf8_lossy(text)) {
+        if (c == '\0')
             s3::append_utf8(out, 0xFFFD);
-            pos = at + 1;
-        } else {
-            out.append(text.substr(at, pos - at));
-        }
+        else
+            out.push_back(c);
     }
     return out;
 }

@@ -117,6 +117,9 @@ def test_malformed_policies_are_refused_and_change_nothing(depot, s3):
         "unknown condition key": policy({**ok, "Condition": {"StringEquals": {"aws:PrincipalOrgID": "o-1"}}}),
         "bad CIDR": policy({**ok, "Condition": {"IpAddress": {"aws:SourceIp": "10.0.0.0/99"}}}),
         "over 20 KB": policy({**ok, "Sid": "x" * (21 * 1024)}),
+        # An attacker's finding: read as a Deny, kept as the last Effect, an Allow (bob then read objects).
+        "a member named twice": policy({**ok, "Principal": {"AWS": "bob"}, "Effect": "Deny"}).replace(
+            '"Effect": "Deny"', '"Effect": "Deny", "Effect": "Allow"'),
     }
     before = depot.snapshot(bucket)
     for name, doc in cases.items():

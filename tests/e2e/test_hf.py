@@ -197,6 +197,11 @@ def test_python_hf_hub_download_headers_ranges_and_missing_files(depot, hub):
                          headers=hf_headers(token), timeout=60)
     assert info.status_code == 200
     assert sorted((e["type"], e["path"]) for e in info.json()) == [("directory", "tokenizer"), ("file", "config.json")]
+    # A JSON body naming "paths" twice was answered for the second list: refused, as every JSON body is.
+    dup = requests.post(f"{depot.endpoint}/api/models/{repo}/paths-info/stable",
+                        data=b'{"paths": ["config.json"], "paths": ["absent"]}',
+                        headers=hf_headers(token, **{"Content-Type": "application/json"}), timeout=60)
+    assert dup.status_code == 400 and "twice" in dup.text, (dup.status_code, dup.text)
 
 
 def test_errors_and_scopes_are_the_hubs(depot, hub):

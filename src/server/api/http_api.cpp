@@ -7,7 +7,6 @@
 #include "server/s3/common.hpp"
 #include "server/services.hpp"
 
-#include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/error.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -128,61 +127,6 @@ bool holds_infinity(const json::value& v)
     }
 }
 
-/// A Boost.JSON basic_parser handler that builds nothing: it keeps the member names seen so far in each
-/// open object and stops at the first one named twice (Boost.JSON 1.81's value parser keeps the last).
-struct duplicate_key_finder
-{
-    static constexpr std::size_t max_object_size = std::size_t(-1);
-    static constexpr std::size_t max_array_size = std::size_t(-1);
-    static constexpr std::size_t max_key_size = std::size_t(-1);
-    static constexpr std::size_t max_string_size = std::size_t(-1);
-
-    std::vector<std::set<std::string, std::less<>>> open; ///< the member names of each open object
-    std::string key;                                      ///< the key being read (it may come in parts)
-    std::optional<std::string> duplicate;
-
-    bool on_document_begin(boost::system::error_code&) { return true; }
-    bool on_document_end(boost::system::error_code&) { return true; }
-    bool on_array_begin(boost::system::error_code&) { return true; }
-    bool on_array_end(std::size_t, boost::system::error_code&) { return true; }
-    bool on_object_begin(boost::system::error_code&)
-    {
-        open.emplace_back();
-        return true;
-    }
-    bool on_object_end(std::size_t, boost::system::error_code&)
-    {
-        open.pop_back();
-        return true;
-    }
-    bool on_string_part(json::string_view, std::size_t, boost::system::error_code&) { return true; }
-    bool on_string(json::string_view, std::size_t, boost::system::error_code&) { return true; }
-    bool on_key_part(json::string_view s, std::size_t, boost::system::error_code&)
-    {
-        key.append(s.data(), s.size());
-        return true;
-    }
-    bool on_key(json::string_view s, std::size_t, boost::system::error_code& ec)
-    {
-        key.append(s.data(), s.size());
-        if (!open.back().insert(key).second) {
-            duplicate = std::move(key);
-            ec = json::error::syntax; // stops the parser; `duplicate` says why
-            return false;
-        }
-        key.clear();
-        return true;
-    }
-    bool on_number_part(json::string_view, boost::system::error_code&) { return true; }
-    bool on_int64(std::int64_t, json::string_view, boost::system::error_code&) { return true; }
-    bool on_uint64(std::uint64_t, json::string_view, boost::system::error_code&) { return true; }
-    bool on_double(double, json::string_view, boost::system::error_code&) { return true; }
-    bool on_bool(bool, boost::system::error_code&) { return true; }
-    bool on_null(boost::system::error_code&) { return true; }
-    bool on_comment_part(json::string_view, boost::system::error_code&) { return true; }
-    bool on_comment(json::string_view, boost::system::error_code&) { return true; }
-};
-
 } // namespace
 
 bool is_json_media_type(std::string_view v) noexcept
@@ -222,11 +166,7 @@ result<json::object> parse_json_object(std::string_view text)
     if (holds_infinity(value))
         return make_error(errc::invalid_argument,
                           "A number in the request body is beyond the range of a double");
-    // The document is valid JSON (parsed above with the same limits), so the second pass only looks for
-    // a member name given twice in one object.
-    json::basic_parser<duplicate_key_finder> finder(json::parse_options{});
-    finder.write_some(false, text.data(), text.size(), ec);
-    if (const auto& dup = finder.handler().duplicate)
+    if (const auto dup = duplicate_member(text))
         return make_error(errc::invalid_argument,
                           "The request body names " +
                               (dup->size() <= 64 ? "the member '" + *dup + "'" : std::string("a member")) +

@@ -106,6 +106,10 @@ asio::awaitable<result<response>> paths_info(request_context& ctx, hub_request& 
         auto value = json::parse(*text, ec);
         if (ec || !value.is_object())
             co_return make_error(errc::invalid_argument, "The request body must be a JSON object");
+        if (duplicate_member(*text))
+            co_return make_error(
+                errc::invalid_argument,
+                "The request body names a member twice in one object: each name may appear once");
         const auto& o = value.as_object();
         if (auto it = o.find("paths"); it != o.end()) {
             if (it->value().is_string())

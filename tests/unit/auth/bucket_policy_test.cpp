@@ -84,6 +84,14 @@ TEST_CASE("policy documents: every MalformedPolicy case")
     CHECK(refusal(R"({"Statement":[],"Extra":1})") == "Unknown field Extra");
     const std::string ok_rest = R"("Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*")";
     CHECK(refusal(statement(R"({"Effect":"Maybe",)" + ok_rest + "}")) == "Invalid effect: Maybe");
+    // An attacker's finding: a statement reading "Deny" to a reviewer, and acting as the last "Effect".
+    CHECK(refusal(statement(R"({"Effect":"Deny",)" + ok_rest + R"(,"Effect":"Allow"})")) ==
+          "This policy names the member 'Effect' twice in one object");
+    CHECK(refusal(R"({"Version":"2012-10-17","Version":"2012-10-17","Statement":[]})") ==
+          "This policy names the member 'Version' twice in one object");
+    // The same name in two objects is two members.
+    CHECK(refusal(R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow",)" + ok_rest +
+                  R"(},{"Effect":"Deny",)" + ok_rest + "}]}") == "accepted");
     CHECK(refusal(statement(R"({"Action":"s3:GetObject","Effect":"Allow","Resource":"arn:aws:s3:::b/*"})")) ==
           "Missing required field Principal");
     CHECK(refusal(statement(R"({"Effect":"Allow","Principal":"*","Resource":"arn:aws:s3:::b/*"})")) ==
