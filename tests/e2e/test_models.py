@@ -459,6 +459,42 @@ def test_a_writers_label_never_takes_a_name_an_alias_is_resolved_by(depot, team,
     assert r.status_code == 201, r.text
 
 
+def test_an_approval_counts_only_while_its_approver_may_still_approve(depot, team, model):
+    """An attacker's finding: with two approvals required, carol approved, was removed from the team, and
+    dave's approval then made the version approved. An approval counts toward the policy only while its
+    approver holds the approver role (or is an installation admin)."""
+    tokens = team["tokens"]
+    name = "quorum-" + secrets.token_hex(3)
+    assert call(depot, "POST", "/api/v1/teams", token=tokens["alice"], body={"name": name}).status_code == 201
+    for user, role in (("bob", "writer"), ("carol", "maintainer"), ("dave", "maintainer"), ("erin", "maintainer")):
+        assert call(depot, "PUT", f"/api/v1/teams/{name}/members/{user}", token=tokens["alice"],
+                    body={"role": role}).status_code == 200
+    own = {"name": name, "tokens": tokens}
+    r = api(depot, own, "POST", "/models", user="alice",
+            body={"name": "quorum", "bucket": model["bucket"], "prefix": f"{name}/",
+                  "policy": {"required_approvals": 2}})
+    assert r.status_code == 201, r.text
+    depot.client("bob").put_object(Bucket=model["bucket"], Key=f"{name}/w.bin", Body=b"weights")
+    number = api(depot, own, "POST", "/models/quorum/versions", body={}).json()["number"]
+    vpath = f"/models/quorum/versions/{number}"
+    assert api(depot, own, "POST", f"{vpath}/submit", body={}).json()["state"] == "pending"
+    assert api(depot, own, "POST", f"{vpath}/approve", user="carol", body={}).json()["state"] == "pending"
+    assert call(depot, "DELETE", f"/api/v1/teams/{name}/members/carol", token=tokens["alice"]).status_code == 204
+    # dave's is the only approval that counts now: still pending.
+    r = api(depot, own, "POST", f"{vpath}/approve", user="dave", body={})
+    assert r.status_code == 200 and r.json()["state"] == "pending", r.text
+    # A demoted approver no longer counts either; a second current maintainer completes it.
+    assert call(depot, "PUT", f"/api/v1/teams/{name}/members/dave", token=tokens["alice"],
+                body={"role": "writer"}).status_code == 200
+    r = api(depot, own, "POST", f"{vpath}/approve", user="erin", body={})
+    assert r.status_code == 200 and r.json()["state"] == "pending", r.text
+    assert call(depot, "PUT", f"/api/v1/teams/{name}/members/dave", token=tokens["alice"],
+                body={"role": "maintainer"}).status_code == 200
+    assert api(depot, own, "GET", vpath).json()["state"] == "pending"  # counted at an approval, not later
+    r = api(depot, own, "POST", f"{vpath}/approve", user="alice", body={})
+    assert r.status_code == 200 and r.json()["state"] == "approved", r.text
+
+
 def test_a_label_or_alias_never_takes_the_form_of_a_commit_id(depot, team, model):
     """An attacker's finding: a writer labelled a draft with an approved version's commit id (201). The Hub
     resolved the 40 hex digits to the approved version, but the models view, REST and depotctl resolve names

@@ -43,13 +43,18 @@ asio::awaitable<bool> approved_since(pg::connection& c, std::int64_t version_id,
     co_return !mine.empty();
 }
 
-asio::awaitable<std::int64_t> approvers_since(pg::connection& c, std::int64_t version_id, std::int64_t since)
+asio::awaitable<std::int64_t> approvers_since(pg::connection& c, std::int64_t version_id, std::int64_t since,
+                                              std::int64_t team_id, team_role approver_role)
 {
-    auto count =
-        co_await sql(c,
-                     "SELECT count(DISTINCT actor) FROM model_events WHERE version_id = $1 AND action = "
-                     "'approval' AND id > $2",
-                     version_id, since);
+    auto count = co_await sql(
+        c,
+        "SELECT count(DISTINCT e.actor) FROM model_events e WHERE e.version_id = $1 AND e.action = "
+        "'approval' "
+        "AND e.id > $2 AND (EXISTS (SELECT 1 FROM users u WHERE u.id = e.actor AND u.is_admin) OR EXISTS "
+        "(SELECT 1 FROM team_members m WHERE m.team_id = $3 AND m.user_id = e.actor AND "
+        "array_position(ARRAY['reader', 'writer', 'maintainer', 'admin'], m.role) >= "
+        "array_position(ARRAY['reader', 'writer', 'maintainer', 'admin'], $4::text)))",
+        version_id, since, team_id, to_string(approver_role));
     co_return count[0].i64(0);
 }
 

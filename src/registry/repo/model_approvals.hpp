@@ -41,8 +41,11 @@ asio::awaitable<bool> ever_submitted(pg::connection& c, std::int64_t version_id,
 asio::awaitable<bool> approved_since(pg::connection& c, std::int64_t version_id, std::int64_t since,
                                      std::string_view actor);
 
-/// How many distinct users approved the version after model_events id `since`.
-asio::awaitable<std::int64_t> approvers_since(pg::connection& c, std::int64_t version_id, std::int64_t since);
+/// How many distinct users approved the version after model_events id `since` and may still approve in
+/// team `team_id`: installation admins, and members whose role is at least `approver_role` (an approval
+/// by someone who has since left or been demoted does not count toward the policy).
+asio::awaitable<std::int64_t> approvers_since(pg::connection& c, std::int64_t version_id, std::int64_t since,
+                                              std::int64_t team_id, team_role approver_role);
 
 /// Marks the version approved.
 asio::awaitable<void> mark_version_approved(pg::connection& c, std::int64_t version_id);

@@ -38,7 +38,9 @@ asio::awaitable<result<model_version>> model_registry::approve(const model& m, c
                                  "four-eyes rule is all_contributors)");
         if (co_await approved_since(c, v.id, submitted.event_id, who.actor))
             co_return make_error(errc::conflict, "You already approved this version");
-        const auto approvers = co_await approvers_since(c, v.id, submitted.event_id);
+        // The approvals that count are those of people who may still approve (not of one who left since).
+        const auto approvers =
+            co_await approvers_since(c, v.id, submitted.event_id, m.team_id, m.policy.approver_role);
         const bool complete = approvers + 1 >= m.policy.required_approvals;
         std::optional<std::string> to;
         if (complete) {
