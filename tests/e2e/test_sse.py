@@ -601,3 +601,42 @@ def test_encrypted_content_takes_no_part_in_digest_lookups_or_sources(depot, sse
              body={"key": "clone-p", "sha256": digests[0], "size": len(secret)})
     assert r.status_code == 201, r.text
     assert s3e.get_object(Bucket=bucket, Key="clone-p")["Body"].read() == secret
+
+
+def test_a_digest_copy_into_a_bucket_that_encrypts_is_encrypted(depot, sse, s3e, bucket, bucket_factory):
+    """An attacker's finding: POST /buckets/{b}/objects {key, sha256, size} into a bucket whose default
+    encryption is AES256 referenced the source's plaintext segments, so `depotctl push` (which copies by
+    digest) landed plaintext in an "encrypted" bucket. The copy is now a put of the source's bytes, sealed
+    (and checked against the digest); without a master key it is 501 and stores nothing. A plain bucket
+    still references the source's bytes."""
+    token = token_for(depot, "alice")["token"]
+    enc = bucket_factory()
+    s3e.put_bucket_encryption(Bucket=enc, ServerSideEncryptionConfiguration={
+        "Rules": [{"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]})
+    data = b"plain source " + os.urandom(32)
+    s3e.put_object(Bucket=bucket, Key="src/plain", Body=data)
+    digest = hashlib.sha256(data).hexdigest()
+
+    def create(server, target, key):
+        return requests.post(f"{server.endpoint}/api/v1/buckets/{target}/objects",
+                             json={"key": key, "sha256": digest, "size": len(data)},
+                             headers={"Authorization": f"Bearer {token}"}, verify=server.verify, timeout=60)
+
+    # Without a master key (the suite's own depotd): refused, nothing stored.
+    before = depot.snapshot(enc)
+    r = create(depot, enc, "refused")
+    assert r.status_code == 501, r.text
+    depot.assert_unchanged(before)
+    r = create(sse, enc, "from-digest")
+    assert r.status_code == 201, r.text
+    assert s3e.head_object(Bucket=enc, Key="from-digest")["ServerSideEncryption"] == "AES256"
+    sealed = blobs_of(sse, enc, "from-digest")
+    assert [b[1] for b in sealed] == ["master"] and sealed != blobs_of(sse, bucket, "src/plain")
+    assert body(s3e, enc, "from-digest") == data
+    row = sse.db.query("SELECT action, details::text FROM audit_log WHERE resource = "
+                       f"'{enc}/from-digest' ORDER BY id DESC LIMIT 1")[0]
+    assert row[0] == "object.copy" and f"{bucket}/src/plain" in row[1], row
+    # Into a plain bucket: a reference to the same bytes, as before.
+    plain = bucket_factory()
+    assert create(sse, plain, "ref").status_code == 201
+    assert blobs_of(sse, plain, "ref") == blobs_of(sse, bucket, "src/plain")
