@@ -572,7 +572,17 @@ asio::awaitable<response> dispatch(request_context& ctx)
         (raw == "/healthz" || raw == "/readyz" || raw == "/metrics") &&
         (!operational_auth || (bearer && raw == "/metrics" && !ctx.svc->metrics_token.empty()))) {
         response res;
-        if (raw == "/metrics" && !metrics_authorized(ctx.svc->metrics_token, operational_auth)) {
+        // A wrong token counts as a failed authentication of the address, as on every other surface, and an
+        // address cooling down is refused before its token is compared.
+        const auto cooling = raw == "/metrics" && operational_auth ? auth_cooldown(ctx) : std::nullopt;
+        if (cooling) {
+            res.status = http::status::too_many_requests;
+            res.headers.set(http::field::retry_after, std::to_string(cooling->count()));
+            res.headers.set(http::field::content_type, "text/plain");
+            res.body = "Too many failed authentications from this address; retry later\n";
+        } else if (raw == "/metrics" && !metrics_authorized(ctx.svc->metrics_token, operational_auth)) {
+            if (operational_auth)
+                record_auth_failure(ctx);
             res.status = http::status::unauthorized;
             res.headers.set(http::field::www_authenticate, "Bearer realm=\"depot metrics\"");
             res.headers.set(http::field::content_type, "text/plain");

@@ -256,6 +256,31 @@ def test_a_metrics_token_keeps_the_storage_gauges_from_whoever_reaches_the_s3_po
     assert r.status_code == 404 and "NoSuchBucket" in r.text, r.text
 
 
+def test_wrong_metrics_tokens_count_toward_the_auth_failure_limit(private_depot, tmp_path):
+    """An attacker's finding: 30 wrong /metrics tokens in a row were all answered 401, none counted, so the
+    token could be guessed without end; and an address cooling down still had its token compared. A wrong
+    token is now a failed authentication of the address like a bad signature or API token; once the limit is
+    reached the address waits (429 with Retry-After, a right token too), and so does its S3 traffic."""
+    token = secrets.token_urlsafe(24)
+    path = tmp_path / "metrics-token"
+    path.write_text(token + "\n")
+    server = private_depot("--metrics-token-file", str(path), "--auth-failure-limit", "3",
+                           "--auth-failure-window", "60", "--auth-failure-cooldown", "30")
+    right = {"Authorization": f"Bearer {token}"}
+    assert requests.get(server.endpoint + "/metrics", headers=right, timeout=30).status_code == 200
+    for _ in range(3):
+        r = requests.get(server.endpoint + "/metrics", headers={"Authorization": "Bearer guess-" + token},
+                         timeout=30)
+        assert r.status_code == 401, r.text
+    r = requests.get(server.endpoint + "/metrics", headers=right, timeout=30)
+    assert r.status_code == 429 and 1 <= int(r.headers["Retry-After"]) <= 30, (r.status_code, r.text)
+    assert "depot_" not in r.text
+    r = server.request("GET", "/")
+    assert r.status_code == 503 and b"<Code>SlowDown</Code>" in r.content, r.text
+    # Probes never authenticate, and are never refused.
+    assert requests.get(server.endpoint + "/healthz", timeout=30).status_code == 200
+
+
 def test_depotd_refuses_a_metrics_token_too_short_to_keep_anyone_out(depot, tmp_path):
     path = tmp_path / "short"
     path.write_text("short\n")
