@@ -200,12 +200,20 @@ TEST_CASE("model repositories: models, versions, aliases and approvals")
         CHECK(submitted.event_id > 0);
         CHECK(submitted.actor == "carol");
         CHECK_FALSE(co_await registry::approved_since(*conn, vid, submitted.event_id, "dave"));
-        CHECK(co_await registry::approvers_since(*conn, vid, submitted.event_id) == 0);
+        const auto maintainer = registry::team_role::maintainer;
+        CHECK(co_await registry::approvers_since(*conn, vid, submitted.event_id, t->id, maintainer) == 0);
         co_await registry::model_detail::record(*conn, m.id, vid, "approval", dave, "ok",
                                                 std::string("pending"), std::nullopt);
         CHECK(co_await registry::approved_since(*conn, vid, submitted.event_id, "dave"));
         CHECK_FALSE(co_await registry::approved_since(*conn, vid, submitted.event_id, "carol"));
-        CHECK(co_await registry::approvers_since(*conn, vid, submitted.event_id) == 1);
+        // An approval counts while its approver may approve: a member with the approver role (or more).
+        CHECK(co_await registry::approvers_since(*conn, vid, submitted.event_id, t->id, maintainer) == 0);
+        co_await registry::upsert_member(*conn, t->id, "dave", registry::team_role::writer);
+        CHECK(co_await registry::approvers_since(*conn, vid, submitted.event_id, t->id, maintainer) == 0);
+        co_await registry::upsert_member(*conn, t->id, "dave", registry::team_role::admin);
+        CHECK(co_await registry::approvers_since(*conn, vid, submitted.event_id, t->id, maintainer) == 1);
+        CHECK(co_await registry::approvers_since(*conn, vid, submitted.event_id, t->id,
+                                                 registry::team_role::admin) == 1);
         co_await registry::mark_version_approved(*conn, vid);
         CHECK(co_await registry::lock_version_state(*conn, vid) == std::optional<std::string>("approved"));
         const std::optional<std::int64_t> of_version = vid, of_model;
