@@ -415,7 +415,10 @@ asio::awaitable<result<team_access>> authorize_team(request_context& ctx, auth::
 
 result<void> authorize_user(const request_context& ctx, auth::permission what, std::string_view owner_id)
 {
-    return auth::authorize(ctx.principal, what, auth::user_resource{.owner_id = owner_id});
+    auto allowed = auth::authorize(ctx.principal, what, auth::user_resource{.owner_id = owner_id});
+    if (!allowed)
+        note_refusal(ctx, {}); // another user's token or key is answered as absent: still a refusal, audited
+    return allowed;
 }
 
 asio::awaitable<result<void>> authorize_installation(request_context& ctx, auth::permission what)

@@ -120,7 +120,8 @@ struct team_access
 asio::awaitable<result<team_access>> authorize_team(request_context& ctx, auth::permission what,
                                                     std::string_view name);
 
-/// Something belonging to `owner_id` (credentials): the owner or an installation admin.
+/// Something belonging to `owner_id` (credentials): the owner or an installation admin. A refusal is noted
+/// for the request (note_refusal): it is audited also where it is answered as an absence.
 result<void> authorize_user(const request_context& ctx, auth::permission what, std::string_view owner_id);
 
 /// Installation-wide operations (users, teams, the audit log).

@@ -212,6 +212,35 @@ def test_refusals_answered_404_are_recorded_with_their_team_and_bucket(depot, s3
     assert {r["action"] for r in page["items"] if r["outcome"] == "denied"} == {"api.setTeamMember"}
 
 
+def test_refusals_about_another_users_credentials_are_recorded(depot, s3, bucket, tokens):
+    """An attacker's finding: revoking another user's token or key (answered 404, as if absent) and making a
+    credential scoped to another user's bucket or model (400) left no audit row. Each is one denied row
+    (the scope's, aimed at the bucket and team it named); nothing changed. An unknown id is no refusal."""
+    if "erin" not in depot.users:
+        depot.add_user("erin", "Erin")
+    erin = token_for(depot, "erin")["token"]
+    victim = call(depot, "POST", "/api/v1/tokens", token=tokens["alice"], body={"name": "victim"}).json()
+    key = call(depot, "POST", "/api/v1/keys", token=tokens["alice"], body={}).json()["access_key_id"]
+    m = marker(depot)
+    assert_problem(call(depot, "DELETE", f"/api/v1/tokens/{victim['id']}", token=erin), 404, "not-found")
+    assert_problem(call(depot, "DELETE", f"/api/v1/keys/{key}", token=erin), 404, "not-found")
+    assert_problem(call(depot, "POST", "/api/v1/tokens", token=erin, body={"scope": {"bucket": bucket}}), 400,
+                   "invalid-argument")
+    assert_problem(call(depot, "DELETE", "/api/v1/tokens/999999999", token=erin), 404, "not-found")
+    cred = token_id(erin)
+    assert rows_since(depot, m) == [
+        ("erin", cred, "", "api.revokeToken", f"/tokens/{victim['id']}", "denied"),
+        ("erin", cred, "", "api.revokeKey", f"/keys/{key}", "denied"),
+        ("erin", cred, "", "api.createToken", "/tokens", "denied"),
+    ]
+    last = json.loads(depot.db.scalar(f"SELECT details FROM audit_log WHERE id > {m} ORDER BY id DESC LIMIT 1"))
+    assert last.get("bucket") == bucket, last
+    # Nothing changed: alice's token and key still work.
+    assert call(depot, "GET", "/api/v1/whoami", token=victim["token"]).status_code == 200
+    assert [k["revoked_at"] for k in call(depot, "GET", "/api/v1/keys", token=tokens["alice"]).json()["items"]
+            if k["access_key_id"] == key] == [None]
+
+
 def test_registry_key_and_webhook_changes_leave_their_rows(depot, s3, tokens):
     tok = tokens["alice"]
     cred = token_id(tok)

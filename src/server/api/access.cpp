@@ -3,6 +3,7 @@
 #include "registry/vocabulary.hpp"
 #include "server/api/http_api.hpp"
 #include "server/api/paging.hpp"
+#include "server/audit_requests.hpp"
 #include "server/authorization.hpp"
 #include "server/services.hpp"
 
@@ -101,8 +102,12 @@ asio::awaitable<result<credential_request>> credential_request_of(request_contex
                 granted.model_exists =
                     static_cast<bool>(co_await ctx.svc->models.get_model(team->id, parsed->model));
             }
-        if (auto allowed = auth::authorize(owner, auth::permission::account_write, granted); !allowed)
+        if (auto allowed = auth::authorize(owner, auth::permission::account_write, granted); !allowed) {
+            // A scope naming what its owner does not reach is refused (400): a refusal, aimed at what it
+            // named.
+            note_refusal(ctx, {.team = parsed->team, .bucket = parsed->bucket});
             co_return std::move(allowed).error();
+        }
         out.scope = registry::scope_json(*parsed);
     }
     co_return out;
