@@ -565,10 +565,15 @@ asio::awaitable<response> dispatch(request_context& ctx)
     // Operational endpoints, unauthenticated except /metrics with --metrics-token-file (a bearer token). A
     // signed request for these paths is S3 (a bucket named "metrics"), and so is anything with a query
     // string.
+    // A virtual-hosted request is S3's (keys named metrics, healthz, ui/...), as pipeline.hpp's
+    // choose_surface says. The console's listener serves no S3: its Host names no bucket.
+    const bool virtual_hosted =
+        ctx.listener != listener_kind::console && !virtual_host_bucket_of(ctx).empty();
     const auto operational_auth = ctx.get("authorization");
     const bool bearer = operational_auth && operational_auth->size() >= 7 &&
                         iequals_ascii(operational_auth->substr(0, 7), "Bearer ");
-    if ((ctx.header->method() == http::verb::get || ctx.header->method() == http::verb::head) &&
+    if (!virtual_hosted &&
+        (ctx.header->method() == http::verb::get || ctx.header->method() == http::verb::head) &&
         (raw == "/healthz" || raw == "/readyz" || raw == "/metrics") &&
         (!operational_auth || (bearer && raw == "/metrics" && !ctx.svc->metrics_token.empty()))) {
         response res;
@@ -605,7 +610,7 @@ asio::awaitable<response> dispatch(request_context& ctx)
 
     // The web console's static files: public, like the page a sign-in form is on (console.hpp); logged and
     // counted as operation "Console".
-    if (is_console_request(ctx)) {
+    if (!virtual_hosted && is_console_request(ctx)) {
         auto console_res = console_response(ctx);
         request_record::attach(std::move(record), ctx, console_operation,
                                operation_names()[console_operation], "", console_res);
@@ -622,7 +627,7 @@ asio::awaitable<response> dispatch(request_context& ctx)
         .credentials =
             credential_of(authorization.has_value(), authorization.value_or(""),
                           qmark == std::string_view::npos ? std::string_view() : raw.substr(qmark + 1)),
-        .virtual_hosted = !virtual_host_bucket_of(ctx).empty()};
+        .virtual_hosted = virtual_hosted};
     auto chosen = choose_surface(shape);
     if (chosen == surface::hub_unless_bucket) {
         // No credentials: an S3 read only if public grants can answer it, i.e. public access is allowed and

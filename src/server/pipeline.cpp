@@ -81,10 +81,12 @@ credential_kind credential_of(bool has_authorization, std::string_view authoriza
 
 surface choose_surface(const request_shape& r)
 {
-    if (api::is_api_target(r.path))
-        return surface::rest;
+    // A virtual-hosted request names its bucket in Host: whatever its path (a key may be "api/v1/..."), it
+    // is S3's. The REST API is served on the bare host only.
     if (r.virtual_hosted)
         return surface::s3;
+    if (api::is_api_target(r.path))
+        return surface::rest;
     if (r.credentials != credential_kind::none && r.credentials != credential_kind::bearer)
         return surface::s3;
     if (r.method != "GET" && r.method != "HEAD" && r.method != "POST")

@@ -66,9 +66,10 @@ struct request_shape
     bool virtual_hosted = false; ///< Host is BUCKET.<--domain>: S3's addressing
 };
 
-/// Which surface serves the request. REST for /api/v1 and below (it accepts tokens, console sessions and
-/// SigV4). Otherwise S3 for anything carrying S3 credentials or addressed virtual-host style, whatever its
-/// path looks like: a valid S3 request is never answered by another protocol. The Hub API only for a GET,
+/// Which surface serves the request. S3 for anything addressed virtual-host style, whatever its path (a key
+/// may read "api/v1/..."); then REST for /api/v1 and below (it accepts tokens, console sessions and SigV4);
+/// otherwise S3 for anything carrying S3 credentials, whatever its path looks like: a valid S3 request is
+/// never answered by another protocol. The Hub API only for a GET,
 /// HEAD or POST under /api/models/ or a GET or HEAD of /{team}/{model}/resolve/{revision}/{path} that
 /// carries a bearer token (S3 never accepts one) or no credentials at all (then hub_unless_bucket).
 surface choose_surface(const request_shape& r);

@@ -56,3 +56,32 @@ def test_unknown_host_is_path_style(depot, bucket, s3):
     response = depot.request("GET", f"/{bucket}/k")
     assert response.status_code == 200 and response.content == b"x"
     assert requests.get(f"{depot.endpoint}/healthz", timeout=10).status_code == 200
+
+
+def test_a_virtual_hosted_key_under_api_is_an_object_never_a_rest_call(depot, s3, bucket, localhost_subdomains):
+    """An attacker's finding: with Host <bucket>.<domain>, a path /api/... went to the REST API, which checks
+    the same SigV4 signature. So a presigned PutObject URL that alice issued for the key
+    api/v1/teams/<team>/members/<attacker>, sent with the body {"role":"admin"}, made the attacker a team
+    admin. Host names the bucket: the request is S3's, the body is stored as that key, nothing else changes.
+    Keys named metrics and healthz are objects there too."""
+    from rest import call, token_for
+
+    token = token_for(depot, "alice")["token"]
+    team = "vh-" + unique_bucket_name("t")[-8:]
+    assert call(depot, "POST", "/api/v1/teams", token=token, body={"name": team}).status_code == 201
+    vhost = depot.client("alice", endpoint=f"http://localhost:{depot.port}", addressing_style="virtual")
+    key = f"api/v1/teams/{team}/members/bob"
+    url = vhost.generate_presigned_url("put_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=600)
+    assert url.startswith(f"http://{bucket}.localhost:{depot.port}/api/v1/")
+    r = requests.put(url, data=b'{"role":"admin"}', headers={"Content-Type": "application/json"}, timeout=30)
+    assert r.status_code == 200 and "ETag" in r.headers, (r.status_code, r.text)
+    assert s3.get_object(Bucket=bucket, Key=key)["Body"].read() == b'{"role":"admin"}'
+    members = call(depot, "GET", f"/api/v1/teams/{team}/members", token=token).json()["items"]
+    assert "bob" not in {m["user"] for m in members}, members
+    # Keys the bare host reserves for its own endpoints are objects under a bucket's host.
+    for name in ("metrics", "healthz"):
+        s3.put_object(Bucket=bucket, Key=name, Body=name.encode())
+        assert vhost.get_object(Bucket=bucket, Key=name)["Body"].read() == name.encode()
+    # The bare host still serves the REST API and the probes.
+    assert call(depot, "GET", "/api/v1/whoami", token=token).status_code == 200
+    assert requests.get(f"{depot.endpoint}/healthz", timeout=10).status_code == 200

@@ -75,4 +75,11 @@ TEST_CASE("an S3 request whose key looks like a Hub path is S3's (issue 34 item 
     CHECK(of("GET", "/api/v1/whoami", "Bearer t") == surface::rest);
     CHECK(of("GET", "/api/v1/whoami", "AWS4-HMAC-SHA256 Credential=a") == surface::rest);
     CHECK(of("GET", "/api/v1") == surface::rest);
+    // An attacker's finding: a virtual-hosted S3 request for a key under api/ went to the REST API, so a
+    // presigned URL for such a key made REST calls as its signer. Host names the bucket: S3's.
+    CHECK(of("PUT", "/api/v1/teams/t/members/m?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=a",
+             std::nullopt, true) == surface::s3);
+    CHECK(of("GET", "/api/v1/keys", "AWS4-HMAC-SHA256 Credential=a", true) == surface::s3);
+    CHECK(of("GET", "/api/v1/whoami", "Bearer t", true) == surface::s3);
+    CHECK(of("GET", "/api/models/team/model", "Bearer hf_dpt_x", true) == surface::s3);
 }
