@@ -686,3 +686,10 @@ def test_a_team_admin_who_leaves_or_is_demoted_stops_their_subscriptions(hooks_d
     # An admin may enable one again, knowingly.
     r = team_call(server, team, "PATCH", f"/webhooks/{franks[0]}", body={"enabled": True})
     assert r.status_code == 200 and r.json()["enabled"] is True, r.text
+    # The second attacker's way around: an admin re-points someone else's subscription to their own
+    # receiver, then leaves. Whoever chose where the events go answers for the subscription.
+    assert team_call(server, team, "PUT", "/members/frank", body={"role": "admin"}).status_code == 200
+    r = team_call(server, team, "PATCH", f"/webhooks/{alices}", user="frank", body={"url": receiver.url + "/mine"})
+    assert r.status_code == 200 and r.json()["created_by"] == "frank", r.text
+    assert team_call(server, team, "DELETE", "/members/frank").status_code == 204
+    assert states()[alices] == (False, reason)

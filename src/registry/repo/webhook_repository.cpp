@@ -200,8 +200,10 @@ webhook_repository::update(const audit_context& who, std::int64_t team_id, std::
             "description), event_types = coalesce($5::text[], event_types), enabled = coalesce($6, enabled), "
             "disabled_reason = CASE WHEN $6 THEN NULL ELSE disabled_reason END, consecutive_failures = CASE "
             "WHEN $6 THEN 0 ELSE consecutive_failures END, bucket_id = coalesce($7, bucket_id), updated_at = "
-            "now() WHERE team_id = $1 AND id = $2 RETURNING id",
-            team_id, id, u.url, u.description, types, u.enabled, u.bucket_id);
+            "now(), created_by = CASE WHEN $3 IS NULL THEN created_by ELSE $8 END WHERE team_id = $1 AND id "
+            "= "
+            "$2 RETURNING id",
+            team_id, id, u.url, u.description, types, u.enabled, u.bucket_id, who.actor);
         if (rs.empty())
             co_return make_error(errc::not_found, "The team has no webhook " + std::to_string(id));
         // Deliveries that waited while it was disabled go out now.

@@ -50,7 +50,9 @@ public:
                                                             std::size_t limit);
     /// not_found when the team has no such subscription.
     asio::awaitable<result<webhook_subscription>> get(std::int64_t team_id, std::int64_t id);
-    /// Enabling resets the failure count. not_found.
+    /// Enabling resets the failure count. A new url makes `who` the subscription's `created_by`: whoever
+    /// chose where its events go answers for it (and its subscription stops when they stop being an admin).
+    /// not_found.
     asio::awaitable<result<webhook_subscription>> update(const audit_context& who, std::int64_t team_id,
                                                          std::int64_t id, webhook_update u);
     /// Deletes the subscription with its deliveries and attempts. not_found.
