@@ -398,6 +398,17 @@ asio::awaitable<void> serve(Stream& stream, beast::flat_buffer& buffer, registra
         }
 
         const auto& header = parser.get().base();
+        // One Host (RFC 9112 3.2): with two, the one that routes (virtual hosting) and the one a proxy or a
+        // signature read could differ. Refused, and the connection closes (the body is unread).
+        if (header.count(http::field::host) > 1) {
+            auto request_id = new_request_id();
+            log::debug("two Host headers", {{"remote", remote}, {"request_id", request_id}});
+            auto res =
+                early_error("InvalidRequest", 400, "A request has exactly one Host header.", request_id);
+            if (co_await write_response(stream, res, false, header.version(), opts))
+                co_await linger(stream);
+            co_return;
+        }
         const bool expect_continue =
             beast::iequals(header[http::field::expect], "100-continue") && header.version() >= 11;
         body_source<Stream> body(stream, buffer, parser, expect_continue, opts.io_timeout);

@@ -274,3 +274,17 @@ def test_rest_json_strings_with_nul_are_a_400(depot, s3, bucket, tokens):
     assert_problem(r, 400, "invalid-argument")
     assert error_lines(depot, offset) == []
     depot.assert_unchanged(before)
+
+
+def test_a_request_with_two_host_headers_is_refused(depot, s3, bucket, localhost_subdomains):
+    """The second attacker's finding: two Host headers were accepted and the first one routed (RFC 9112
+    requires a 400): a proxy that reads the other one would send the request to another bucket than the
+    one depotd serves. 400 InvalidRequest, and nothing is stored."""
+    before = depot.snapshot(bucket)
+    status, body = raw_request(depot, (
+        f"PUT /k HTTP/1.1\r\nHost: {bucket}.localhost:{depot.port}\r\nHost: 127.0.0.1:{depot.port}\r\n"
+        "Content-Length: 5\r\nConnection: close\r\n\r\nhello").encode())
+    assert status == 400 and b"<Code>InvalidRequest</Code>" in body and b"one Host" in body, body
+    depot.assert_unchanged(before)
+    status, _ = raw_request(depot, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+    assert status == 200
