@@ -12,15 +12,17 @@ namespace {
 /// presigned links) once they are not its admin. Another admin may enable it again.
 constexpr std::string_view no_longer_admin = "its creator is no longer an admin of the team";
 
-/// `,"webhooks_disabled":[ids]` for a membership change's audit details, or nothing.
-std::string webhooks_disabled(const std::vector<std::int64_t>& ids)
+/// A membership change's audit details: `members` (a JSON object's members, or "") and
+/// `"webhooks_disabled":[ids]` when it disabled any.
+std::string member_details(std::string members, const std::vector<std::int64_t>& disabled)
 {
-    if (ids.empty())
-        return {};
-    std::string out = ",\"webhooks_disabled\":[";
-    for (std::size_t i = 0; i < ids.size(); ++i)
-        out += (i ? "," : "") + std::to_string(ids[i]);
-    return out + "]";
+    if (!disabled.empty()) {
+        members += members.empty() ? "\"webhooks_disabled\":[" : ",\"webhooks_disabled\":[";
+        for (std::size_t i = 0; i < disabled.size(); ++i)
+            members += (i ? "," : "") + std::to_string(disabled[i]);
+        members += "]";
+    }
+    return "{" + members + "}";
 }
 
 } // namespace
@@ -79,9 +81,9 @@ asio::awaitable<result<team_member>> model_registry::set_member(const audit_cont
         std::vector<std::int64_t> disabled;
         if (role != team_role::admin)
             disabled = co_await disable_subscriptions_of(c, team_id, user_id, no_longer_admin);
-        co_await append_audit(
-            c, who, "team.member.set", row.team_name + "/" + std::string(user_id), row.team_name,
-            "{\"role\":" + audit_quote(to_string(role)) + webhooks_disabled(disabled) + "}");
+        co_await append_audit(c, who, "team.member.set", row.team_name + "/" + std::string(user_id),
+                              row.team_name,
+                              member_details("\"role\":" + audit_quote(to_string(role)), disabled));
         co_return team_member{.user_id = std::string(user_id),
                               .display_name = std::move(*display_name),
                               .role = role,
@@ -97,10 +99,8 @@ asio::awaitable<result<void>> model_registry::remove_member(const audit_context&
         if (!team_name)
             co_return make_error(errc::not_found, "The user is not a member of this team");
         const auto disabled = co_await disable_subscriptions_of(c, team_id, user_id, no_longer_admin);
-        const std::string details =
-            disabled.empty() ? "{}" : "{" + webhooks_disabled(disabled).substr(1) + "}";
         co_await append_audit(c, who, "team.member.remove", *team_name + "/" + std::string(user_id),
-                              *team_name, details);
+                              *team_name, member_details("", disabled));
         co_return ok();
     });
 }
