@@ -241,11 +241,96 @@ std::string text(const pugi::xml_node& node)
     return out;
 }
 
+namespace {
+
+/// True if `body` holds a NUL byte or a character reference to U+0000 (`&#0;`, `&#x00;`, ...). pugixml
+/// would decode the reference into a NUL that ends the C string it hands out, so `important.db&#0;.tmp`
+/// would read as `important.db`; XML 1.0 has no U+0000 at all.
+bool holds_nul(std::string_view body) noexcept
+{
+    if (body.find('\0') != std::string_view::npos)
+        return true;
+    for (auto at = body.find("&#"); at != std::string_view::npos; at = body.find("&#", at + 2)) {
+        auto rest = body.substr(at + 2);
+        const bool hex = !rest.empty() && (rest.front() == 'x' || rest.front() == 'X');
+        if (hex)
+            rest.remove_prefix(1);
+        const auto digits = rest.find_first_not_of('0');
+        if (digits != std::string_view::npos && digits > 0 && rest[digits] == ';')
+            return true;
+    }
+    return false;
+}
+
+/// Elements that S3's request documents repeat below `parent`; every other element appears at most once
+/// per parent. An Object Lock configuration has one Rule, the other documents with Rules a list.
+bool is_repeatable(std::string_view parent, std::string_view name) noexcept
+{
+    static constexpr std::string_view names[] = {"Object",
+                                                 "Part",
+                                                 "Tag",
+                                                 "Grant",
+                                                 "CORSRule",
+                                                 "AllowedMethod",
+                                                 "AllowedOrigin",
+                                                 "AllowedHeader",
+                                                 "ExposeHeader",
+                                                 "Transition",
+                                                 "NoncurrentVersionTransition"};
+    if (name == "Rule")
+        return parent != "ObjectLockConfiguration";
+    return std::find(std::begin(names), std::end(names), name) != std::end(names);
+}
+
+/// True if `node` has two child elements of one non-repeatable name.
+bool repeats_a_child(const pugi::xml_node& node)
+{
+    std::vector<std::string_view> seen;
+    const auto parent = local_name(node);
+    for (auto c = node.first_child(); c; c = c.next_sibling()) {
+        if (c.type() != pugi::node_element)
+            continue;
+        const auto name = local_name(c);
+        if (is_repeatable(parent, name))
+            continue;
+        if (std::find(seen.begin(), seen.end(), name) != seen.end())
+            return true;
+        seen.push_back(name);
+    }
+    return false;
+}
+
+/// True if `root` or any element below it repeats a single element. Without this the first `<Mode>` of
+/// two would decide and the second be dropped without a word. Walks in document order without
+/// recursion, so a deeply nested body cannot exhaust the stack.
+bool repeats_a_single_element(const pugi::xml_node& root)
+{
+    for (auto n = root; n;) {
+        if (n.type() == pugi::node_element && repeats_a_child(n))
+            return true;
+        if (auto c = n.first_child()) {
+            n = c;
+            continue;
+        }
+        while (n != root && !n.next_sibling())
+            n = n.parent();
+        if (n == root)
+            break;
+        n = n.next_sibling();
+    }
+    return false;
+}
+
+} // namespace
+
 /// Loads `body` and returns its single root element if its local name is `root`. Whitespace-only text
 /// is kept (parse_ws_pcdata) so that a key made of spaces survives; DOCTYPEs are skipped, and pugixml
 /// expands no entities besides the predefined ones, so there is no entity-expansion attack surface.
+/// A NUL (raw or by reference) and a repeated single element are malformed.
 result<pugi::xml_node> load(pugi::xml_document& doc, std::string_view body, std::string_view root)
 {
+    if (holds_nul(body))
+        return malformed();
     const auto parsed = doc.load_buffer(body.data(), body.size(), pugi::parse_default | pugi::parse_ws_pcdata,
                                         pugi::encoding_utf8);
     if (!parsed)
@@ -260,7 +345,7 @@ result<pugi::xml_node> load(pugi::xml_document& doc, std::string_view body, std:
             return malformed(); // text outside the root element
         }
     }
-    if (!element || local_name(element) != root)
+    if (!element || local_name(element) != root || repeats_a_single_element(element))
         return malformed();
     return element;
 }

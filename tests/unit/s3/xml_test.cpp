@@ -4,6 +4,7 @@
 
 using namespace depot;
 using namespace depot::s3;
+using namespace std::string_literals;
 
 TEST_CASE("xml_escape escapes the five specials and control characters")
 {
@@ -110,6 +111,42 @@ TEST_CASE("Delete rejects bad XML, no objects, a missing key, a bad Quiet and mo
     CHECK(parse_delete_objects(body + "</Delete>").value().objects.size() == 1000);
     CHECK(parse_delete_objects(body + "<Object><Key>x</Key></Object></Delete>").error().code ==
           errc::malformed_xml);
+}
+
+TEST_CASE("A NUL character, raw or by reference, makes a request document malformed")
+{
+    // The attacker's body: `&#0;` decoded into a NUL would make the key read as `important.db`.
+    for (const std::string ref : {"&#0;", "&#00;", "&#x0;", "&#X000;"})
+        CHECK(parse_delete_objects("<Delete><Object><Key>important.db" + ref + ".tmp</Key></Object></Delete>")
+                  .error()
+                  .code == errc::malformed_xml);
+    CHECK(parse_delete_objects("<Delete><Object><Key>a\0b</Key></Object></Delete>"s).error().code ==
+          errc::malformed_xml);
+    CHECK(parse_tagging("<Tagging><TagSet><Tag><Key>k</Key><Value>v&#0;w</Value></Tag></TagSet></Tagging>")
+              .error()
+              .code == errc::malformed_xml);
+    // Other references stay what they are: `&#48;` is "0", `&#10;` a line feed.
+    const auto d = parse_delete_objects("<Delete><Object><Key>a&#48;&#10;&#x30;</Key></Object></Delete>");
+    REQUIRE(d);
+    CHECK(d->objects.at(0).key == "a0\n0");
+}
+
+TEST_CASE("A single element given twice makes a request document malformed; lists may repeat")
+{
+    CHECK(parse_delete_objects("<Delete><Object><Key>a</Key><Key>b</Key></Object></Delete>").error().code ==
+          errc::malformed_xml);
+    CHECK(parse_delete_objects("<Delete><Quiet>true</Quiet><Quiet>false</Quiet><Object><Key>a</Key></Object>"
+                               "</Delete>")
+              .error()
+              .code == errc::malformed_xml);
+    CHECK(parse_versioning_configuration("<VersioningConfiguration><Status>Enabled</Status>"
+                                         "<Status>Suspended</Status></VersioningConfiguration>")
+              .error()
+              .code == errc::malformed_xml);
+    const auto two = parse_delete_objects("<Delete><Object><Key>a</Key></Object><Object><Key>b</Key></Object>"
+                                          "</Delete>");
+    REQUIRE(two);
+    CHECK(two->objects.size() == 2);
 }
 
 TEST_CASE("CompleteMultipartUpload reads part numbers, unquoted ETags and checksums")
