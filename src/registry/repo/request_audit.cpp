@@ -15,7 +15,26 @@ asio::awaitable<void> audit_denial(pg::pool& pool, const audit_context& who, std
         details += ",\"bucket\":" + audit_quote(bucket);
     details += "}";
     auto conn = co_await pool.acquire();
-    co_await append_audit(*conn, who, action, resource, team, details, audit_denied);
+    std::string whose(team);
+    const bool names_a_key = !bucket.empty() && resource.size() > bucket.size() + 1 &&
+                             resource.starts_with(bucket) && resource[bucket.size()] == '/';
+    if (whose.empty() && names_a_key) {
+        // A key of a bucket: the row is the team's whose model holds the key (the longest prefix), so that
+        // its admins read attempts at the model's files in the bucket as they read those through the view.
+        const std::string_view key = resource.substr(bucket.size() + 1);
+        auto rs = co_await sql(
+            *conn,
+            "SELECT t.name, m.name FROM models m JOIN teams t ON t.id = m.team_id JOIN buckets b "
+            "ON b.id = m.bucket_id WHERE b.name = $1 AND starts_with($2, m.prefix) ORDER BY "
+            "length(m.prefix) DESC LIMIT 1",
+            bucket, key);
+        if (!rs.empty()) {
+            whose = std::string(rs[0].text(0));
+            details.pop_back();
+            details += ",\"model\":" + audit_quote(whose + "/" + std::string(rs[0].text(1))) + "}";
+        }
+    }
+    co_await append_audit(*conn, who, action, resource, whose, details, audit_denied);
 }
 
 asio::awaitable<void> audit_model_download(pg::pool& pool, const audit_context& who,

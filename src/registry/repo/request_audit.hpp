@@ -18,7 +18,9 @@ namespace depot::registry {
 namespace asio = boost::asio;
 
 /// A "denied" row: `action` on `resource` of team `team` ("" for none) refused to `who`, details
-/// {"reason": message} and, when `bucket` is not empty, "bucket". Throws pg::error.
+/// {"reason": message} and, when `bucket` is not empty, "bucket". A row with no team about a key of a bucket
+/// (`resource` = "bucket/key") under a model's prefix is that model's team's, with details.model
+/// ("team/model"). Throws pg::error.
 asio::awaitable<void> audit_denial(pg::pool& pool, const audit_context& who, std::string_view action,
                                    std::string_view resource, std::string_view team, std::string_view bucket,
                                    std::string_view message);
