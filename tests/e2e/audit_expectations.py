@@ -100,9 +100,12 @@ S3_OPERATIONS: dict[str, Callable] = {
     "ListObjects": NONE,
     "ListObjectVersions": NONE,
     "ListMultipartUploads": NONE,
-    # One row per key deleted (also keys that did not exist: S3 reports them deleted); the keys are in the
+    # One row per key deleted (also keys that did not exist: S3 reports them deleted), and one denied row
+    # s3.DeleteObjects per key refused to the caller (a policy Deny, Object Lock); the keys are in the
     # request body, which the log does not carry, so only their bucket is checked.
-    "DeleteObjects": lambda line, facts: [Row("object.delete", prefix=BUCKET(line) + "/", min=0, max=None)],
+    "DeleteObjects": lambda line, facts: [Row("object.delete", prefix=BUCKET(line) + "/", min=0, max=None),
+                                          Row("s3.DeleteObjects", DENIED, prefix=BUCKET(line) + "/", min=0,
+                                              max=None)],
     # One row per write, also with an ACL (x-amz-acl, x-amz-grant-*, a form's acl field): the ACL is stored in
     # the write's transaction and named in its row's details, never a second row (issue 34 item 13).
     "PutObject": one("object.put", obj),

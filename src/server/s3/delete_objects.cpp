@@ -3,6 +3,7 @@
 #include "s3/errors.hpp"
 #include "s3/responses.hpp"
 #include "s3/xml.hpp"
+#include "server/audit_requests.hpp"
 #include "server/authorization.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/delete_conditions.hpp"
@@ -76,6 +77,13 @@ asio::awaitable<result<response>> delete_objects(request_context& ctx)
                 done.delete_marker_version_id = removed->version_id;
             out.deleted.push_back(std::move(done));
         } else {
+            // A key refused to an authenticated caller is a refusal as DeleteObject's would be: a row of
+            // its own (the request as a whole succeeds, so the dispatcher writes none).
+            if (outcome.error().code == errc::access_denied && !ctx.who.user_id.empty()) {
+                const std::string resource = ctx.bucket + "/" + object.key;
+                co_await audit_denial(ctx, "s3.DeleteObjects", resource, "", ctx.bucket,
+                                      outcome.error().message);
+            }
             auto info = s3::describe(outcome.error());
             s3::delete_error_entry failed;
             failed.key = object.key;
