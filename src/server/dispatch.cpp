@@ -690,6 +690,10 @@ asio::awaitable<response> dispatch(request_context& ctx)
         refused_request addressed;
         addressed.action = "s3." + std::string(routes[operation].name);
         addressed.resource = ctx.key.empty() ? ctx.bucket : ctx.bucket + "/" + ctx.key;
+        // The bucket it was aimed at, in the row's details; for a key, the row is the team's whose model
+        // holds the key (audit_denial looks it up), as the models view's rows are.
+        if (!s3op::is_model_view(ctx))
+            addressed.bucket = ctx.bucket;
         if (failure && failure->code == errc::access_denied && !ctx.who.user_id.empty() &&
             s3op::is_model_view(ctx)) {
             // A 403 in the models view (a scope that does not reach the model, a write to the read-only

@@ -154,7 +154,7 @@ def test_refusals_of_authenticated_callers_are_recorded(depot, s3, s3_bob, bucke
         ("bob", token_id(tokens["bob"]), "", "api.createTeam", "/teams", "denied"),
     ]
     details = json.loads(depot.db.scalar(f"SELECT details FROM audit_log WHERE id > {m} ORDER BY id LIMIT 1"))
-    assert details == {"reason": "Access Denied"}
+    assert details == {"reason": "Access Denied", "bucket": bucket}
 
 
 def test_refusals_answered_404_are_recorded_with_their_team_and_bucket(depot, s3, bucket, tokens):
@@ -688,3 +688,64 @@ def test_creating_a_user_leaves_its_row_and_a_refused_duplicate_none(depot):
     again = depot.depotctl("user", "create", name, check=False)
     assert again.returncode != 0 and "already exists" in again.stderr
     assert rows_since(depot, m) == []
+
+
+def test_keys_refused_inside_delete_objects_are_each_a_denied_row(depot, s3):
+    """The attacker's request (second attack, N6): DeleteObjects with a key under a policy Deny and a locked
+    version answered both refusals in its body and left no audit row, where DeleteObject leaves one. Each
+    refused key is now a denied row; the deleted key is its object.delete row; the refused ones remain."""
+    bucket = unique_bucket_name("audit-multidelete")
+    s3.create_bucket(Bucket=bucket, ObjectLockEnabledForBucket=True)
+    s3.put_bucket_policy(Bucket=bucket, Policy=json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Effect": "Deny", "Principal": "*", "Action": "s3:DeleteObject", "Resource": f"arn:aws:s3:::{bucket}/keep/*"}]}))
+    s3.put_object(Bucket=bucket, Key="keep/a", Body=b"a")
+    s3.put_object(Bucket=bucket, Key="free/b", Body=b"b")
+    until = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)
+    locked = s3.put_object(Bucket=bucket, Key="locked", Body=b"l", ObjectLockMode="COMPLIANCE",
+                           ObjectLockRetainUntilDate=until)["VersionId"]
+    m = marker(depot)
+    out = s3.delete_objects(Bucket=bucket, Delete={"Objects": [
+        {"Key": "keep/a"}, {"Key": "free/b"}, {"Key": "locked", "VersionId": locked}]})
+    assert sorted(e["Key"] for e in out.get("Errors", [])) == ["keep/a", "locked"]
+    assert all(e["Code"] == "AccessDenied" for e in out["Errors"])
+    alice = depot.user("alice").access_key
+    rows = rows_since(depot, m)
+    assert sorted(rows) == sorted([
+        ("alice", alice, "", "s3.DeleteObjects", f"{bucket}/keep/a", "denied"),
+        ("alice", alice, "", "object.delete", f"{bucket}/free/b", "allowed"),
+        ("alice", alice, "", "s3.DeleteObjects", f"{bucket}/locked", "denied"),
+    ]), rows
+    assert s3.get_object(Bucket=bucket, Key="keep/a")["Body"].read() == b"a"
+    assert s3.get_object(Bucket=bucket, Key="locked", VersionId=locked)["Body"].read() == b"l"
+
+
+def test_refusals_of_a_models_files_in_its_bucket_are_the_teams_rows(depot, s3, s3_bob, tokens):
+    """The attacker's request (first attack, F5): bob, who may not read the bucket, asks for a team's model
+    file at its bucket key; the refusal was a row with team "", so the team's admins, who read such attempts
+    through the models view, never saw it. The row now names the team and the model (the longest prefix
+    that holds the key); a key outside every model stays team ""."""
+    tok = tokens["alice"]
+    team = "f5-" + secrets.token_hex(3)
+    bucket = unique_bucket_name("audit-f5")
+    s3.create_bucket(Bucket=bucket)
+    assert call(depot, "POST", "/api/v1/teams", token=tok, body={"name": team}).status_code == 201
+    for name, prefix in (("outer", "m/"), ("inner", "m/inner/")):
+        assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=tok,
+                    body={"name": name, "bucket": bucket, "prefix": prefix}).status_code == 201
+    for key in ("m/w.bin", "m/inner/w.bin", "other/w.bin"):
+        s3.put_object(Bucket=bucket, Key=key, Body=b"weights")
+    m = marker(depot)
+    for key in ("m/w.bin", "m/inner/w.bin", "other/w.bin"):
+        expect_error("AccessDenied", 403, s3_bob.get_object, Bucket=bucket, Key=key)
+    bob = depot.user("bob").access_key
+    assert rows_since(depot, m) == [
+        ("bob", bob, team, "s3.GetObject", f"{bucket}/m/w.bin", "denied"),
+        ("bob", bob, team, "s3.GetObject", f"{bucket}/m/inner/w.bin", "denied"),
+        ("bob", bob, "", "s3.GetObject", f"{bucket}/other/w.bin", "denied"),
+    ]
+    details = [json.loads(d[0]) for d in
+               depot.db.query(f"SELECT details FROM audit_log WHERE id > {m} ORDER BY id")]
+    assert [d.get("model") for d in details] == [f"{team}/outer", f"{team}/inner", None]
+    page = validate(call(depot, "GET", f"/api/v1/audit?team={team}&limit=1000", token=tok), "GET", "/api/v1/audit")
+    assert sorted(r["resource"] for r in page["items"] if r["outcome"] == "denied") == \
+        [f"{bucket}/m/inner/w.bin", f"{bucket}/m/w.bin"]
