@@ -136,3 +136,26 @@ def test_delete_objects_with_malformed_xml_is_malformed_xml(depot, s3, bucket, b
     response = depot.request("POST", f"/{bucket}?delete", body=body, headers={"Content-MD5": content_md5(body)})
     assert_error_response(response, "MalformedXML", 400)
     depot.assert_unchanged(before)
+
+
+@pytest.mark.parametrize("reference", ["&#0;", "&#x0;", "&#00;", "&#x000;"])
+def test_delete_objects_with_a_nul_reference_in_a_key_deletes_nothing(depot, s3, bucket, reference):
+    """The attacker's request (second attack, N4): `<Key>important.db&#0;.tmp</Key>` was read as
+    `important.db` (the value ended at the NUL), so asking to delete a temporary file deleted the database.
+    A NUL, raw or by reference, is MalformedXML and nothing is deleted."""
+    s3.put_object(Bucket=bucket, Key="important.db", Body=b"db")
+    before = depot.snapshot(bucket)
+    body = f"<Delete><Object><Key>important.db{reference}.tmp</Key></Object></Delete>".encode()
+    response = depot.request("POST", f"/{bucket}?delete", body=body, headers={"Content-MD5": content_md5(body)})
+    assert_error_response(response, "MalformedXML", 400)
+    depot.assert_unchanged(before)
+    assert s3.get_object(Bucket=bucket, Key="important.db")["Body"].read() == b"db"
+
+
+def test_tagging_with_a_nul_reference_in_a_value_changes_nothing(depot, s3, bucket):
+    s3.put_object(Bucket=bucket, Key="tagged", Body=b"t", Tagging="class=public")
+    body = b"<Tagging><TagSet><Tag><Key>class</Key><Value>secret&#0;x</Value></Tag></TagSet></Tagging>"
+    response = depot.request("PUT", f"/{bucket}/tagged?tagging", body=body,
+                             headers={"Content-MD5": content_md5(body)})
+    assert_error_response(response, "MalformedXML", 400)
+    assert s3.get_object_tagging(Bucket=bucket, Key="tagged")["TagSet"] == [{"Key": "class", "Value": "public"}]

@@ -447,3 +447,26 @@ def test_aws_cli_object_lock(depot, tmp_path):
               "--bypass-governance-retention")
     versions = depot.aws_json("s3api", "list-object-versions", "--bucket", name)
     assert not versions.get("Versions")
+
+
+@pytest.mark.parametrize("path,body", [
+    ("k?retention", b"<Retention><Mode>GOVERNANCE</Mode><Mode>COMPLIANCE</Mode>"
+                    b"<RetainUntilDate>2099-01-01T00:00:00Z</RetainUntilDate></Retention>"),
+    ("k?retention", b"<Retention><Mode>GOVERNANCE</Mode><RetainUntilDate>2099-01-01T00:00:00Z</RetainUntilDate>"
+                    b"<RetainUntilDate>2030-01-01T00:00:00Z</RetainUntilDate></Retention>"),
+    ("k?legal-hold", b"<LegalHold><Status>ON</Status><Status>OFF</Status></LegalHold>"),
+    ("?object-lock", b"<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule>"
+                     b"<DefaultRetention><Mode>GOVERNANCE</Mode><Mode>COMPLIANCE</Mode><Days>1</Days>"
+                     b"</DefaultRetention></Rule></ObjectLockConfiguration>"),
+    ("?versioning", b"<VersioningConfiguration><Status>Suspended</Status><Status>Enabled</Status>"
+                    b"</VersioningConfiguration>"),
+], ids=["mode-twice", "date-twice", "status-twice", "default-mode-twice", "versioning-status-twice"])
+def test_a_single_element_given_twice_is_malformed_and_changes_nothing(depot, s3, path, body):
+    """The attacker's request (second attack, N7): `<Mode>` twice was accepted and the first one won, so a
+    reader of the body (a proxy, a reviewer) and depotd disagreed on the lock it set. AWS refuses it."""
+    name = lock_bucket(s3, "lock-twice")
+    put(s3, name, "k")
+    before = lock_state(depot, name)
+    headers = {"Content-MD5": md5_of(body)}
+    assert_error_response(depot.request("PUT", f"/{name}/{path}", body=body, headers=headers), "MalformedXML", 400)
+    assert lock_state(depot, name) == before
