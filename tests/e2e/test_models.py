@@ -547,3 +547,34 @@ def test_a_models_own_approval_policy_is_set_by_a_team_admin_at_creation_too(dep
     r = api(depot, team, "POST", "/models", user="alice",
             body={"name": "lax-admin", "bucket": bucket, "prefix": "lax-admin/", "policy": lax})
     assert r.status_code == 201 and r.json()["policy"]["approver_role"] == "reader", r.text
+
+
+def test_a_model_never_overlaps_another_teams_model(depot, s3, team):
+    """The attacker's request (second attack, N8): a writer of one team, who could use the bucket, created a
+    model over the whole bucket for a second team of theirs, then froze and read the first team's model files
+    through it (the second team's readers could too). A prefix that holds, or lies inside, another team's
+    model prefix in the same bucket is 409 and nothing is created; one team's models may still nest, and
+    another team may take a prefix beside them."""
+    alice = team["tokens"]["alice"]
+    second = "second-" + secrets.token_hex(3)
+    assert call(depot, "POST", "/api/v1/teams", token=alice, body={"name": second}).status_code == 201
+    assert call(depot, "PUT", f"/api/v1/teams/{second}/members/bob", token=alice,
+                body={"role": "writer"}).status_code == 200
+    bucket = unique_bucket_name("overlap")
+    depot.client("bob").create_bucket(Bucket=bucket)
+    r = api(depot, team, "POST", "/models", body={"name": "held", "bucket": bucket, "prefix": "w/a/"})
+    assert r.status_code == 201, r.text
+    models = depot.db.scalar("SELECT count(*) FROM models")
+    audit = depot.db.scalar("SELECT count(*) FROM audit_log")
+    for i, prefix in enumerate(("", "w/", "w/a/", "w/a/sub/")):
+        r = call(depot, "POST", f"/api/v1/teams/{second}/models", token=team["tokens"]["bob"],
+                 body={"name": f"over{i}", "bucket": bucket, "prefix": prefix})
+        problem = assert_problem(r, 409, "conflict")
+        assert second not in problem["detail"] and team["name"] not in problem["detail"], problem
+    assert depot.db.scalar("SELECT count(*) FROM models") == models
+    assert depot.db.scalar("SELECT count(*) FROM audit_log") == audit
+    r = call(depot, "POST", f"/api/v1/teams/{second}/models", token=team["tokens"]["bob"],
+             body={"name": "beside", "bucket": bucket, "prefix": "w/b/"})
+    assert r.status_code == 201, r.text
+    r = api(depot, team, "POST", "/models", body={"name": "nested", "bucket": bucket, "prefix": "w/a/sub/"})
+    assert r.status_code == 201, r.text

@@ -53,6 +53,18 @@ asio::awaitable<std::optional<std::int64_t>> insert_model(pg::connection& c, std
     co_return rs[0].i64(0);
 }
 
+asio::awaitable<bool> overlaps_another_teams_model(pg::connection& c, std::int64_t bucket_id,
+                                                   std::string_view prefix, std::int64_t team_id)
+{
+    // The lock's class is "model prefixes" ("dmpx"), its second key the bucket id.
+    co_await sql(c, "SELECT pg_advisory_xact_lock(1684893816, ($1 % 2147483647)::integer)", bucket_id);
+    auto rs = co_await sql(c,
+                           "SELECT 1 FROM models WHERE bucket_id = $1 AND team_id <> $3 AND "
+                           "(starts_with(prefix, $2) OR starts_with($2, prefix)) LIMIT 1",
+                           bucket_id, prefix, team_id);
+    co_return !rs.empty();
+}
+
 asio::awaitable<model> read_model(pg::connection& c, std::int64_t id)
 {
     auto rows = co_await sql(c, std::string(model_select) + "WHERE m.id = $1", id);

@@ -33,6 +33,12 @@ asio::awaitable<model> read_model(pg::connection& c, std::int64_t id);
 asio::awaitable<std::vector<model>> models_after(pg::connection& c, std::int64_t team_id,
                                                  std::string_view after, std::int64_t limit);
 
+/// Whether another team has a model in bucket `bucket_id` whose prefix overlaps `prefix` (one holds the
+/// other). Takes the bucket's model-prefix lock (a transaction-level
+/// advisory lock) first, so that two teams cannot create overlapping models at the same time.
+asio::awaitable<bool> overlaps_another_teams_model(pg::connection& c, std::int64_t bucket_id,
+                                                   std::string_view prefix, std::int64_t team_id);
+
 /// The team's model `name`, if any.
 asio::awaitable<std::optional<model>> find_model(pg::connection& c, std::int64_t team_id,
                                                  std::string_view name);

@@ -30,6 +30,10 @@ asio::awaitable<result<model>> model_registry::create_model(const team& owner, m
                                                             const audit_context& who)
 {
     auto work = [&](pg::connection& c) -> asio::awaitable<result<model>> {
+        // A model is its team's name for files in the bucket: another team's model over the same files
+        // would let that team's writers freeze (and its readers read) them. Which team's it is, is not told.
+        if (co_await overlaps_another_teams_model(c, spec.bucket_id, spec.prefix, owner.id))
+            co_return make_error(errc::conflict, "The prefix overlaps a model of another team in the bucket");
         const auto inserted = co_await insert_model(c, owner.id, spec, who.actor);
         if (!inserted)
             co_return make_error(errc::already_exists,
