@@ -578,3 +578,33 @@ def test_a_model_never_overlaps_another_teams_model(depot, s3, team):
     assert r.status_code == 201, r.text
     r = api(depot, team, "POST", "/models", body={"name": "nested", "bucket": bucket, "prefix": "w/a/sub/"})
     assert r.status_code == 201, r.text
+
+
+@pytest.mark.parametrize("path", ["../escape.bin", "a/../../escape.bin", "./here.bin", "a//b.bin", "/rooted.bin",
+                                  "dir/", "a\\..\\..\\escape.bin", "a/.."],
+                         ids=["dotdot", "inner-dotdot", "dot", "empty-segment", "leading-slash", "trailing-slash",
+                              "backslash-dotdot", "ends-in-dotdot"])
+def test_a_version_never_holds_a_path_that_leaves_its_directory(depot, s3, team, path):
+    """The attacker's request (second attack, N5): a writer stored `<prefix>../escape.bin` (a valid S3 key)
+    and froze a version; the Hub's tree, the REST manifest and the webhook payload served the path as it is,
+    and the README's example receiver joined it onto its cache directory, writing outside it. Freezing a
+    version with such a path is 400 naming the file, and nothing is created."""
+    bucket = unique_bucket_name("paths")
+    depot.client("bob").create_bucket(Bucket=bucket)
+    name = "paths-" + secrets.token_hex(3)
+    r = api(depot, team, "POST", "/models", body={"name": name, "bucket": bucket, "prefix": f"{name}/"})
+    assert r.status_code == 201, r.text
+    bob = depot.client("bob")
+    bob.put_object(Bucket=bucket, Key=f"{name}/config.json", Body=b"{}")
+    bob.put_object(Bucket=bucket, Key=f"{name}/{path}", Body=b"payload")
+    versions = depot.db.scalar("SELECT count(*) FROM model_versions")
+    files = depot.db.scalar("SELECT count(*) FROM model_files")
+    problem = assert_problem(api(depot, team, "POST", f"/models/{name}/versions", body={}), 400, "invalid-argument")
+    assert path in problem["detail"], problem
+    assert depot.db.scalar("SELECT count(*) FROM model_versions") == versions
+    assert depot.db.scalar("SELECT count(*) FROM model_files") == files
+    # Renamed, the files freeze.
+    bob.delete_object(Bucket=bucket, Key=f"{name}/{path}")
+    bob.put_object(Bucket=bucket, Key=f"{name}/weights/ok..bin", Body=b"payload")
+    r = api(depot, team, "POST", f"/models/{name}/versions", body={})
+    assert r.status_code == 201, r.text

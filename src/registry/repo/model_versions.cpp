@@ -116,6 +116,18 @@ asio::awaitable<void> set_version_file_sha256(pg::connection& c, std::int64_t ve
                  path, sha256);
 }
 
+asio::awaitable<std::optional<std::string>> unsafe_file_path(pg::connection& c, std::int64_t version_id)
+{
+    auto rs = co_await sql(c,
+                           "SELECT path FROM model_files WHERE version_id = $1 AND (path LIKE '/%' OR path "
+                           "LIKE '%/' OR strpos(path, '//') > 0 OR path ~ '(^|[/\\\\])\\.\\.?([/\\\\]|$)') "
+                           "ORDER BY path LIMIT 1",
+                           version_id);
+    if (rs.empty())
+        co_return std::nullopt;
+    co_return rs[0].str(0);
+}
+
 asio::awaitable<std::optional<std::string>> customer_sealed_file(pg::connection& c, std::int64_t version_id)
 {
     auto rs = co_await sql(c,

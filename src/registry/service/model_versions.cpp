@@ -156,9 +156,9 @@ asio::awaitable<result<model_version>> model_registry::create_version(const mode
                 co_return make_error(errc::not_found, "No such model");
             const auto number = *locked;
             if (spec.label) {
-                // Names clients resolve by default (the Hub's main and HEAD, latest) and the model's protected
-                // aliases are a maintainer's: a writer's label taking one would be served under it, unreviewed,
-                // and keep the alias from ever being set.
+                // Names clients resolve by default (the Hub's main and HEAD, latest) and the model's
+                // protected aliases are a maintainer's: a writer's label taking one would be served under it,
+                // unreviewed, and keep the alias from ever being set.
                 const std::string_view name = *spec.label;
                 if (name == "main" || name == "HEAD" || name == "latest" || m.policy.protects(name))
                     co_return make_error(errc::conflict,
@@ -199,6 +199,15 @@ asio::awaitable<result<model_version>> model_registry::create_version(const mode
             }
             // The files, their blob references and the version's totals, then the model's version counter.
             co_await freeze_prefix(c, vid, source);
+            // Keys are any S3 keys, but a version's paths are joined onto directories by whoever downloads
+            // it (the Hub's clients, caches warmed by webhooks): '..' there would write outside them.
+            if (auto unsafe = co_await unsafe_file_path(c, vid))
+                co_return make_error(
+                    errc::invalid_argument,
+                    "The file '" + *unsafe +
+                        "' has a path a client cannot write as it is (a leading or trailing "
+                        "'/', an empty segment, or a '.' or '..' segment): rename it or move "
+                        "it out of the prefix");
             if (spec.may_read) {
                 constexpr std::int64_t page = 1000;
                 std::string after;
