@@ -608,3 +608,39 @@ def test_a_version_never_holds_a_path_that_leaves_its_directory(depot, s3, team,
     bob.put_object(Bucket=bucket, Key=f"{name}/weights/ok..bin", Body=b"payload")
     r = api(depot, team, "POST", f"/models/{name}/versions", body={})
     assert r.status_code == 201, r.text
+
+
+def test_a_version_a_protected_alias_points_at_cannot_be_deprecated(depot, team):
+    """The attacker's request (first attack, F6): a maintainer deprecated the version `production` points at
+    (200), and the Hub's `resolve/production` and the models view went on serving it. A protected alias points
+    only at an approved version, so deprecating the one it points at is 409 naming the alias, and nothing
+    changes; moved to another approved version first, the old one deprecates."""
+    bucket = unique_bucket_name("deprecate")
+    bob = depot.client("bob")
+    bob.create_bucket(Bucket=bucket)
+    name = "dep-" + secrets.token_hex(3)
+    base = f"/models/{name}"
+    assert api(depot, team, "POST", "/models", body={"name": name, "bucket": bucket, "prefix": f"{name}/"}
+               ).status_code == 201
+    numbers = []
+    for body in (b"one", b"two"):
+        bob.put_object(Bucket=bucket, Key=f"{name}/w.bin", Body=body)
+        n = api(depot, team, "POST", f"{base}/versions", body={}).json()["number"]
+        assert api(depot, team, "POST", f"{base}/versions/{n}/submit", body={}).status_code == 200
+        r = api(depot, team, "POST", f"{base}/versions/{n}/approve", user="carol", body={})
+        assert r.json()["state"] == "approved", r.text
+        numbers.append(n)
+    one, two = numbers
+    assert api(depot, team, "PUT", f"{base}/aliases/production", user="carol", body={"version": one}).status_code == 200
+    history = depot.db.scalar("SELECT count(*) FROM model_events")
+    problem = assert_problem(api(depot, team, "POST", f"{base}/versions/{one}/deprecate", user="carol", body={}), 409,
+                             "conflict")
+    assert "production" in problem["detail"], problem
+    assert api(depot, team, "GET", f"{base}/versions/{one}").json()["state"] == "approved"
+    assert depot.db.scalar("SELECT count(*) FROM model_events") == history
+    assert bob.get_object(Bucket=VIEW, Key=f"{team['name']}/{name}/production/w.bin")["Body"].read() == b"one"
+    # An unprotected alias does not hold a deprecation back.
+    assert api(depot, team, "PUT", f"{base}/aliases/canary", user="carol", body={"version": one}).status_code == 200
+    assert api(depot, team, "PUT", f"{base}/aliases/production", user="carol", body={"version": two}).status_code == 200
+    r = api(depot, team, "POST", f"{base}/versions/{one}/deprecate", user="carol", body={})
+    assert r.status_code == 200 and r.json()["state"] == "deprecated", r.text

@@ -2,6 +2,7 @@
 #include "registry/repo/model_approvals.hpp"
 
 #include "registry/repo/events.hpp"
+#include "registry/repo/model_aliases.hpp"
 #include "registry/repo/model_detail.hpp"
 #include "registry/repo/model_versions.hpp"
 #include "registry/service/model_registry.hpp"
@@ -95,6 +96,16 @@ model_registry::transition_version(const model& m, const model_version& v, trans
         }
         if (!allowed)
             co_return make_error(errc::conflict, "A " + from + " version cannot become " + to);
+        // A protected alias points only at an approved version: one would go on serving the deprecated
+        // version (an archived one it no longer resolves), so it must be moved first.
+        if (t == transition::deprecate) {
+            const auto aliases = co_await aliases_of(c, m.id);
+            for (const auto& a : aliases)
+                if (a.version == v.number && m.policy.protects(a.name))
+                    co_return make_error(errc::conflict, "The protected alias '" + a.name +
+                                                             "' points at this version: move it to another "
+                                                             "approved version first");
+        }
         co_await set_version_state(c, v.id, to);
         co_await record(c, m.id, v.id, action, who, comment, from, to);
         const std::string type = "version." + action;
