@@ -518,3 +518,21 @@ def test_a_write_grant_runs_the_grantees_own_uploads_never_the_owners(depot, s3,
     s3.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=upload,
                                  MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part}]})
     assert s3.get_object(Bucket=bucket, Key=key)["Body"].read() == b"a" * 1024
+
+
+def test_anonymous_reads_refuse_response_header_overrides(depot, s3):
+    """The attacker's request (first attack, F9): an unsigned GET of a public object with
+    `response-content-type=text/html` and `response-content-disposition` was served with the headers the link's
+    writer chose. AWS refuses `response-*` on anonymous requests (400 InvalidRequest); signed ones keep them."""
+    bucket = acl_bucket(depot)
+    s3.put_object(Bucket=bucket, Key="pub.txt", Body=b"hello world", ACL="public-read", ContentType="text/plain")
+    for query in ("response-content-type=text/html", "response-content-disposition=attachment%3B%20filename%3Dx.exe",
+                  "response-cache-control=max-age%3D99999", "response-expires=0",
+                  "response-content-language=fr", "response-content-encoding=gzip"):
+        r = requests.get(f"{depot.endpoint}/{bucket}/pub.txt?{query}", timeout=30)
+        assert r.status_code == 400, (query, r.status_code, r.headers)
+        assert b"<Code>InvalidRequest</Code>" in r.content, r.content
+    r = requests.get(f"{depot.endpoint}/{bucket}/pub.txt", timeout=30)
+    assert r.status_code == 200 and r.headers["Content-Type"] == "text/plain"
+    signed = s3.get_object(Bucket=bucket, Key="pub.txt", ResponseContentType="application/json")
+    assert signed["ContentType"] == "application/json"

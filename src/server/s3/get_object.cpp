@@ -19,7 +19,9 @@
 namespace depot::server::s3op {
 namespace {
 
-/// `response-*` query parameters override response headers (only on signed requests, which all are here).
+/// `response-*` query parameters override response headers, on signed requests only (AWS refuses them on
+/// anonymous ones: a public object's link must not serve it as another type or as an attachment named by
+/// whoever wrote the link).
 constexpr std::array<std::pair<std::string_view, http::field>, 6> overrides = {{
     {"response-content-type", http::field::content_type},
     {"response-content-language", http::field::content_language},
@@ -46,6 +48,12 @@ asio::awaitable<result<response>> respond_with_object(request_context& ctx,
                                                       const registry::bucket* bucket, bool head)
 {
     const auto& v = handle->version;
+    if (ctx.who.user_id.empty())
+        for (const auto& [param, field] : overrides)
+            if (ctx.param(param))
+                co_return make_error(errc::invalid_request,
+                                     "Request specific response headers cannot be used for anonymous GET "
+                                     "requests.");
     // SSE-C: the object's key must come with the request (checked against the stored key check).
     if (auto unlocked = unlock_for_read(ctx, *handle); !unlocked)
         co_return std::move(unlocked).error();
