@@ -640,3 +640,41 @@ def test_a_digest_copy_into_a_bucket_that_encrypts_is_encrypted(depot, sse, s3e,
     plain = bucket_factory()
     assert create(sse, plain, "ref").status_code == 201
     assert blobs_of(sse, plain, "ref") == blobs_of(sse, bucket, "src/plain")
+
+
+def test_a_snapshot_restore_never_lands_plaintext_in_a_bucket_that_encrypts(depot, sse, s3e, bucket, bucket_factory):
+    """The attacker's request (second attack, N1): a snapshot of plaintext objects restored into a bucket whose
+    default encryption is AES256 (200) referenced the plaintext bytes, so the "encrypted" bucket served
+    unencrypted objects. A restore cannot encrypt what it references: it is 409 naming the object, and
+    nothing is restored. Encrypted sources restore there; plaintext ones restore into a plain bucket."""
+    token = token_for(depot, "alice")["token"]
+    s3e.put_object(Bucket=bucket, Key="plain/a", Body=b"plaintext")
+    s3e.put_object(Bucket=bucket, Key="sealed/b", Body=b"sealed", ServerSideEncryption="AES256")
+    base = f"/api/v1/buckets/{bucket}/snapshots"
+    assert call(depot, "POST", base, token=token, body={"name": "s1"}).status_code == 201
+    enc = bucket_factory()
+    s3e.put_bucket_encryption(Bucket=enc, ServerSideEncryptionConfiguration={
+        "Rules": [{"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]})
+    for target, prefix in ((enc, None), (bucket, None)):
+        if target == bucket:  # in place, once the bucket itself encrypts
+            s3e.put_bucket_encryption(Bucket=bucket, ServerSideEncryptionConfiguration={
+                "Rules": [{"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]})
+        before = depot.snapshot(target)
+        audit = depot.db.scalar("SELECT count(*) FROM audit_log")
+        r = call(depot, "POST", f"{base}/s1/restore", token=token,
+                 body={"target_bucket": target, "target_prefix": "restored/"})
+        assert r.status_code == 409, r.text
+        assert "plain/a" in r.json()["detail"], r.text
+        depot.assert_unchanged(before)
+        assert depot.db.scalar("SELECT count(*) FROM audit_log") == audit
+    # Only the encrypted source: restored, still encrypted.
+    r = call(depot, "POST", f"{base}/s1/restore", token=token,
+             body={"target_bucket": enc, "prefix": "sealed/", "target_prefix": "restored/"})
+    assert r.status_code == 200, r.text
+    assert s3e.head_object(Bucket=enc, Key="restored/b")["ServerSideEncryption"] == "AES256"
+    assert body(s3e, enc, "restored/b") == b"sealed"
+    # Into a plain bucket, as before.
+    plain = bucket_factory()
+    r = call(depot, "POST", f"{base}/s1/restore", token=token, body={"target_bucket": plain})
+    assert r.status_code == 200, r.text
+    assert body(s3e, plain, "plain/a") == b"plaintext"

@@ -164,6 +164,15 @@ asio::awaitable<result<restore_outcome>> snapshot_service::restore(const audit_c
             auto source = co_await objects_.open_as_of(snap->bucket_id, entry.key, snap->seq);
             if (!source)
                 co_return std::move(source).error();
+            // A restore references the snapshot's bytes as they are stored: into a bucket that encrypts what
+            // is written to it, a plaintext source would be a plaintext object there.
+            if (!req.target->encryption.empty() && source->version.sse.empty())
+                co_return make_error(errc::conflict,
+                                     "The target bucket encrypts new objects (" + req.target->encryption +
+                                         ") and '" + entry.key +
+                                         "' is stored unencrypted in the snapshot: a restore references the "
+                                         "snapshot's bytes and cannot encrypt them. Restore into a bucket "
+                                         "without default encryption, or copy the objects");
             plan.push_back(planned{std::move(key), source->version.row_id});
         }
     }
