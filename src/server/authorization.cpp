@@ -366,6 +366,27 @@ asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth
     co_return auth::authorize(ctx.principal, what, r);
 }
 
+asio::awaitable<result<registry::bucket>> load_authorized_bucket(request_context& ctx, std::string_view name,
+                                                                 auth::permission what, std::string_view key,
+                                                                 std::string_view action, bool object_acls)
+{
+    if (name == ctx.svc->opts.models_bucket) {
+        registry::bucket view;
+        view.name = std::string(name);
+        view.owner_id = ctx.who.user_id;
+        view.owner_display_name = ctx.who.display_name;
+        view.region = ctx.svc->opts.region;
+        view.versioning = "unversioned";
+        co_return view;
+    }
+    auto b = co_await ctx.svc->buckets.get(name);
+    if (!b)
+        co_return std::move(b).error();
+    if (auto allowed = co_await authorize_bucket_access(ctx, what, *b, key, action, object_acls); !allowed)
+        co_return std::move(allowed).error();
+    co_return b;
+}
+
 asio::awaitable<std::optional<registry::scope_area>> scope_area_of(request_context& ctx)
 {
     const auto& p = ctx.principal;

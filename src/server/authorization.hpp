@@ -4,10 +4,11 @@
 /// after authentication, the caller's role in a team, a bucket's owner, where a scoped model lives, whether
 /// a path is a file of an aliased version) and asks auth::authorize (auth/authorize.hpp), which alone
 /// decides. The dispatchers (S3, REST, Hugging Face) authorize each request's route with the route's
-/// permission before the handler runs (and so before any body byte is read); handlers authorize the
-/// resources they reach once they have looked them up (a bucket row, a team, a copy source, a restore
-/// target). Scopes are read from the database with the credential on every request, so narrowing or
-/// revoking a credential holds from the next request on.
+/// permission before the handler runs (and so before any body byte is read); S3's step also loads and
+/// decides the route's bucket (load_authorized_bucket), which its handlers only read. Other resources are
+/// authorized where they are looked up (a REST bucket or team row, a copy source, a restore target). Scopes
+/// are read from the database with the credential on every request, so narrowing or revoking a credential
+/// holds from the next request on.
 
 #include "auth/authorize.hpp"
 #include "registry/service/model_registry.hpp"
@@ -72,6 +73,13 @@ asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth
 asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth::permission what,
                                                       const registry::bucket& b, std::string_view key,
                                                       std::string_view action, bool object_acls = true);
+
+/// Loads bucket `name` and decides `what` on it with authorize_bucket_access (`key`, `action`,
+/// `object_acls` as there). The models view is a bucket every caller has (what it shows depends on the
+/// caller's teams): no row is read for it. Errors: no_such_bucket, access_denied.
+asio::awaitable<result<registry::bucket>> load_authorized_bucket(request_context& ctx, std::string_view name,
+                                                                 auth::permission what, std::string_view key,
+                                                                 std::string_view action, bool object_acls);
 
 /// A REST request about bucket `b` (its objects, snapshots, settings or usage) by its owner or an
 /// installation admin — the REST API acts on no other user's bucket (caller_bucket answers 404 before): the

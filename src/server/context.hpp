@@ -93,6 +93,9 @@ struct request_context
     /// Set by the scope check when an alias-scoped credential reads a path of its model's bucket: the
     /// models-view key (team/model/alias/path) whose frozen bytes the read serves instead of the live object.
     std::string frozen_view_key;
+    /// The bucket an S3 bucket or object route acts on, loaded and decided by the authorization step before
+    /// the handler runs (authorization_step::s3); handlers read it with s3op::authorized_bucket.
+    std::optional<registry::bucket> route_bucket;
     /// POST Object: the form read up to its file part while authenticating (server/s3/post_object.hpp).
     std::shared_ptr<s3op::post_form> post_form;
 

@@ -100,7 +100,7 @@ constexpr std::array<route, 62> routes = {{
     {http::verb::get, scope::service, "", "ListBuckets", s3op::list_buckets, permission::list_buckets,
      resource_kind::service},
     {http::verb::put, scope::bucket, "", "CreateBucket", s3op::create_bucket, permission::create_bucket,
-     resource_kind::bucket},
+     resource_kind::new_bucket},
     {http::verb::head, scope::bucket, "", "HeadBucket", s3op::head_bucket, permission::read_bucket,
      resource_kind::bucket},
     {http::verb::delete_, scope::bucket, "", "DeleteBucket", s3op::delete_bucket, permission::delete_bucket,

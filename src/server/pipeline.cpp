@@ -118,6 +118,8 @@ std::string_view to_string(resource_kind k) noexcept
         return "service";
     case resource_kind::bucket:
         return "bucket";
+    case resource_kind::new_bucket:
+        return "new_bucket";
     case resource_kind::object:
         return "object";
     case resource_kind::team:
@@ -144,6 +146,14 @@ asio::awaitable<result<route_authorized>> authorization_step::s3(request_context
         co_return make_error(errc::access_denied, "Access Denied");
     if (auto allowed = co_await authorize_s3_request(ctx, what, operation); !allowed)
         co_return std::move(allowed).error();
+    // A bucket or object route's bucket is decided here, with every fact (ACLs, policy, views, Object
+    // Lock's bypass), and handed to the handler: no handler loads or decides its bucket itself.
+    if (on == resource_kind::bucket || on == resource_kind::object) {
+        auto b = co_await load_authorized_bucket(ctx, ctx.bucket, what, ctx.key, ctx.s3_action, true);
+        if (!b)
+            co_return std::move(b).error();
+        ctx.route_bucket = std::move(*b);
+    }
     co_return route_authorized(what, on);
 }
 

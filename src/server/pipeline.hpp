@@ -85,7 +85,8 @@ enum class resource_kind : std::uint8_t
     account,      ///< the caller's tokens, keys, usage and content look-ups
     installation, ///< users, teams, the whole audit log
     service,      ///< S3's service level (ListBuckets)
-    bucket,       ///< a bucket: S3's, or REST's {bucket}
+    bucket,       ///< a bucket: S3's, or REST's {bucket}; S3's is loaded and decided by the step
+    new_bucket,   ///< a bucket to create (S3 CreateBucket): named, not yet a row
     object,       ///< a key of a bucket (S3)
     team,         ///< REST's {team}
     model,        ///< REST's {team}/{model}, the Hub API's repo
@@ -122,7 +123,8 @@ class authorization_step
 {
 public:
     /// An S3 route (its permission and resource from server/dispatch.cpp's table, `operation` its AWS
-    /// name): authorize_s3_request (scope, views, a copy's source).
+    /// name): authorize_s3_request (scope, views, a copy's source), then, for a bucket or object route, the
+    /// bucket itself (load_authorized_bucket), kept in ctx.route_bucket for the handler.
     static asio::awaitable<result<route_authorized>> s3(request_context& ctx, auth::permission what,
                                                         resource_kind on, std::string_view operation);
     /// A REST route: authorize_api_request (the scope against the path parameters); the team and bucket

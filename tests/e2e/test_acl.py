@@ -243,6 +243,24 @@ def test_non_owner_cannot_change_a_buckets_acl_or_access_settings(depot, s3, s3_
     assert s3_bob.list_objects_v2(Bucket=bucket)["KeyCount"] == 0
 
 
+def test_a_bucket_is_decided_before_its_handler_reads_the_request(depot, s3, s3_bob):
+    """The authorization step loads and decides the route's bucket before the handler runs: a caller
+    without access learns nothing about how the handler would have taken the request (a malformed version
+    id, a key too long, an Object Lock body), only that access is denied; and nothing changes."""
+    bucket = acl_bucket(depot)
+    s3.put_object(Bucket=bucket, Key="k", Body=b"owner's")
+    expect_error("AccessDenied", 403, s3_bob.get_object, Bucket=bucket, Key="k", VersionId="not a version")
+    expect_error("AccessDenied", 403, s3_bob.get_object_acl, Bucket=bucket, Key="k", VersionId="not a version")
+    expect_error("AccessDenied", 403, s3_bob.put_object, Bucket=bucket, Key="k" * 1100, Body=b"x")
+    expect_error("AccessDenied", 403, s3_bob.get_object_retention, Bucket=bucket, Key="k",
+                 VersionId="not a version")
+    # The owner meets the handler's own answers.
+    expect_error("InvalidArgument", 400, s3.get_object, Bucket=bucket, Key="k", VersionId="not a version")
+    expect_error("KeyTooLongError", 400, s3.put_object, Bucket=bucket, Key="k" * 1100, Body=b"x")
+    assert [o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]] == ["k"]
+    assert s3.get_object(Bucket=bucket, Key="k")["Body"].read() == b"owner's"
+
+
 def test_public_access_block(depot, s3):
     bucket = acl_bucket(depot)
     s3.put_object(Bucket=bucket, Key="pub", Body=b"p", ACL="public-read")

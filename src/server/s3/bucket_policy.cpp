@@ -14,7 +14,7 @@ namespace depot::server::s3op {
 
 asio::awaitable<result<response>> put_bucket_policy(request_context& ctx)
 {
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     // The owner never loses the right to manage the policy here, so there is nothing to confirm: the header
@@ -50,7 +50,7 @@ asio::awaitable<result<response>> put_bucket_policy(request_context& ctx)
 
 asio::awaitable<result<response>> get_bucket_policy(request_context& ctx)
 {
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     if (bucket->policy.empty())
@@ -63,7 +63,7 @@ asio::awaitable<result<response>> get_bucket_policy(request_context& ctx)
 
 asio::awaitable<result<response>> delete_bucket_policy(request_context& ctx)
 {
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     if (!bucket->policy.empty()) {
@@ -79,7 +79,7 @@ asio::awaitable<result<response>> delete_bucket_policy(request_context& ctx)
 
 asio::awaitable<result<response>> get_bucket_policy_status(request_context& ctx)
 {
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     if (!bucket->parsed_policy)

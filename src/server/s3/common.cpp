@@ -43,50 +43,26 @@ std::string too_big_message(std::size_t limit)
 
 } // namespace
 
-namespace {
-
-asio::awaitable<result<registry::bucket>> bucket_for(request_context& ctx, std::string_view name,
-                                                     auth::permission what, std::string_view key,
-                                                     std::string_view action, bool object_acls)
+result<registry::bucket> authorized_bucket(const request_context& ctx)
 {
-    // The model view is a bucket that exists for every caller; what it shows depends on the caller's teams.
-    if (name == ctx.svc->opts.models_bucket) {
-        registry::bucket view;
-        view.name = std::string(name);
-        view.owner_id = ctx.who.user_id;
-        view.owner_display_name = ctx.who.display_name;
-        view.region = ctx.svc->opts.region;
-        view.versioning = "unversioned";
-        co_return view;
-    }
-    auto b = co_await ctx.svc->buckets.get(name);
-    if (!b)
-        co_return std::move(b).error();
-    if (auto allowed = co_await authorize_bucket_access(ctx, what, *b, key, action, object_acls); !allowed)
-        co_return std::move(allowed).error();
-    co_return b;
-}
-
-} // namespace
-
-asio::awaitable<result<registry::bucket>> authorized_bucket(request_context& ctx)
-{
-    return bucket_for(ctx, ctx.bucket, ctx.permission, ctx.key, ctx.s3_action, true);
+    if (!ctx.route_bucket)
+        return make_error(errc::internal, "The route's bucket was not decided before its handler");
+    return *ctx.route_bucket;
 }
 
 asio::awaitable<result<registry::bucket>> authorized_source_bucket(request_context& ctx,
                                                                    std::string_view name,
                                                                    std::string_view key, bool names_version)
 {
-    return bucket_for(ctx, name, auth::permission::read_object, key,
-                      names_version ? "s3:GetObjectVersion" : "s3:GetObject", false);
+    return load_authorized_bucket(ctx, name, auth::permission::read_object, key,
+                                  names_version ? "s3:GetObjectVersion" : "s3:GetObject", false);
 }
 
 asio::awaitable<result<registry::list_page>> list_page_of(request_context& ctx, registry::list_request req)
 {
     if (is_model_view(ctx))
         co_return co_await list_model_view(ctx, std::move(req));
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     if (req.prefix.starts_with(registry::snapshot_key_prefix))

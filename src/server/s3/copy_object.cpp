@@ -44,7 +44,7 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
         tags = std::move(*t);
     }
 
-    auto target = co_await authorized_bucket(ctx);
+    auto target = authorized_bucket(ctx);
     if (!target)
         co_return std::move(target).error();
     // The copy's own lock headers (a copy never takes its source's lock).

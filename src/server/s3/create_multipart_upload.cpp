@@ -13,7 +13,7 @@ asio::awaitable<result<response>> create_multipart_upload(request_context& ctx)
 {
     if (auto k = check_key(ctx.key); !k)
         co_return std::move(k).error();
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     auto headers = object_headers_of(ctx);

@@ -7,7 +7,7 @@ namespace depot::server::s3op {
 
 asio::awaitable<result<response>> delete_bucket_lifecycle(request_context& ctx)
 {
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     // A row (and an audit entry) changes only when there was a configuration to remove.

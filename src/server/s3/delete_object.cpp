@@ -13,7 +13,7 @@ asio::awaitable<result<response>> delete_object(request_context& ctx)
     auto version_id = version_id_of(ctx);
     if (!version_id)
         co_return std::move(version_id).error();
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     const bool bypass = bypass_governance_of(ctx);

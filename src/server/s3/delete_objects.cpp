@@ -16,7 +16,7 @@ namespace depot::server::s3op {
 
 asio::awaitable<result<response>> delete_objects(request_context& ctx)
 {
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     const bool bypass = bypass_governance_of(ctx);

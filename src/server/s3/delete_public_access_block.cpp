@@ -7,7 +7,7 @@ namespace depot::server::s3op {
 
 asio::awaitable<result<response>> delete_public_access_block(request_context& ctx)
 {
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     auto set = co_await ctx.svc->buckets.set_access(

@@ -25,7 +25,7 @@ response acl_response(std::string_view stored, std::string_view owner_id, std::s
 
 asio::awaitable<result<response>> get_bucket_acl(request_context& ctx)
 {
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     const bool enforced = bucket->object_ownership == "BucketOwnerEnforced";
@@ -37,7 +37,7 @@ asio::awaitable<result<response>> get_object_acl(request_context& ctx)
     auto version_id = version_id_of(ctx);
     if (!version_id)
         co_return std::move(version_id).error();
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     auto opened = co_await ctx.svc->objects.open_version(bucket->id, ctx.key, *version_id);

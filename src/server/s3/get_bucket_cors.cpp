@@ -6,7 +6,7 @@ namespace depot::server::s3op {
 
 asio::awaitable<result<response>> get_bucket_cors(request_context& ctx)
 {
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     if (bucket->cors.empty())

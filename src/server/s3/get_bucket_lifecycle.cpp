@@ -8,7 +8,7 @@ namespace depot::server::s3op {
 
 asio::awaitable<result<response>> get_bucket_lifecycle(request_context& ctx)
 {
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     auto xml = co_await ctx.svc->lifecycle.configuration(bucket->id);

@@ -7,7 +7,7 @@ namespace depot::server::s3op {
 
 asio::awaitable<result<response>> get_bucket_location(request_context& ctx)
 {
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     co_return xml_response(s3::location_constraint_xml(bucket->region));

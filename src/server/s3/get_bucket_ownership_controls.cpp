@@ -8,7 +8,7 @@ namespace depot::server::s3op {
 
 asio::awaitable<result<response>> get_bucket_ownership_controls(request_context& ctx)
 {
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     if (bucket->object_ownership.empty())

@@ -7,7 +7,7 @@ namespace depot::server::s3op {
 
 asio::awaitable<result<response>> get_bucket_versioning(request_context& ctx)
 {
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     auto status = bucket->versioning == "enabled"     ? s3::versioning_status::enabled

@@ -186,7 +186,7 @@ asio::awaitable<result<response>> read_object(request_context& ctx, bool head)
     if (!ctx.frozen_view_key.empty()) {
         // An alias-scoped credential reads the frozen file of the aliased version at this path, exactly what
         // the models view serves, never the live object (server/authorization.hpp).
-        auto bucket = co_await authorized_bucket(ctx);
+        auto bucket = authorized_bucket(ctx);
         if (!bucket)
             co_return std::move(bucket).error();
         auto r = co_await read_model_file(ctx, ctx.frozen_view_key, head);
@@ -199,7 +199,7 @@ asio::awaitable<result<response>> read_object(request_context& ctx, bool head)
     auto version_id = version_id_of(ctx);
     if (!version_id)
         co_return std::move(version_id).error();
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     auto opened = co_await ctx.svc->objects.open_version(bucket->id, ctx.key, *version_id);

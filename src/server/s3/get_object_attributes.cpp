@@ -52,7 +52,7 @@ asio::awaitable<result<response>> get_object_attributes(request_context& ctx)
     if (!version_id)
         co_return std::move(version_id).error();
 
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     // A Deny of s3:GetObject (s3:GetObjectVersion for a version) refuses the attributes too, as on AWS, which

@@ -16,7 +16,7 @@ asio::awaitable<result<response>> list_multipart_uploads(request_context& ctx)
     auto max_uploads = s3::parse_max_keys(ctx.param("max-uploads"), "max-uploads");
     if (!max_uploads)
         co_return std::move(max_uploads).error();
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     registry::uploads_request request{.bucket_id = bucket->id,

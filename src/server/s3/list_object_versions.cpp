@@ -22,7 +22,7 @@ asio::awaitable<result<response>> list_object_versions(request_context& ctx)
         if (auto valid = check_version_id(version_id_marker, "version-id-marker"); !valid)
             co_return std::move(valid).error();
     }
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     registry::list_versions_request request{.bucket_id = bucket->id,

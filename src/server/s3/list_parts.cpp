@@ -15,7 +15,7 @@ asio::awaitable<result<response>> list_parts(request_context& ctx)
     auto marker = integer_of(ctx.param("part-number-marker"), "part-number-marker", 0, 0, 10000);
     if (!marker)
         co_return std::move(marker).error();
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     auto upload = co_await ctx.svc->multipart.find(bucket->id, ctx.key, ctx.param("uploadId").value_or(""));

@@ -62,7 +62,7 @@ asio::awaitable<result<lock_target>> lock_target_of(request_context& ctx)
     auto version_id = version_id_of(ctx);
     if (!version_id)
         co_return std::move(version_id).error();
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     if (!bucket->object_lock)

@@ -441,7 +441,7 @@ asio::awaitable<result<response>> post_object(request_context& ctx)
         co_return std::move(k).error();
     if (auto supported = check_supported(form); !supported)
         co_return std::move(supported).error();
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     auto headers = headers_of(form);

@@ -11,7 +11,7 @@ namespace depot::server::s3op {
 
 asio::awaitable<result<response>> put_bucket_acl(request_context& ctx)
 {
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     auto acl = co_await acl_of_put_acl(ctx, bucket->owner_id, bucket->owner_id, false);

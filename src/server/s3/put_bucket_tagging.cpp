@@ -8,7 +8,7 @@ namespace depot::server::s3op {
 
 asio::awaitable<result<response>> put_bucket_tagging(request_context& ctx)
 {
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     auto body = co_await read_small_body(ctx, ctx.svc->opts.max_xml_body_bytes);

@@ -14,7 +14,7 @@ asio::awaitable<result<response>> put_object_acl(request_context& ctx)
     auto version_id = version_id_of(ctx);
     if (!version_id)
         co_return std::move(version_id).error();
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     auto opened = co_await ctx.svc->objects.open_version(bucket->id, ctx.key, *version_id);

@@ -13,7 +13,7 @@ asio::awaitable<result<response>> put_object_tagging(request_context& ctx)
     auto version_id = version_id_of(ctx);
     if (!version_id)
         co_return std::move(version_id).error();
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     auto body = co_await read_small_body(ctx, ctx.svc->opts.max_xml_body_bytes);

@@ -110,7 +110,7 @@ asio::awaitable<result<response>> read_snapshot_object(request_context& ctx, boo
 {
     if (ctx.param("versionId"))
         co_return make_error(errc::invalid_argument, "A snapshot has no object versions", "versionId");
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     auto opened = co_await open_snapshot_key(ctx, bucket->id, ctx.key);

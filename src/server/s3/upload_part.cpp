@@ -55,7 +55,7 @@ asio::awaitable<result<part_target>> resolve_part(request_context& ctx)
     auto number = part_number_of(ctx);
     if (!number)
         co_return std::move(number).error();
-    auto bucket = co_await authorized_bucket(ctx);
+    auto bucket = authorized_bucket(ctx);
     if (!bucket)
         co_return std::move(bucket).error();
     // A part is no object: If-Match / If-None-Match belong on CompleteMultipartUpload, which checks them
