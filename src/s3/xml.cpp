@@ -243,9 +243,10 @@ std::string text(const pugi::xml_node& node)
 
 namespace {
 
-/// True if `body` holds a NUL byte or a character reference to U+0000 (`&#0;`, `&#x00;`, ...). pugixml
-/// would decode the reference into a NUL that ends the C string it hands out, so `important.db&#0;.tmp`
-/// would read as `important.db`; XML 1.0 has no U+0000 at all.
+/// True if `body` holds a NUL byte or a numeric character reference to no character XML has: U+0000
+/// (`&#0;`, `&#x00;`, ...), a surrogate, or a value past U+10FFFF. pugixml decodes a reference into 32
+/// bits, wrapping larger values (`&#4294967296;` is 0), and a NUL ends the C string it hands out, so
+/// `important.db&#0;.tmp` would read as `important.db`; XML 1.0 has none of these characters.
 bool holds_nul(std::string_view body) noexcept
 {
     if (body.find('\0') != std::string_view::npos)
@@ -255,8 +256,26 @@ bool holds_nul(std::string_view body) noexcept
         const bool hex = !rest.empty() && (rest.front() == 'x' || rest.front() == 'X');
         if (hex)
             rest.remove_prefix(1);
-        const auto digits = rest.find_first_not_of('0');
-        if (digits != std::string_view::npos && digits > 0 && rest[digits] == ';')
+        std::uint64_t value = 0;
+        std::size_t n = 0;
+        for (; n < rest.size(); ++n) {
+            const char c = rest[n];
+            int digit = -1;
+            if (c >= '0' && c <= '9')
+                digit = c - '0';
+            else if (hex && c >= 'a' && c <= 'f')
+                digit = c - 'a' + 10;
+            else if (hex && c >= 'A' && c <= 'F')
+                digit = c - 'A' + 10;
+            if (digit < 0)
+                break;
+            value = value * (hex ? 16 : 10) + static_cast<std::uint64_t>(digit);
+            if (value > 0x10FFFF)
+                return true; // stays past the last character however many digits follow
+        }
+        if (n == 0 || n >= rest.size() || rest[n] != ';')
+            continue; // not a reference: the parser refuses it or reads it as text
+        if (value == 0 || (value >= 0xD800 && value <= 0xDFFF))
             return true;
     }
     return false;

@@ -69,6 +69,8 @@ def test_deleting_a_non_empty_bucket_is_bucket_not_empty(depot, s3, bucket):
     "trailing-dot.",
     "double..dot",
     "192.168.1.1",            # formatted like an IPv4 address
+    "api",                    # Depot's REST API (/api/v1/...)
+    "healthz", "readyz", "metrics",  # Depot's operational endpoints
 ])
 def test_invalid_bucket_names_are_rejected(depot, s3, name):
     before = depot.snapshot()
@@ -138,7 +140,7 @@ def test_delete_objects_with_malformed_xml_is_malformed_xml(depot, s3, bucket, b
     depot.assert_unchanged(before)
 
 
-@pytest.mark.parametrize("reference", ["&#0;", "&#x0;", "&#00;", "&#x000;"])
+@pytest.mark.parametrize("reference", ["&#0;", "&#x0;", "&#00;", "&#x000;", "&#4294967296;", "&#x100000000;"])
 def test_delete_objects_with_a_nul_reference_in_a_key_deletes_nothing(depot, s3, bucket, reference):
     """The attacker's request (second attack, N4): `<Key>important.db&#0;.tmp</Key>` was read as
     `important.db` (the value ended at the NUL), so asking to delete a temporary file deleted the database.

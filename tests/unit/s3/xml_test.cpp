@@ -116,7 +116,10 @@ TEST_CASE("Delete rejects bad XML, no objects, a missing key, a bad Quiet and mo
 TEST_CASE("A NUL character, raw or by reference, makes a request document malformed")
 {
     // The attacker's body: `&#0;` decoded into a NUL would make the key read as `important.db`.
-    for (const std::string ref : {"&#0;", "&#00;", "&#x0;", "&#X000;"})
+    // pugixml wraps a reference past 32 bits (`&#4294967296;` decodes to 0), so every reference to no XML
+    // character is refused: past U+10FFFF and the surrogates too.
+    for (const std::string ref : {"&#0;", "&#00;", "&#x0;", "&#X000;", "&#4294967296;", "&#x100000000;",
+                                  "&#1114112;", "&#x110000;", "&#xD800;", "&#57343;"})
         CHECK(parse_delete_objects("<Delete><Object><Key>important.db" + ref + ".tmp</Key></Object></Delete>")
                   .error()
                   .code == errc::malformed_xml);
@@ -125,7 +128,8 @@ TEST_CASE("A NUL character, raw or by reference, makes a request document malfor
     CHECK(parse_tagging("<Tagging><TagSet><Tag><Key>k</Key><Value>v&#0;w</Value></Tag></TagSet></Tagging>")
               .error()
               .code == errc::malformed_xml);
-    // Other references stay what they are: `&#48;` is "0", `&#10;` a line feed.
+    // Other references stay what they are: `&#48;` is "0", `&#10;` a line feed, `&#x10FFFF;` the last one.
+    CHECK(parse_delete_objects("<Delete><Object><Key>a&#x10FFFF;</Key></Object></Delete>"));
     const auto d = parse_delete_objects("<Delete><Object><Key>a&#48;&#10;&#x30;</Key></Object></Delete>");
     REQUIRE(d);
     CHECK(d->objects.at(0).key == "a0\n0");
