@@ -13,10 +13,16 @@ asio::awaitable<result<response>> create_bucket(request_context& ctx)
 {
     if (auto valid = s3::validate_bucket_name(ctx.bucket); !valid)
         co_return std::move(valid).error();
-    // Path-style /api/v1/... is the REST API, so no bucket may be named "api".
+    // Path-style /api/v1/... is the REST API, so no bucket may be named "api"; an unsigned GET of /healthz,
+    // /readyz or /metrics is the operational endpoint, so no bucket is named like one either (its public
+    // listing would answer only with a query string).
     if (ctx.bucket == "api")
         co_return make_error(errc::invalid_bucket_name,
                              "The bucket name \"api\" is reserved for Depot's REST API");
+    if (ctx.bucket == "healthz" || ctx.bucket == "readyz" || ctx.bucket == "metrics")
+        co_return make_error(errc::invalid_bucket_name,
+                             "The bucket name \"" + ctx.bucket +
+                                 "\" is reserved for Depot's operational endpoint");
     if (ctx.bucket == ctx.svc->opts.models_bucket)
         co_return make_error(errc::invalid_bucket_name,
                              "The bucket name \"" + ctx.bucket +
