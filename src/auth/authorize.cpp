@@ -140,9 +140,15 @@ result<void> scope_reaches_target(const access_scope& s, permission what, const 
             return denied("the credential is limited to the files of alias " + s.alias);
         return ok();
     }
-    if (area->prefix.empty())
+    // A bucket scope reaches all of its bucket. A model's reaches the model's files and listings only, also
+    // when the model spans the whole bucket (an empty prefix): never the bucket's settings, ACL, policy or
+    // bulk deletes, nor its snapshots, which a prefix scope cannot reach either.
+    if (area->prefix.empty() && s.model.empty())
         return ok();
-    if ((object || listing) && area_reaches(*area, t.bucket, t.path))
+    if (!s.model.empty() && t.snapshot_key)
+        return denied("the credential is limited to the files of model " + s.team + "/" + s.model);
+    // An object permission without a key is the bucket's own (PutBucketAcl's write_acl).
+    if (((object && !t.path.empty()) || listing) && area_reaches(*area, t.bucket, t.path))
         return ok();
     if (!object && !listing && what == permission::read_bucket)
         return ok();

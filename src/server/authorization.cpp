@@ -43,7 +43,7 @@ asio::awaitable<void> resolve_target(request_context& ctx, resolved_target& r, a
                         .bucket = bucket,
                         .path = path,
                         .models_view = bucket == ctx.svc->opts.models_bucket,
-                        .snapshot_key = own_path && !ctx.key.empty() && registry::is_snapshot_key(ctx.key),
+                        .snapshot_key = own_path && registry::is_snapshot_key(path),
                         .version_id = ctx.has_param("versionId")};
     if (!t.bucket.empty() && !t.models_view)
         r.where = co_await scope_model(ctx);

@@ -136,6 +136,50 @@ def test_a_prefix_token_reads_none_of_the_buckets_settings_usage_or_snapshots(de
     assert client_of(depot, key).get_object(Bucket=scoped, Key="p/in.bin")["Body"].read() == b"inside the scope"
 
 
+def test_a_model_key_over_a_whole_bucket_reaches_its_files_not_the_buckets_settings(depot):
+    """The attacker's finding: a key scoped to a model bound to a whole bucket (prefix "") deleted the
+    bucket's policy (its Deny of secret/*), and could rewrite its ACL, versioning and lifecycle, delete in
+    bulk and read its snapshots. A model's scope reaches the model's files, as it does for a model on a
+    prefix; the bucket's settings stay its owner's."""
+    name = "wholem-" + secrets.token_hex(3)
+    depot.add_user(name, name)
+    tok = token_for(depot, name)["token"]
+    admin = token_for(depot, "alice")["token"]
+    team = "atk-whole-" + secrets.token_hex(3)
+    assert call(depot, "POST", "/api/v1/teams", token=admin, body={"name": team}).status_code == 201
+    assert call(depot, "PUT", f"/api/v1/teams/{team}/members/{name}", token=admin,
+                body={"role": "admin"}).status_code == 200
+    s3 = depot.client(name)
+    bucket = unique_bucket_name("atk-whole")
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="w.bin", Body=b"weights")
+    policy = ('{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:GetObject",'
+              f'"Resource":"arn:aws:s3:::{bucket}/secret/*"}}]}}')
+    s3.put_bucket_policy(Bucket=bucket, Policy=policy)
+    assert call(depot, "POST", f"/api/v1/buckets/{bucket}/snapshots", token=tok,
+                body={"name": "s1"}).status_code == 201
+    assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=tok,
+                body={"name": "m", "bucket": bucket, "prefix": ""}).status_code == 201
+    key, _ = scoped_credentials(depot, tok, {"model": f"{team}/m"})
+    scoped = client_of(depot, key)
+    before = depot.snapshot()
+    expect_error("AccessDenied", 403, scoped.delete_bucket_policy, Bucket=bucket)
+    expect_error("AccessDenied", 403, scoped.put_bucket_policy, Bucket=bucket, Policy=policy)
+    expect_error("AccessDenied", 403, scoped.put_bucket_acl, Bucket=bucket, ACL="public-read")
+    expect_error("AccessDenied", 403, scoped.put_bucket_versioning, Bucket=bucket,
+                 VersioningConfiguration={"Status": "Enabled"})
+    expect_error("AccessDenied", 403, scoped.delete_objects, Bucket=bucket,
+                 Delete={"Objects": [{"Key": "w.bin"}]})
+    expect_error("AccessDenied", 403, scoped.list_objects_v2, Bucket=bucket, Prefix=".snapshots/")
+    expect_error("AccessDenied", 403, scoped.get_object, Bucket=bucket, Key=".snapshots/s1/w.bin")
+    depot.assert_unchanged(before)
+    assert s3.get_bucket_policy(Bucket=bucket)["Policy"] == policy
+    # The model's files are the key's to read and write.
+    assert scoped.get_object(Bucket=bucket, Key="w.bin")["Body"].read() == b"weights"
+    scoped.put_object(Bucket=bucket, Key="config.json", Body=b"{}")
+    assert {o["Key"] for o in scoped.list_objects_v2(Bucket=bucket)["Contents"]} == {"w.bin", "config.json"}
+
+
 def listed_buckets(client) -> list[str]:
     return sorted(b["Name"] for b in client.list_buckets()["Buckets"])
 

@@ -60,6 +60,7 @@ principal admin(std::string_view scope = "")
 }
 
 const model_location model_m{.model_id = 7, .bucket = "models-b", .prefix = "team/m/"};
+const model_location model_all{.model_id = 7, .bucket = "models-b", .prefix = ""};
 
 struct row
 {
@@ -73,7 +74,7 @@ struct row
 void run(const std::vector<row>& rows)
 {
     for (const auto& r : rows) {
-        CAPTURE(r.what);
+        INFO("row ", std::string(r.what));
         auto got = outcome(authorize(r.who, r.perm, r.on));
         INFO("got ", name(got), ", want ", name(r.want));
         CHECK(got == r.want);
@@ -153,6 +154,31 @@ TEST_CASE("S3 targets: scope × permission × path")
              .operation = "GetObject", .bucket = "models-b", .path = "team/n/w", .scope_model = &model_m},
          expect::deny},
         {"model scope, model gone", user(model), permission::read_object, model_gone, expect::deny},
+        // A model over the whole bucket (prefix ""): its files, never the bucket's settings or snapshots
+        // (the attacker's model key deleted the bucket's policy).
+        {"whole-bucket model scope writes a file", user(model), permission::write_object,
+         s3_target{
+             .operation = "PutObject", .bucket = "models-b", .path = "w.bin", .scope_model = &model_all},
+         expect::allow},
+        {"whole-bucket model scope lists", user(model), permission::list_objects,
+         s3_target{.operation = "ListObjectsV2", .bucket = "models-b", .scope_model = &model_all},
+         expect::allow},
+        {"whole-bucket model scope configures the bucket", user(model), permission::configure_bucket,
+         s3_target{.operation = "DeleteBucketPolicy", .bucket = "models-b", .scope_model = &model_all},
+         expect::deny},
+        {"whole-bucket model scope writes the bucket's ACL", user(model), permission::write_acl,
+         s3_target{.operation = "PutBucketAcl", .bucket = "models-b", .scope_model = &model_all},
+         expect::deny},
+        {"whole-bucket model scope deletes in bulk", user(model), permission::delete_objects,
+         s3_target{.operation = "DeleteObjects", .bucket = "models-b", .scope_model = &model_all},
+         expect::deny},
+        {"whole-bucket model scope reads a snapshot", user(model), permission::read_object,
+         s3_target{.operation = "GetObject",
+                   .bucket = "models-b",
+                   .path = ".snapshots/s1/w.bin",
+                   .snapshot_key = true,
+                   .scope_model = &model_all},
+         expect::deny},
         {"model scope reads its view", user(model), permission::read_object, view_mine, expect::allow},
         {"model scope reads another model's view", user(model), permission::read_object, view_other,
          expect::deny},
