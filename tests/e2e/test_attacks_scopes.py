@@ -136,22 +136,28 @@ def test_a_prefix_token_reads_none_of_the_buckets_settings_usage_or_snapshots(de
     assert client_of(depot, key).get_object(Bucket=scoped, Key="p/in.bin")["Body"].read() == b"inside the scope"
 
 
+def team_admin_with_bucket(depot, hint: str) -> tuple[str, str, str, object, str]:
+    """(user, token, team, S3 client, bucket): a new user, admin of a new team, owning a new bucket."""
+    name = f"{hint}-" + secrets.token_hex(3)
+    depot.add_user(name, name)
+    tok = token_for(depot, name)["token"]
+    admin = token_for(depot, "alice")["token"]
+    team = f"atk-{hint}-" + secrets.token_hex(3)
+    assert call(depot, "POST", "/api/v1/teams", token=admin, body={"name": team}).status_code == 201
+    assert call(depot, "PUT", f"/api/v1/teams/{team}/members/{name}", token=admin,
+                body={"role": "admin"}).status_code == 200
+    s3 = depot.client(name)
+    bucket = unique_bucket_name(f"atk-{hint}")
+    s3.create_bucket(Bucket=bucket)
+    return name, tok, team, s3, bucket
+
+
 def test_a_model_key_over_a_whole_bucket_reaches_its_files_not_the_buckets_settings(depot):
     """The attacker's finding: a key scoped to a model bound to a whole bucket (prefix "") deleted the
     bucket's policy (its Deny of secret/*), and could rewrite its ACL, versioning and lifecycle, delete in
     bulk and read its snapshots. A model's scope reaches the model's files, as it does for a model on a
     prefix; the bucket's settings stay its owner's."""
-    name = "wholem-" + secrets.token_hex(3)
-    depot.add_user(name, name)
-    tok = token_for(depot, name)["token"]
-    admin = token_for(depot, "alice")["token"]
-    team = "atk-whole-" + secrets.token_hex(3)
-    assert call(depot, "POST", "/api/v1/teams", token=admin, body={"name": team}).status_code == 201
-    assert call(depot, "PUT", f"/api/v1/teams/{team}/members/{name}", token=admin,
-                body={"role": "admin"}).status_code == 200
-    s3 = depot.client(name)
-    bucket = unique_bucket_name("atk-whole")
-    s3.create_bucket(Bucket=bucket)
+    name, tok, team, s3, bucket = team_admin_with_bucket(depot, "whole")
     s3.put_object(Bucket=bucket, Key="w.bin", Body=b"weights")
     policy = ('{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*","Action":"s3:GetObject",'
               f'"Resource":"arn:aws:s3:::{bucket}/secret/*"}}]}}')
@@ -284,17 +290,8 @@ def test_an_alias_key_reads_no_object_version_listing_or_metadata_of_live_object
 @pytest.fixture(scope="module")
 def foreign_team(depot):
     """A team alice (the installation admin) does not belong to, with a released model."""
-    name = "view-own-" + secrets.token_hex(3)
-    depot.add_user(name, name)
-    tok = token_for(depot, name)["token"]
+    name, tok, team, s3, bucket = team_admin_with_bucket(depot, "view")
     admin = token_for(depot, "alice")["token"]
-    team = "atk-view-" + secrets.token_hex(3)
-    assert call(depot, "POST", "/api/v1/teams", token=admin, body={"name": team}).status_code == 201
-    assert call(depot, "PUT", f"/api/v1/teams/{team}/members/{name}", token=admin,
-                body={"role": "admin"}).status_code == 200
-    s3 = depot.client(name)
-    bucket = unique_bucket_name("atk-view")
-    s3.create_bucket(Bucket=bucket)
     s3.put_object(Bucket=bucket, Key="m/w.bin", Body=b"weights")
     assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=tok,
                 body={"name": "m", "bucket": bucket, "prefix": "m/"}).status_code == 201
