@@ -636,6 +636,10 @@ def test_a_version_a_protected_alias_points_at_cannot_be_deprecated(depot, team)
     problem = assert_problem(api(depot, team, "POST", f"{base}/versions/{one}/deprecate", user="carol", body={}), 409,
                              "conflict")
     assert "production" in problem["detail"], problem
+    # Nor archived (this session's attacker, A5: the alias then resolved to nothing).
+    problem = assert_problem(api(depot, team, "POST", f"{base}/versions/{one}/archive", user="carol", body={}), 409,
+                             "conflict")
+    assert "production" in problem["detail"], problem
     assert api(depot, team, "GET", f"{base}/versions/{one}").json()["state"] == "approved"
     assert depot.db.scalar("SELECT count(*) FROM model_events") == history
     assert bob.get_object(Bucket=VIEW, Key=f"{team['name']}/{name}/production/w.bin")["Body"].read() == b"one"

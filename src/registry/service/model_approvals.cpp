@@ -96,9 +96,9 @@ model_registry::transition_version(const model& m, const model_version& v, trans
         }
         if (!allowed)
             co_return make_error(errc::conflict, "A " + from + " version cannot become " + to);
-        // A protected alias points only at an approved version: one would go on serving the deprecated
-        // version (an archived one it no longer resolves), so it must be moved first.
-        if (t == transition::deprecate) {
+        // A protected alias points only at an approved version: it would go on serving a deprecated one, and
+        // resolve to nothing at an archived one, so it must be moved first.
+        if (t == transition::deprecate || t == transition::archive) {
             const auto aliases = co_await aliases_of(c, m.id);
             for (const auto& a : aliases)
                 if (a.version == v.number && m.policy.protects(a.name))
