@@ -574,7 +574,7 @@ asio::awaitable<response> dispatch(request_context& ctx)
                         iequals_ascii(operational_auth->substr(0, 7), "Bearer ");
     if (!virtual_hosted &&
         (ctx.header->method() == http::verb::get || ctx.header->method() == http::verb::head) &&
-        (raw == "/healthz" || raw == "/readyz" || raw == "/metrics") &&
+        raw.starts_with('/') && is_operational_endpoint(raw.substr(1)) &&
         (!operational_auth || (bearer && raw == "/metrics" && !ctx.svc->metrics_token.empty()))) {
         response res;
         // A wrong token counts as a failed authentication of the address, as on every other surface, and an

@@ -17,8 +17,16 @@
 #include "server/context.hpp"
 
 #include <boost/asio/awaitable.hpp>
+#include <string_view>
 
 namespace depot::server {
+
+/// The operational endpoints' names: path-style /healthz, /readyz and /metrics are these endpoints (server/
+/// dispatch.cpp), so no bucket takes one of the names (CreateBucket).
+inline bool is_operational_endpoint(std::string_view name) noexcept
+{
+    return name == "healthz" || name == "readyz" || name == "metrics";
+}
 
 /// Registers depot_readiness_probes_total (at zero), so that it is exported before the first /readyz.
 void register_readiness_metrics();

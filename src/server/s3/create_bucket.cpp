@@ -2,6 +2,7 @@
 #include "common/strings.hpp"
 #include "s3/names.hpp"
 #include "s3/xml.hpp"
+#include "server/health.hpp"
 #include "server/s3/access.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
@@ -19,7 +20,7 @@ asio::awaitable<result<response>> create_bucket(request_context& ctx)
     if (ctx.bucket == "api")
         co_return make_error(errc::invalid_bucket_name,
                              "The bucket name \"api\" is reserved for Depot's REST API");
-    if (ctx.bucket == "healthz" || ctx.bucket == "readyz" || ctx.bucket == "metrics")
+    if (is_operational_endpoint(ctx.bucket))
         co_return make_error(errc::invalid_bucket_name,
                              "The bucket name \"" + ctx.bucket +
                                  "\" is reserved for Depot's operational endpoint");
