@@ -56,6 +56,11 @@ std::string new_webhook_secret();
 std::string webhook_signature(const std::vector<std::string>& secrets, std::string_view id,
                               std::string_view timestamp, std::string_view body);
 
+/// The ids of the users depotd makes for itself, one per team whose events carry presigned links. Nobody
+/// else may take one, and none joins a team but its own: the team would adopt that account as a reader of
+/// its models.
+inline constexpr std::string_view event_link_user_prefix = "depot-events.";
+
 /// The context of work no request caused: actor "system".
 const audit_context& system_audit_context();
 

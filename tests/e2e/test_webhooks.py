@@ -648,6 +648,30 @@ def test_nobody_takes_the_id_of_a_teams_event_link_signer(depot):
     assert r.status_code == 201, r.text
 
 
+def test_no_team_takes_in_another_teams_event_link_signer(hooks_depot, receiver):
+    """An attacker's finding: a team admin added depot-events.<other team> (the account whose key signs the
+    other team's download links) to their own team as an admin. The signer then belonged to two teams and
+    its links read both teams' models. Only depotd puts a signer into a team, and only its own: the
+    membership PUT refuses the ids, for any team and any role, and changes nothing."""
+    server = hooks_depot
+    victim = make_team(server)
+    subscribe(server, victim, receiver.url)
+    make_model(server, victim, {"config.json": b"{}"}, name="signed")
+    assert team_call(server, victim, "POST", "/models/signed/versions", body={}).status_code == 201
+    receiver.wait_for(lambda g: any(e["type"] == "version.created" and e["data"]["files"] for e in events_of(g)))
+    signer = f"depot-events.{victim['name']}"
+    memberships = server.db.query(f"SELECT team_id, role FROM team_members WHERE user_id = '{signer}'")
+    assert len(memberships) == 1, memberships  # the victim's reader, made by depotd
+
+    attacker = make_team(server)
+    for role in ("admin", "reader"):
+        for team in (attacker, victim):
+            problem = assert_problem(team_call(server, team, "PUT", f"/members/{signer}", body={"role": role}),
+                                     400, "invalid-argument")
+            assert "depot-events." in problem["detail"], problem
+    assert server.db.query(f"SELECT team_id, role FROM team_members WHERE user_id = '{signer}'") == memberships
+
+
 def test_a_team_admin_who_leaves_or_is_demoted_stops_their_subscriptions(hooks_depot, receiver):
     """An attacker's finding: a team admin subscribed their own receiver to version.created, was removed from
     the team, and kept receiving every new version's presigned download links (no credentials needed).

@@ -33,10 +33,6 @@ class token_repository;
 class session_repository;
 class lookup_cache;
 
-/// The ids of the users depotd makes for itself, one per team whose events carry presigned links. Nobody
-/// else may take one: the team would adopt that account as a reader of its models.
-inline constexpr std::string_view event_link_user_prefix = "depot-events.";
-
 class credential_service
 {
 public:

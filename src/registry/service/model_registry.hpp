@@ -251,8 +251,14 @@ public:
     asio::awaitable<result<team>> get_team(std::string_view name);
     asio::awaitable<std::optional<team_role>> role_of(std::int64_t team_id, std::string_view user_id);
     asio::awaitable<std::vector<team_member>> members(std::int64_t team_id);
+    /// not_found for an unknown user; invalid_argument for one of depotd's own event-link signers
+    /// (event_link_user_prefix): a team that took another team's signer in would read with its links.
     asio::awaitable<result<team_member>> set_member(const audit_context& who, std::int64_t team_id,
                                                     std::string_view user_id, team_role role);
+    /// Makes "depot-events.<team_name>" (credential_service::create_event_link_user) a reader of the
+    /// team `team_id` named `team_name`: the one way a signer becomes a member, and only of its own team.
+    asio::awaitable<result<team_member>> admit_event_link_user(std::int64_t team_id,
+                                                               std::string_view team_name);
     /// not_found when the user is not a member; conflict when it would leave the team without an admin.
     asio::awaitable<result<void>> remove_member(const audit_context& who, std::int64_t team_id,
                                                 std::string_view user_id);
@@ -320,6 +326,9 @@ public:
     asio::awaitable<result<model_version>> version_of_alias(const model& m, std::int64_t alias_id);
 
 private:
+    /// set_member without the check of who may join.
+    asio::awaitable<result<team_member>> put_member(const audit_context& who, std::int64_t team_id,
+                                                    std::string_view user_id, team_role role);
     /// Digests (raw SHA-256) by segment list (model_versions.cpp segments_key).
     using known_digests = std::map<std::string, std::string>;
     /// Hashes the files `source` would freeze whose digest is not recorded (recording it on their object

@@ -73,6 +73,25 @@ asio::awaitable<result<team_member>> model_registry::set_member(const audit_cont
                                                                 std::int64_t team_id,
                                                                 std::string_view user_id, team_role role)
 {
+    if (user_id.starts_with(event_link_user_prefix))
+        co_return make_error(errc::invalid_argument, "'" + std::string(user_id) +
+                                                         "' is depotd's own account (the signer of a team's "
+                                                         "event links) and joins no team by request");
+    co_return co_await put_member(who, team_id, user_id, role);
+}
+
+asio::awaitable<result<team_member>> model_registry::admit_event_link_user(std::int64_t team_id,
+                                                                           std::string_view team_name)
+{
+    co_return co_await put_member(system_audit_context(), team_id,
+                                  std::string(event_link_user_prefix) + std::string(team_name),
+                                  team_role::reader);
+}
+
+asio::awaitable<result<team_member>> model_registry::put_member(const audit_context& who,
+                                                                std::int64_t team_id,
+                                                                std::string_view user_id, team_role role)
+{
     co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<team_member>> {
         auto display_name = co_await display_name_of_user(c, user_id);
         if (!display_name)

@@ -55,8 +55,7 @@ asio::awaitable<std::optional<link_key>> team_link_key(services& svc, std::int64
         // A team reader of its own: the URLs it signs can read this team's models and nothing else.
         const std::string signer = std::string(registry::event_link_user_prefix) + std::string(team);
         co_await svc.credentials.create_event_link_user(team); // already_exists from an earlier round is fine
-        co_await svc.models.set_member(registry::system_audit_context(), team_id, signer,
-                                       registry::team_role::reader);
+        co_await svc.models.admit_event_link_user(team_id, team);
         auto created = co_await svc.credentials.create_key(registry::system_audit_context(), signer);
         if (!created)
             co_return std::nullopt;
