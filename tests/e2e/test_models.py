@@ -581,9 +581,11 @@ def test_a_model_never_overlaps_another_teams_model(depot, s3, team):
 
 
 @pytest.mark.parametrize("path", ["../escape.bin", "a/../../escape.bin", "./here.bin", "a//b.bin", "/rooted.bin",
-                                  "dir/", "a\\..\\..\\escape.bin", "a/.."],
+                                  "dir/", "a\\..\\..\\escape.bin", "a/..", "C:/Windows/escape.bin", "c:escape.bin",
+                                  ".. /escape.bin", "a/... /b.bin", "a/ /b.bin", "bell\x07.bin"],
                          ids=["dotdot", "inner-dotdot", "dot", "empty-segment", "leading-slash", "trailing-slash",
-                              "backslash-dotdot", "ends-in-dotdot"])
+                              "backslash-dotdot", "ends-in-dotdot", "drive", "drive-relative", "dotdot-space",
+                              "dots-space", "space-segment", "control"])
 def test_a_version_never_holds_a_path_that_leaves_its_directory(depot, s3, team, path):
     """The attacker's request (second attack, N5): a writer stored `<prefix>../escape.bin` (a valid S3 key)
     and froze a version; the Hub's tree, the REST manifest and the webhook payload served the path as it is,
@@ -599,13 +601,16 @@ def test_a_version_never_holds_a_path_that_leaves_its_directory(depot, s3, team,
     bob.put_object(Bucket=bucket, Key=f"{name}/{path}", Body=b"payload")
     versions = depot.db.scalar("SELECT count(*) FROM model_versions")
     files = depot.db.scalar("SELECT count(*) FROM model_files")
+    # The attacker's request (A7): Windows clients read a drive letter as absolute and drop trailing dots
+    # and spaces ('.. ' is '..' there); these froze.
     problem = assert_problem(api(depot, team, "POST", f"/models/{name}/versions", body={}), 400, "invalid-argument")
     assert path in problem["detail"], problem
     assert depot.db.scalar("SELECT count(*) FROM model_versions") == versions
     assert depot.db.scalar("SELECT count(*) FROM model_files") == files
     # Renamed, the files freeze.
     bob.delete_object(Bucket=bucket, Key=f"{name}/{path}")
-    bob.put_object(Bucket=bucket, Key=f"{name}/weights/ok..bin", Body=b"payload")
+    for ok in ("weights/ok..bin", "weights/.hidden", "step:100/a b.bin", "dir. x/f"):
+        bob.put_object(Bucket=bucket, Key=f"{name}/{ok}", Body=b"payload")
     r = api(depot, team, "POST", f"/models/{name}/versions", body={})
     assert r.status_code == 201, r.text
 

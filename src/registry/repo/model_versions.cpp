@@ -119,8 +119,11 @@ asio::awaitable<void> set_version_file_sha256(pg::connection& c, std::int64_t ve
 asio::awaitable<std::optional<std::string>> unsafe_file_path(pg::connection& c, std::int64_t version_id)
 {
     auto rs = co_await sql(c,
-                           "SELECT path FROM model_files WHERE version_id = $1 AND (path LIKE '/%' OR path "
-                           "LIKE '%/' OR strpos(path, '//') > 0 OR path ~ '(^|[/\\\\])\\.\\.?([/\\\\]|$)') "
+                           // A segment of dots and spaces only (empty included: '//', a leading or
+                           // trailing '/'), split at '/' or '\\'; Windows drops trailing dots and spaces,
+                           // so '.. ' is '..' there. A drive letter ('C:/x', 'C:x'). A control character.
+                           "SELECT path FROM model_files WHERE version_id = $1 AND (path ~ "
+                           "'(^|[/\\\\])[. ]*([/\\\\]|$)' OR path ~ '^[A-Za-z]:' OR path ~ '[[:cntrl:]]') "
                            "ORDER BY path LIMIT 1",
                            version_id);
     if (rs.empty())

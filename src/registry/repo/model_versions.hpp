@@ -52,7 +52,8 @@ asio::awaitable<void> set_version_file_sha256(pg::connection& c, std::int64_t ve
                                               std::string_view path, const pg::bytes& sha256);
 
 /// A file of version `version_id` whose path a client could not write under a directory as it is, if it has
-/// one: a leading or trailing '/', an empty segment, or a '.' or '..' segment (between '/' or '\\').
+/// one: a segment (between '/' or '\\') that is empty or only dots and spaces ('.', '..', '.. '), a drive
+/// letter ('C:'), or a control character.
 asio::awaitable<std::optional<std::string>> unsafe_file_path(pg::connection& c, std::int64_t version_id);
 
 /// A file of version `version_id` stored under a customer's key (SSE-C), if it has one: its path.

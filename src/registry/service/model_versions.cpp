@@ -206,8 +206,9 @@ asio::awaitable<result<model_version>> model_registry::create_version(const mode
                     errc::invalid_argument,
                     "The file '" + *unsafe +
                         "' has a path a client cannot write as it is (a leading or trailing "
-                        "'/', an empty segment, or a '.' or '..' segment): rename it or move "
-                        "it out of the prefix");
+                        "'/', an empty segment, a segment of only dots and spaces such as '..' "
+                        "or '.. ', a drive letter such as 'C:', or a control character): "
+                        "rename it or move it out of the prefix");
             if (spec.may_read) {
                 constexpr std::int64_t page = 1000;
                 std::string after;
