@@ -31,6 +31,20 @@ struct audit_context
     std::string client_addr;
 };
 
+/// A refusal's audit row (outcome "denied"), as the refused request names it.
+struct denial
+{
+    std::string action;   ///< "s3.GetObject", "api.getBucket", "hf.resolve"
+    std::string resource; ///< what the request addressed ("bucket/key" on S3)
+    std::string team;     ///< the row's team: its admins read it ("" for none)
+    std::string bucket;   ///< details.bucket ("" for none)
+    /// The key of `bucket` the refusal was aimed at ("" for none): with no team, the row is the team's whose
+    /// model holds it (the longest prefix), details.model "team/model".
+    std::string key;
+    std::string copy_source; ///< details.copy_source: the "bucket/key" a copy was refused
+    std::string reason;      ///< details.reason
+};
+
 using time_point = std::chrono::system_clock::time_point;
 
 /// A query of the audit log (REST GET /api/v1/audit): every filter optional, rows in chain order.

@@ -75,21 +75,21 @@ registry::audit_context audit_context_of(const request_context& ctx)
 asio::awaitable<void> audit_denial(const request_context& ctx, std::string_view action,
                                    std::string_view resource, std::string_view message)
 {
-    co_await audit_denial(ctx, action, resource, "", "", message);
+    // A named value, not a braced temporary in a coroutine's arguments (GCC 12 destroys it twice).
+    registry::denial d{
+        .action = std::string(action), .resource = std::string(resource), .reason = std::string(message)};
+    co_await audit_denial(ctx, std::move(d));
 }
 
-asio::awaitable<void> audit_denial(const request_context& ctx, std::string_view action,
-                                   std::string_view resource, std::string_view team, std::string_view bucket,
-                                   std::string_view message)
+asio::awaitable<void> audit_denial(const request_context& ctx, registry::denial d)
 {
+    for (auto* text : {&d.resource, &d.team, &d.bucket, &d.key, &d.copy_source, &d.reason})
+        *text = storable(*text);
     try {
-        const std::string what = storable(resource), whose = storable(team), where = storable(bucket),
-                          why = storable(message);
-        co_await registry::audit_log::record_denial(*ctx.svc->db, audit_context_of(ctx), action, what, whose,
-                                                    where, why);
+        co_await registry::audit_log::record_denial(*ctx.svc->db, audit_context_of(ctx), d);
     } catch (const std::exception& e) {
         log::warn("cannot record a denial in the audit log",
-                  {{"request_id", ctx.request_id}, {"action", std::string(action)}, {"error", e.what()}});
+                  {{"request_id", ctx.request_id}, {"action", d.action}, {"error", e.what()}});
     }
 }
 
@@ -101,10 +101,19 @@ asio::awaitable<bool> audit_refusal(const request_context& ctx, const std::optio
         co_return false;
     if (refused && !refused->team.empty())
         addressed.team = refused->team;
-    if (refused && !refused->bucket.empty())
+    if (refused && !refused->bucket.empty()) {
         addressed.bucket = refused->bucket;
-    co_await audit_denial(ctx, addressed.action, addressed.resource, addressed.team, addressed.bucket,
-                          failure->message);
+        addressed.key = refused->key;
+        addressed.copy_source = refused->copy_source;
+    }
+    registry::denial d{.action = std::move(addressed.action),
+                       .resource = std::move(addressed.resource),
+                       .team = std::move(addressed.team),
+                       .bucket = std::move(addressed.bucket),
+                       .key = std::move(addressed.key),
+                       .copy_source = std::move(addressed.copy_source),
+                       .reason = failure->message};
+    co_await audit_denial(ctx, std::move(d));
     co_return true;
 }
 
@@ -131,12 +140,8 @@ asio::awaitable<void> audit_download(const request_context& ctx, std::optional<b
     }
     // A read through the snapshot view (.snapshots/<name>/<key>) reads <key> as it was: a model file when
     // <key> is under a model's prefix.
-    std::string_view live = ctx.key;
-    if (registry::is_snapshot_key(live)) {
-        live.remove_prefix(std::min(live.size(), registry::snapshot_key_prefix.size()));
-        const auto slash = live.find('/');
-        live = slash == std::string_view::npos ? std::string_view() : live.substr(slash + 1);
-    }
+    const std::string_view live =
+        registry::is_snapshot_key(ctx.key) ? registry::key_below_snapshot_root(ctx.key) : ctx.key;
     co_await registry::audit_log::record_bucket_download(*ctx.svc->db, who, resource, ctx.bucket, live);
 }
 

@@ -25,6 +25,8 @@ struct refusal
 {
     std::string team;
     std::string bucket;
+    std::string key;         ///< the key of `bucket` refused (a copy's source key)
+    std::string copy_source; ///< the "bucket/key" a copy was refused
 };
 
 /// Records a refusal for the request `ctx` (server/authorization.cpp, hf/repo.cpp); the last one counts.
@@ -40,10 +42,8 @@ registry::audit_context audit_context_of(const request_context& ctx);
 /// details {"reason": message}. Never throws: a failure to record is logged (the request is refused anyway).
 asio::awaitable<void> audit_denial(const request_context& ctx, std::string_view action,
                                    std::string_view resource, std::string_view message);
-/// The same, aimed at `team` (the row's team: its admins read it) and `bucket` ("" for none).
-asio::awaitable<void> audit_denial(const request_context& ctx, std::string_view action,
-                                   std::string_view resource, std::string_view team, std::string_view bucket,
-                                   std::string_view message);
+/// The same for the row `d` (registry/types.hpp: aimed at a team, a bucket, a key of it, a copy's source).
+asio::awaitable<void> audit_denial(const request_context& ctx, registry::denial d);
 
 /// What a refused request's audit row names, as the surface that served it knows: the row's action
 /// ("s3.GetObject", "api.getBucket", "hf.resolve"), the resource, and the team and bucket it addressed.
@@ -53,6 +53,8 @@ struct refused_request
     std::string resource;
     std::string team;
     std::string bucket;
+    std::string key;         ///< the key of `bucket` it was aimed at (what a snapshot view path reads)
+    std::string copy_source; ///< the "bucket/key" a copy was refused (then `bucket` and `key` are its)
 };
 
 /// The one place where a request's refusal becomes an audit row, called by each surface once its handler

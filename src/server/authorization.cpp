@@ -221,14 +221,6 @@ struct view_target
     std::string_view prefix; ///< a listing's prefix, as the view resolves it
 };
 
-/// The part of `path` below `.snapshots/<name>/` ("" when it names no key inside a snapshot).
-std::string_view below_snapshot_root(std::string_view path)
-{
-    const auto rest = path.substr(std::min(path.size(), registry::snapshot_key_prefix.size()));
-    const auto slash = rest.find('/');
-    return slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
-}
-
 view_target view_of(const request_context& ctx, auth::permission what, std::string_view key)
 {
     using auth::permission;
@@ -237,7 +229,7 @@ view_target view_of(const request_context& ctx, auth::permission what, std::stri
     if (!key.empty()) {
         if (registry::is_snapshot_key(key)) {
             v.snapshot = true;
-            v.key = below_snapshot_root(key);
+            v.key = registry::key_below_snapshot_root(key);
         }
         return v;
     }
@@ -245,7 +237,7 @@ view_target view_of(const request_context& ctx, auth::permission what, std::stri
                          what == permission::list_uploads;
     if (listing && prefix.starts_with(registry::snapshot_key_prefix)) {
         v.snapshot = true;
-        v.prefix = below_snapshot_root(prefix);
+        v.prefix = registry::key_below_snapshot_root(prefix);
     }
     return v;
 }

@@ -692,8 +692,11 @@ asio::awaitable<response> dispatch(request_context& ctx)
         addressed.resource = ctx.key.empty() ? ctx.bucket : ctx.bucket + "/" + ctx.key;
         // The bucket it was aimed at, in the row's details; for a key, the row is the team's whose model
         // holds the key (audit_denial looks it up), as the models view's rows are.
-        if (!s3op::is_model_view(ctx))
+        if (!s3op::is_model_view(ctx)) {
             addressed.bucket = ctx.bucket;
+            addressed.key = registry::is_snapshot_key(ctx.key) ? registry::key_below_snapshot_root(ctx.key)
+                                                               : std::string_view(ctx.key);
+        }
         if (failure && failure->code == errc::access_denied && !ctx.who.user_id.empty() &&
             s3op::is_model_view(ctx)) {
             // A 403 in the models view (a scope that does not reach the model, a write to the read-only

@@ -331,6 +331,60 @@ def test_model_downloads_are_recorded_through_the_view_and_the_bucket(depot, s3,
     ]
 
 
+def test_refusals_of_a_models_files_by_another_path_are_the_teams_rows(depot, s3, s3_bob, tokens):
+    """The attacker's request (third attack, A3): bob, an outsider, reached for a team's model file in its
+    bucket by other paths than its key: the bucket's snapshot view (.snapshots/<name>/<key>) and a copy
+    source (CopyObject, UploadPartCopy). The refusals were rows with team "", and a copy's named only its
+    target. Each is now a row of the team whose model holds the file, and a copy's names the source it was
+    refused (details.copy_source). A DeleteObjects that may not delete in the bucket at all is refused as a
+    whole, before its keys are read: one row on the bucket."""
+    tok = tokens["alice"]
+    team = "a3-" + secrets.token_hex(3)
+    bucket, own = unique_bucket_name("audit-a3"), unique_bucket_name("audit-a3-bob")
+    s3.create_bucket(Bucket=bucket)
+    s3_bob.create_bucket(Bucket=own)
+    assert call(depot, "POST", "/api/v1/teams", token=tok, body={"name": team}).status_code == 201
+    assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=tok,
+                body={"name": "llm", "bucket": bucket, "prefix": "m/"}).status_code == 201
+    s3.put_object(Bucket=bucket, Key="m/w.bin", Body=b"weights")
+    s3.put_object(Bucket=bucket, Key="other/w.bin", Body=b"other")
+    assert call(depot, "POST", f"/api/v1/buckets/{bucket}/snapshots", token=tok,
+                body={"name": "s1"}).status_code == 201
+    m = marker(depot)
+    expect_error("AccessDenied", 403, s3_bob.get_object, Bucket=bucket, Key=".snapshots/s1/m/w.bin")
+    expect_error("AccessDenied", 403, s3_bob.copy_object, Bucket=own, Key="stolen",
+                 CopySource={"Bucket": bucket, "Key": "m/w.bin"})
+    upload = s3_bob.create_multipart_upload(Bucket=own, Key="parts")["UploadId"]
+    expect_error("AccessDenied", 403, s3_bob.upload_part_copy, Bucket=own, Key="parts", UploadId=upload,
+                 PartNumber=1, CopySource={"Bucket": bucket, "Key": "m/w.bin"})
+    expect_error("AccessDenied", 403, s3_bob.copy_object, Bucket=own, Key="stolen-other",
+                 CopySource={"Bucket": bucket, "Key": "other/w.bin"})
+    expect_error("AccessDenied", 403, s3_bob.delete_objects, Bucket=bucket,
+                 Delete={"Objects": [{"Key": "m/w.bin"}]})
+    bob = depot.user("bob").access_key
+    got = [r for r in rows_since(depot, m) if r[3] != "multipart.create"]
+    assert got == [
+        ("bob", bob, team, "s3.GetObject", f"{bucket}/.snapshots/s1/m/w.bin", "denied"),
+        ("bob", bob, team, "s3.CopyObject", f"{own}/stolen", "denied"),
+        ("bob", bob, team, "s3.UploadPartCopy", f"{own}/parts", "denied"),
+        ("bob", bob, "", "s3.CopyObject", f"{own}/stolen-other", "denied"),
+        ("bob", bob, "", "s3.DeleteObjects", bucket, "denied"),
+    ], got
+    details = [json.loads(d[0]) for d in depot.db.query(
+        f"SELECT details FROM audit_log WHERE id > {m} AND outcome = 'denied' ORDER BY id")]
+    assert [(d.get("bucket"), d.get("copy_source"), d.get("model")) for d in details] == [
+        (bucket, None, f"{team}/llm"),
+        (bucket, f"{bucket}/m/w.bin", f"{team}/llm"),
+        (bucket, f"{bucket}/m/w.bin", f"{team}/llm"),
+        (bucket, f"{bucket}/other/w.bin", None),
+        (bucket, None, None),
+    ], details
+    assert s3_bob.list_objects_v2(Bucket=own).get("KeyCount") == 0
+    assert s3.get_object(Bucket=bucket, Key="m/w.bin")["Body"].read() == b"weights"
+    page = validate(call(depot, "GET", f"/api/v1/audit?team={team}&limit=1000", token=tok), "GET", "/api/v1/audit")
+    assert len([r for r in page["items"] if r["outcome"] == "denied"]) == 3
+
+
 def test_refusals_in_the_s3_models_view_are_recorded_with_their_team(depot, s3, tokens):
     """The attacker's requests: an outsider's GetObject of a team's model file through the S3 models view
     is answered NoSuchKey (the team's existence does not leak) and left no audit row; a member's scoped key

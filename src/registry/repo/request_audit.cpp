@@ -6,35 +6,32 @@
 
 namespace depot::registry {
 
-asio::awaitable<void> audit_denial(pg::pool& pool, const audit_context& who, std::string_view action,
-                                   std::string_view resource, std::string_view team, std::string_view bucket,
-                                   std::string_view message)
+asio::awaitable<void> audit_denial(pg::pool& pool, const audit_context& who, const denial& d)
 {
-    std::string details = "{\"reason\":" + audit_quote(message);
-    if (!bucket.empty())
-        details += ",\"bucket\":" + audit_quote(bucket);
+    std::string details = "{\"reason\":" + audit_quote(d.reason);
+    if (!d.bucket.empty())
+        details += ",\"bucket\":" + audit_quote(d.bucket);
+    if (!d.copy_source.empty())
+        details += ",\"copy_source\":" + audit_quote(d.copy_source);
     details += "}";
     auto conn = co_await pool.acquire();
-    std::string whose(team);
-    const bool names_a_key = !bucket.empty() && resource.size() > bucket.size() + 1 &&
-                             resource.starts_with(bucket) && resource[bucket.size()] == '/';
-    if (whose.empty() && names_a_key) {
+    std::string whose = d.team;
+    if (whose.empty() && !d.bucket.empty() && !d.key.empty()) {
         // A key of a bucket: the row is the team's whose model holds the key (the longest prefix), so that
         // its admins read attempts at the model's files in the bucket as they read those through the view.
-        const std::string_view key = resource.substr(bucket.size() + 1);
         auto rs = co_await sql(
             *conn,
             "SELECT t.name, m.name FROM models m JOIN teams t ON t.id = m.team_id JOIN buckets b "
             "ON b.id = m.bucket_id WHERE b.name = $1 AND starts_with($2, m.prefix) ORDER BY "
             "length(m.prefix) DESC LIMIT 1",
-            bucket, key);
+            d.bucket, d.key);
         if (!rs.empty()) {
             whose = std::string(rs[0].text(0));
             details.pop_back();
             details += ",\"model\":" + audit_quote(whose + "/" + std::string(rs[0].text(1))) + "}";
         }
     }
-    co_await append_audit(*conn, who, action, resource, whose, details, audit_denied);
+    co_await append_audit(*conn, who, d.action, d.resource, whose, details, audit_denied);
 }
 
 asio::awaitable<void> audit_model_download(pg::pool& pool, const audit_context& who,

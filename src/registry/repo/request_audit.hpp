@@ -17,13 +17,9 @@ namespace depot::registry {
 
 namespace asio = boost::asio;
 
-/// A "denied" row: `action` on `resource` of team `team` ("" for none) refused to `who`, details
-/// {"reason": message} and, when `bucket` is not empty, "bucket". A row with no team about a key of a bucket
-/// (`resource` = "bucket/key") under a model's prefix is that model's team's, with details.model
-/// ("team/model"). Throws pg::error.
-asio::awaitable<void> audit_denial(pg::pool& pool, const audit_context& who, std::string_view action,
-                                   std::string_view resource, std::string_view team, std::string_view bucket,
-                                   std::string_view message);
+/// The "denied" row `d` of a request of `who`: details {"reason"} and, when not empty, "bucket",
+/// "copy_source" and (found for `d.key` when `d.team` is empty) "model". Throws pg::error.
+asio::awaitable<void> audit_denial(pg::pool& pool, const audit_context& who, const denial& d);
 
 /// A model.download row in team `team` (the model view, the Hugging Face API: the caller resolved the
 /// model). `details_json`: a JSON object. Throws pg::error.

@@ -25,17 +25,9 @@ bool take_appended() noexcept
     return take_audit_appended();
 }
 
-asio::awaitable<void> record_denial(pg::pool& pool, const audit_context& who, std::string_view action,
-                                    std::string_view resource, std::string_view message)
+asio::awaitable<void> record_denial(pg::pool& pool, const audit_context& who, const denial& d)
 {
-    return audit_denial(pool, who, action, resource, "", "", message);
-}
-
-asio::awaitable<void> record_denial(pg::pool& pool, const audit_context& who, std::string_view action,
-                                    std::string_view resource, std::string_view team, std::string_view bucket,
-                                    std::string_view message)
-{
-    return audit_denial(pool, who, action, resource, team, bucket, message);
+    return audit_denial(pool, who, d);
 }
 
 asio::awaitable<void> record_model_download(pg::pool& pool, const audit_context& who,

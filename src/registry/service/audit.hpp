@@ -37,14 +37,10 @@ asio::awaitable<std::int64_t> seal(pg::pool& pool);
 /// Whether this process appended a row since the last call (which clears it): the sealer's cue.
 bool take_appended() noexcept;
 
-/// A "denied" row: `action` on `resource` refused to `who`, details {"reason": message}. Throws pg::error.
-asio::awaitable<void> record_denial(pg::pool& pool, const audit_context& who, std::string_view action,
-                                    std::string_view resource, std::string_view message);
-/// The same, aimed at team `team` (the row's team, so the team's admins read it; "" for none) and bucket
-/// `bucket` (details {"reason": message, "bucket": bucket} when not empty).
-asio::awaitable<void> record_denial(pg::pool& pool, const audit_context& who, std::string_view action,
-                                    std::string_view resource, std::string_view team, std::string_view bucket,
-                                    std::string_view message);
+/// The "denied" row `d` (registry/types.hpp) of a request of `who`: details {"reason"} and, when not empty,
+/// "bucket" and "copy_source"; with no team, a refusal aimed at a key of a bucket under a model's prefix is
+/// that model's team's row (details.model "team/model"). Throws pg::error.
+asio::awaitable<void> record_denial(pg::pool& pool, const audit_context& who, const denial& d);
 
 /// A model.download row in team `team` (the model view, the Hugging Face API: the caller resolved the
 /// model). `details_json`: a JSON object. Throws pg::error.

@@ -10,6 +10,8 @@
 #include "registry/transaction.hpp"
 #include "s3/names.hpp"
 
+#include <algorithm>
+
 namespace depot::registry {
 namespace {
 
@@ -27,6 +29,13 @@ std::string restored_key(std::string_view key, std::string_view prefix,
 bool is_snapshot_key(std::string_view key) noexcept
 {
     return key.starts_with(snapshot_key_prefix) || key == snapshot_key_prefix.substr(0, 10);
+}
+
+std::string_view key_below_snapshot_root(std::string_view view_key) noexcept
+{
+    const auto rest = view_key.substr(std::min(view_key.size(), snapshot_key_prefix.size()));
+    const auto slash = rest.find('/');
+    return slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
 }
 
 bool valid_snapshot_name(std::string_view name) noexcept

@@ -36,6 +36,9 @@ inline constexpr std::string_view snapshot_key_prefix = ".snapshots/";
 /// True for keys inside the reserved snapshot view (and for ".snapshots" itself).
 bool is_snapshot_key(std::string_view key) noexcept;
 
+/// The key a snapshot view path `.snapshots/<name>/<key>` reads, <key> ("" when it names none).
+std::string_view key_below_snapshot_root(std::string_view view_key) noexcept;
+
 /// 1 to 63 characters of A-Z, a-z, 0-9, '.', '_', '-', starting with a letter or digit (no '/': a name
 /// is one key segment of the S3 view).
 bool valid_snapshot_name(std::string_view name) noexcept;

@@ -10,6 +10,7 @@
 #include "s3/names.hpp"
 #include "s3/tagging.hpp"
 #include "s3/utf8.hpp"
+#include "server/audit_requests.hpp"
 #include "server/authorization.hpp"
 #include "server/chunked_body.hpp"
 #include "server/s3/access.hpp"
@@ -54,8 +55,14 @@ asio::awaitable<result<registry::bucket>> authorized_source_bucket(request_conte
                                                                    std::string_view name,
                                                                    std::string_view key, bool names_version)
 {
-    return load_authorized_bucket(ctx, name, auth::permission::read_object, key,
-                                  names_version ? "s3:GetObjectVersion" : "s3:GetObject", false);
+    auto b = co_await load_authorized_bucket(ctx, name, auth::permission::read_object, key,
+                                             names_version ? "s3:GetObjectVersion" : "s3:GetObject", false);
+    // The refusal is of the source: its row names it, and its model's team reads it.
+    if (!b && b.error().code == errc::access_denied)
+        note_refusal(ctx, {.bucket = std::string(name),
+                           .key = std::string(key),
+                           .copy_source = std::string(name) + "/" + std::string(key)});
+    co_return b;
 }
 
 asio::awaitable<result<registry::list_page>> list_page_of(request_context& ctx, registry::list_request req)

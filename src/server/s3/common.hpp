@@ -21,7 +21,7 @@ result<registry::bucket> authorized_bucket(const request_context& ctx);
 /// A copy's source bucket (CopyObject, UploadPartCopy), read: the owner, an installation admin or the
 /// bucket's READ grant, and the bucket's policy asked for s3:GetObject (s3:GetObjectVersion when the source
 /// names a version) on `key`, so an explicit Deny there holds for copies too. The source object's ACL is
-/// not read.
+/// not read. A refusal's audit row names the source (note_refusal), the team of a model holding it.
 asio::awaitable<result<registry::bucket>> authorized_source_bucket(request_context& ctx,
                                                                    std::string_view name,
                                                                    std::string_view key, bool names_version);

@@ -81,8 +81,12 @@ asio::awaitable<result<response>> delete_objects(request_context& ctx)
             // its own (the request as a whole succeeds, so the dispatcher writes none).
             if (outcome.error().code == errc::access_denied && !ctx.who.user_id.empty()) {
                 const std::string resource = ctx.bucket + "/" + object.key;
-                co_await audit_denial(ctx, "s3.DeleteObjects", resource, "", ctx.bucket,
-                                      outcome.error().message);
+                registry::denial d{.action = "s3.DeleteObjects",
+                                   .resource = resource,
+                                   .bucket = ctx.bucket,
+                                   .key = object.key,
+                                   .reason = outcome.error().message};
+                co_await audit_denial(ctx, std::move(d));
             }
             auto info = s3::describe(outcome.error());
             s3::delete_error_entry failed;
