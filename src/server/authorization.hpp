@@ -4,9 +4,10 @@
 /// after authentication, the caller's role in a team, a bucket's owner, where a scoped model lives, whether
 /// a path is a file of an aliased version) and asks auth::authorize (auth/authorize.hpp), which alone
 /// decides. The dispatchers (S3, REST, Hugging Face) authorize each request's route with the route's
-/// permission before the handler runs (and so before any body byte is read); S3's step also loads and
-/// decides the route's bucket (load_authorized_bucket), which its handlers only read. Other resources are
-/// authorized where they are looked up (a REST bucket or team row, a copy source, a restore target). Scopes
+/// permission before the handler runs (and so before any body byte is read); the S3 and REST steps also load
+/// and decide the route's bucket (load_authorized_bucket, api::caller_bucket), which its handlers only read.
+/// Other resources are authorized where they are looked up (a REST team row, a bucket a body names, a copy
+/// source, a restore target). Scopes
 /// are read from the database with the credential on every request, so narrowing or revoking a credential
 /// holds from the next request on.
 

@@ -93,8 +93,9 @@ struct request_context
     /// Set by the scope check when an alias-scoped credential reads a path of its model's bucket: the
     /// models-view key (team/model/alias/path) whose frozen bytes the read serves instead of the live object.
     std::string frozen_view_key;
-    /// The bucket an S3 bucket or object route acts on, loaded and decided by the authorization step before
-    /// the handler runs (authorization_step::s3); handlers read it with s3op::authorized_bucket.
+    /// The bucket an S3 bucket or object route, or a REST {bucket} route, acts on, loaded and decided by the
+    /// authorization step before the handler runs (server/pipeline.hpp); handlers read it with
+    /// authorized_bucket (below).
     std::optional<registry::bucket> route_bucket;
     /// POST Object: the form read up to its file part while authenticating (server/s3/post_object.hpp).
     std::shared_ptr<s3op::post_form> post_form;
@@ -117,6 +118,16 @@ struct request_context
         return std::string_view(it->value().data(), it->value().size());
     }
 };
+
+/// The addressed bucket (S3's, REST's {bucket}), as the authorization step loaded it and decided the
+/// route's permission on it (ctx.route_bucket) before the handler ran: a handler never decides its bucket
+/// itself. internal when the step did not run.
+inline result<registry::bucket> authorized_bucket(const request_context& ctx)
+{
+    if (!ctx.route_bucket)
+        return make_error(errc::internal, "The route's bucket was not decided before its handler");
+    return *ctx.route_bucket;
+}
 
 /// A response. Small bodies are `body`; object data is `stream` of exactly `stream_length` bytes.
 struct response

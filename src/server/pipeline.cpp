@@ -157,14 +157,22 @@ asio::awaitable<result<route_authorized>> authorization_step::s3(request_context
     co_return route_authorized(what, on);
 }
 
-result<route_authorized> authorization_step::rest(request_context& ctx, auth::permission what,
-                                                  resource_kind on, const api::path_params& params)
+asio::awaitable<result<route_authorized>> authorization_step::rest(request_context& ctx, auth::permission what,
+                                                                   route_resource on,
+                                                                   const api::path_params& params)
 {
-    if (unauthenticated_kind(on))
-        return make_error(errc::access_denied, "This route is not an authorized request");
+    if (unauthenticated_kind(on.value))
+        co_return make_error(errc::access_denied, "This route is not an authorized request");
     if (auto allowed = authorize_api_request(ctx, what, params); !allowed)
-        return std::move(allowed).error();
-    return route_authorized(what, on);
+        co_return std::move(allowed).error();
+    // A {bucket} route's bucket is decided here, as S3's is: no handler loads or decides it itself.
+    if (on.value == resource_kind::bucket) {
+        auto b = co_await api::caller_bucket(ctx, api::path_param(params, "bucket"), on.policy_action);
+        if (!b)
+            co_return std::move(b).error();
+        ctx.route_bucket = std::move(*b);
+    }
+    co_return route_authorized(what, on.value);
 }
 
 result<route_authorized> authorization_step::hub(request_context& ctx, auth::permission what,

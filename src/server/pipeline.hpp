@@ -96,7 +96,12 @@ std::string_view to_string(resource_kind k) noexcept;
 struct route_resource
 {
     resource_kind value;
+    /// REST's {bucket}: the AWS action the route counts as in the bucket's policy ("" for none: a route whose
+    /// handler decides the keys it acts on, with their own actions).
+    std::string_view policy_action{};
     constexpr route_resource(resource_kind k) noexcept : value(k) {} // NOLINT: implicit on purpose
+    constexpr route_resource(resource_kind k, std::string_view action) noexcept : value(k), policy_action(action)
+    {}
 };
 
 /// Proof that the authorization step allowed a request's route: only `authorization_step` constructs one,
@@ -127,10 +132,13 @@ public:
     /// bucket itself (load_authorized_bucket), kept in ctx.route_bucket for the handler.
     static asio::awaitable<result<route_authorized>> s3(request_context& ctx, auth::permission what,
                                                         resource_kind on, std::string_view operation);
-    /// A REST route: authorize_api_request (the scope against the path parameters); the team and bucket
-    /// rows are authorized by the handlers as they load them (authorize_team, caller_bucket).
-    static result<route_authorized> rest(request_context& ctx, auth::permission what, resource_kind on,
-                                         const api::path_params& params);
+    /// A REST route: authorize_api_request (the scope against the path parameters), then, for a {bucket}
+    /// route, the bucket itself: its owner or an installation admin (another user's bucket is answered as
+    /// absent), and the bucket's policy asked for `on.policy_action`; kept in ctx.route_bucket for the
+    /// handler. The team rows are authorized by the handlers as they load them (authorize_team); a bucket a
+    /// body names, by caller_bucket.
+    static asio::awaitable<result<route_authorized>> rest(request_context& ctx, auth::permission what,
+                                                          route_resource on, const api::path_params& params);
     /// A Hub route: the model `team/model` (auth::hf_model).
     static result<route_authorized> hub(request_context& ctx, auth::permission what, resource_kind on,
                                         std::string_view team, std::string_view model);

@@ -303,6 +303,34 @@ def test_buckets_of_others_are_indistinguishable_from_missing_ones(depot, bucket
     assert call(depot, "GET", f"/api/v1/buckets/{bucket}", token=tokens["alice"]).json()["dedup"] is True
 
 
+BUCKET_ROUTES = [(method.upper(), path) for path, item in SPEC["paths"].items() if path.startswith("/api/v1/buckets/{bucket}")
+                 for method in item if method in ("get", "put", "post", "patch", "delete")]
+
+
+def test_every_bucket_route_decides_its_bucket_before_its_handler_reads_the_request(depot, bucket, tokens):
+    """Every {bucket} route of the REST API has its bucket loaded and decided by the authorization step, as
+    S3's routes do; no handler does it. So another owner's bucket is the same 404 as a missing one on every
+    such route, whatever the body (a malformed one is never read), with a denied audit row, and nothing
+    changes."""
+    assert len(BUCKET_ROUTES) >= 9, BUCKET_ROUTES
+    missing = unique_bucket_name("none")
+    before = depot.db.scalar("SELECT count(*) FROM snapshots")
+    for method, template in BUCKET_ROUTES:
+        def path(name):
+            return template.replace("{bucket}", name).replace("{snapshot}", "s1")
+        denied = depot.db.scalar("SELECT count(*) FROM audit_log WHERE outcome = 'denied'")
+        other = call(depot, method, path(bucket), token=tokens["bob"], raw=b'{"not json',
+                     headers={"Content-Type": "application/json"})
+        absent = call(depot, method, path(missing), token=tokens["bob"], raw=b'{"not json',
+                      headers={"Content-Type": "application/json"})
+        assert_problem(other, 404, "no-such-bucket")
+        assert_problem(absent, 404, "no-such-bucket")
+        assert other.json()["detail"] == absent.json()["detail"], (method, template)
+        assert depot.db.scalar("SELECT count(*) FROM audit_log WHERE outcome = 'denied'") == denied + 1, \
+            (method, template)  # the other owner's bucket is a refusal; the missing one is not
+    assert depot.db.scalar("SELECT count(*) FROM snapshots") == before
+
+
 def test_owner_usage_counts_shared_blobs_once(depot, s3_bob, bucket_factory):
     carol = depot.add_user("carol-usage", "Carol Usage")
     token = token_for(depot, "carol-usage")["token"]

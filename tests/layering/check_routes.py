@@ -14,7 +14,9 @@ states the rest of the rule, so that nobody can step around it:
     and no direct call of a function the table names as a handler;
   * a file that calls run_handler takes its proofs from `authorization_step::`;
   * nothing outside src/server/pipeline.{hpp,cpp} constructs a `route_authorized`, and only pipeline.cpp
-    defines `authorization_step::` members.
+    defines `authorization_step::` members;
+  * only pipeline.cpp decides a route's own bucket (S3's `ctx.bucket`, REST's {bucket} path parameter);
+    handlers read it (`authorized_bucket(ctx)`).
 
 Usage: check_routes.py FILE... (the files with route tables; other files under their directories are
 scanned for forged proofs). Prints each finding as path:line: what, then "N route violation(s)".
@@ -30,6 +32,8 @@ ROUTE_STRUCT = re.compile(r"struct\s+route\s*\{(.*?)\};", re.S)
 TABLE = re.compile(r"std::array<\s*route\s*,\s*(\d+)\s*>\s+routes\s*=\s*\{\{(.*?)\}\};", re.S)
 HANDLER_CALL = re.compile(r"(?:\.|->)\s*fn\s*\(")
 PROOF = re.compile(r"\broute_authorized\s*[({]")
+ROUTE_BUCKET = re.compile(r"\b(?:load_authorized_bucket|caller_bucket)\s*\(\s*ctx\s*,\s*"
+                          r"(?:ctx\s*\.\s*bucket\b|(?:api::)?path_param\s*\(\s*params\s*,\s*\"bucket\"\s*\))")
 
 
 def entries(body):
@@ -124,6 +128,8 @@ def check_forged_proofs(paths):
             found.append(f"{path}:{line_of(text, m.start())}: a route_authorized made outside the pipeline")
         for m in re.finditer(r"\bauthorization_step::\w+\s*\([^;{]*\)\s*(?:const\s*)?\{", text):
             found.append(f"{path}:{line_of(text, m.start())}: authorization_step defined outside pipeline.cpp")
+        for m in ROUTE_BUCKET.finditer(text):
+            found.append(f"{path}:{line_of(text, m.start())}: a route's bucket decided outside the pipeline")
     return found
 
 

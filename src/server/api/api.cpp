@@ -60,19 +60,19 @@ constexpr std::array<route, 69> routes = {{
     {http::verb::delete_, "/keys/{key}", "revokeKey", revoke_key, permission::account_write,
      resource_kind::account},
     {http::verb::get, "/buckets/{bucket}", "getBucket", get_bucket, permission::bucket_info_read,
-     resource_kind::bucket},
+     {resource_kind::bucket, "s3:ListBucket"}},
     {http::verb::patch, "/buckets/{bucket}", "updateBucket", update_bucket, permission::bucket_info_write,
      resource_kind::bucket},
     {http::verb::get, "/buckets/{bucket}/usage", "getBucketUsage", bucket_usage, permission::bucket_info_read,
-     resource_kind::bucket},
+     {resource_kind::bucket, "s3:ListBucket"}},
     {http::verb::post, "/buckets/{bucket}/objects", "createObjectFromDigest", create_object_from_digest,
      permission::bucket_info_write, resource_kind::bucket},
     {http::verb::get, "/buckets/{bucket}/snapshots", "listSnapshots", list_snapshots,
-     permission::bucket_info_read, resource_kind::bucket},
+     permission::bucket_info_read, {resource_kind::bucket, "s3:ListBucket"}},
     {http::verb::post, "/buckets/{bucket}/snapshots", "createSnapshot", create_snapshot,
-     permission::bucket_info_write, resource_kind::bucket},
+     permission::bucket_info_write, {resource_kind::bucket, "s3:ListBucket"}},
     {http::verb::get, "/buckets/{bucket}/snapshots/{snapshot}", "getSnapshot", get_snapshot,
-     permission::bucket_info_read, resource_kind::bucket},
+     permission::bucket_info_read, {resource_kind::bucket, "s3:ListBucket"}},
     {http::verb::delete_, "/buckets/{bucket}/snapshots/{snapshot}", "deleteSnapshot", delete_snapshot,
      permission::bucket_info_write, resource_kind::bucket},
     {http::verb::post, "/buckets/{bucket}/snapshots/{snapshot}/restore", "restoreSnapshot", restore_snapshot,
@@ -418,7 +418,7 @@ asio::awaitable<response> dispatch(request_context& ctx, std::optional<std::size
                 ctx.audit = audit_context_of(ctx);
                 co_await resolve_principal(ctx);
                 ctx.permission = found->permission.value;
-                auto proof = authorization_step::rest(ctx, ctx.permission, found->resource.value, params);
+                auto proof = co_await authorization_step::rest(ctx, ctx.permission, found->resource, params);
                 if (!proof) {
                     failure = std::move(proof).error();
                 } else {

@@ -83,14 +83,14 @@ asio::awaitable<result<response>> lookup_content(request_context& ctx, const pat
     co_return json_response(out);
 }
 
-asio::awaitable<result<response>> create_object_from_digest(request_context& ctx, const path_params& params)
+asio::awaitable<result<response>> create_object_from_digest(request_context& ctx, const path_params&)
 {
     // A precondition is honoured or refused, never ignored: this route has none.
     if (ctx.get("if-match") || ctx.get("if-none-match"))
         co_return make_error(errc::not_implemented,
                              "If-Match and If-None-Match are not supported when creating an object from a "
                              "digest; nothing was written");
-    auto target = co_await caller_bucket(ctx, path_param(params, "bucket"));
+    auto target = authorized_bucket(ctx);
     if (!target)
         co_return std::move(target).error();
     auto body = co_await read_json_object(ctx);
@@ -182,18 +182,19 @@ asio::awaitable<result<response>> create_object_from_digest(request_context& ctx
     co_return json_response(out, http::status::created);
 }
 
-asio::awaitable<result<response>> get_bucket(request_context& ctx, const path_params& params)
+asio::awaitable<result<response>> get_bucket(request_context& ctx, const path_params&)
 {
-    // A bucket's settings are read like HeadBucket, which S3 authorizes as s3:ListBucket.
-    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"), "s3:ListBucket");
+    // A bucket's settings are read like HeadBucket, which S3 authorizes as s3:ListBucket: the route declares
+    // that action, and the authorization step decided it.
+    auto b = authorized_bucket(ctx);
     if (!b)
         co_return std::move(b).error();
     co_return json_response(bucket_json(*b));
 }
 
-asio::awaitable<result<response>> update_bucket(request_context& ctx, const path_params& params)
+asio::awaitable<result<response>> update_bucket(request_context& ctx, const path_params&)
 {
-    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"));
+    auto b = authorized_bucket(ctx);
     if (!b)
         co_return std::move(b).error();
     auto body = co_await read_json_object(ctx);
@@ -235,10 +236,10 @@ asio::awaitable<result<response>> update_bucket(request_context& ctx, const path
     co_return json_response(bucket_json(*b));
 }
 
-asio::awaitable<result<response>> bucket_usage(request_context& ctx, const path_params& params)
+asio::awaitable<result<response>> bucket_usage(request_context& ctx, const path_params&)
 {
-    // Usage sums the bucket's listing: s3:ListBucket.
-    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"), "s3:ListBucket");
+    // Usage sums the bucket's listing: the route declares s3:ListBucket.
+    auto b = authorized_bucket(ctx);
     if (!b)
         co_return std::move(b).error();
     auto u = co_await ctx.svc->catalog.bucket_usage(b->id);

@@ -277,7 +277,7 @@ asio::awaitable<result<registry::bucket>> caller_bucket(request_context& ctx, st
                                                         std::string_view action, std::string_view key)
 {
     auto b = co_await caller_bucket(ctx, name);
-    if (!b)
+    if (!b || action.empty())
         co_return b;
     if (auto allowed = authorize_bucket_rest(ctx, ctx.permission, *b, action, key); !allowed)
         co_return std::move(allowed).error();

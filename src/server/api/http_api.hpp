@@ -76,11 +76,12 @@ result<std::string> sha256_of(std::string_view hex, std::string_view field);
 result<void> only_fields(const json::object& o, std::initializer_list<std::string_view> allowed);
 
 /// The bucket if the caller may use it; no_such_bucket for another owner's bucket as for a missing one, so
-/// a caller learns nothing about buckets that are not theirs.
+/// a caller learns nothing about buckets that are not theirs. The authorization step decides a {bucket}
+/// route's bucket with it (its handler reads route_bucket); a handler calls it only for a bucket its body
+/// names (a model's, a restore's target, a webhook's filter).
 asio::awaitable<result<registry::bucket>> caller_bucket(request_context& ctx, std::string_view name);
-/// caller_bucket for a route about the bucket's objects or settings, decided with the bucket's policy too
-/// (authorize_bucket_rest): the AWS action the route counts as, about `key` ("" for a bucket action).
-/// access_denied when the policy denies it.
+/// caller_bucket decided with the bucket's policy too (authorize_bucket_rest): the AWS action the request
+/// counts as ("" for none), about `key` ("" for a bucket action). access_denied when the policy denies it.
 asio::awaitable<result<registry::bucket>> caller_bucket(request_context& ctx, std::string_view name,
                                                         std::string_view action, std::string_view key = {});
 

@@ -33,11 +33,11 @@ result<std::optional<std::string>> snapshot_string(const json::object& o, std::s
 
 } // namespace
 
-asio::awaitable<result<response>> create_snapshot(request_context& ctx, const path_params& params)
+asio::awaitable<result<response>> create_snapshot(request_context& ctx, const path_params&)
 {
     // A snapshot keeps the bucket's listing for later (what it serves is then read key by key, under the
-    // policy of each key): s3:ListBucket.
-    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"), "s3:ListBucket");
+    // policy of each key): the route declares s3:ListBucket.
+    auto b = authorized_bucket(ctx);
     if (!b)
         co_return std::move(b).error();
     auto body = co_await read_json_object(ctx);
@@ -60,9 +60,9 @@ asio::awaitable<result<response>> create_snapshot(request_context& ctx, const pa
     co_return res;
 }
 
-asio::awaitable<result<response>> list_snapshots(request_context& ctx, const path_params& params)
+asio::awaitable<result<response>> list_snapshots(request_context& ctx, const path_params&)
 {
-    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"), "s3:ListBucket");
+    auto b = authorized_bucket(ctx);
     if (!b)
         co_return std::move(b).error();
     auto p = page_of(ctx);
@@ -82,7 +82,7 @@ asio::awaitable<result<response>> list_snapshots(request_context& ctx, const pat
 
 asio::awaitable<result<response>> get_snapshot(request_context& ctx, const path_params& params)
 {
-    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"), "s3:ListBucket");
+    auto b = authorized_bucket(ctx);
     if (!b)
         co_return std::move(b).error();
     auto s = co_await ctx.svc->snapshots.get(b->id, path_param(params, "snapshot"));
@@ -94,7 +94,7 @@ asio::awaitable<result<response>> get_snapshot(request_context& ctx, const path_
 
 asio::awaitable<result<response>> delete_snapshot(request_context& ctx, const path_params& params)
 {
-    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"));
+    auto b = authorized_bucket(ctx);
     if (!b)
         co_return std::move(b).error();
     // Deleting a snapshot permanently deletes the versions only it kept, under its prefix:
@@ -116,7 +116,7 @@ asio::awaitable<result<response>> delete_snapshot(request_context& ctx, const pa
 
 asio::awaitable<result<response>> restore_snapshot(request_context& ctx, const path_params& params)
 {
-    auto b = co_await caller_bucket(ctx, path_param(params, "bucket"));
+    auto b = authorized_bucket(ctx);
     if (!b)
         co_return std::move(b).error();
     auto body = co_await read_json_object(ctx);

@@ -44,13 +44,6 @@ std::string too_big_message(std::size_t limit)
 
 } // namespace
 
-result<registry::bucket> authorized_bucket(const request_context& ctx)
-{
-    if (!ctx.route_bucket)
-        return make_error(errc::internal, "The route's bucket was not decided before its handler");
-    return *ctx.route_bucket;
-}
-
 asio::awaitable<result<registry::bucket>> authorized_source_bucket(request_context& ctx,
                                                                    std::string_view name,
                                                                    std::string_view key, bool names_version)

@@ -15,9 +15,6 @@ namespace depot::server::s3op {
 
 namespace asio = boost::asio;
 
-/// The addressed bucket, as the authorization step loaded it and decided the route's permission on it
-/// (ctx.route_bucket) before the handler ran: a handler never decides its bucket itself.
-result<registry::bucket> authorized_bucket(const request_context& ctx);
 /// A copy's source bucket (CopyObject, UploadPartCopy), read: the owner, an installation admin or the
 /// bucket's READ grant, and the bucket's policy asked for s3:GetObject (s3:GetObjectVersion when the source
 /// names a version) on `key`, so an explicit Deny there holds for copies too. The source object's ACL is
