@@ -157,8 +157,8 @@ asio::awaitable<result<route_authorized>> authorization_step::s3(request_context
     co_return route_authorized(what, on);
 }
 
-asio::awaitable<result<route_authorized>> authorization_step::rest(request_context& ctx, auth::permission what,
-                                                                   route_resource on,
+asio::awaitable<result<route_authorized>> authorization_step::rest(request_context& ctx,
+                                                                   auth::permission what, route_resource on,
                                                                    const api::path_params& params)
 {
     if (unauthenticated_kind(on.value))

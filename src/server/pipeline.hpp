@@ -100,7 +100,8 @@ struct route_resource
     /// handler decides the keys it acts on, with their own actions).
     std::string_view policy_action{};
     constexpr route_resource(resource_kind k) noexcept : value(k) {} // NOLINT: implicit on purpose
-    constexpr route_resource(resource_kind k, std::string_view action) noexcept : value(k), policy_action(action)
+    constexpr route_resource(resource_kind k, std::string_view action) noexcept
+        : value(k), policy_action(action)
     {}
 };
 

@@ -65,6 +65,7 @@ def handler_names(entry):
             "nullptr",
             "true",
             "false",
+            "route_resource",
         ):
             continue
         names.append(name)

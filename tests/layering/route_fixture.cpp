@@ -25,7 +25,8 @@ asio::awaitable<response> dispatch(request_context& ctx, const route* found, con
     // 4: a table's handler called by name, around the table.
     auto b = co_await fine(ctx, params);
     // 5: a proof forged here rather than by authorization_step; (6) run_handler without authorization_step.
-    auto c = co_await run_handler(*found, route_authorized(found->permission.value, found->resource.value), ctx);
+    auto c =
+        co_await run_handler(*found, route_authorized(found->permission.value, found->resource.value), ctx);
     // 7: a handler deciding its route's bucket itself.
     auto d = co_await caller_bucket(ctx, path_param(params, "bucket"));
     co_return *a;
