@@ -705,3 +705,48 @@ def test_object_attributes_are_refused_where_reading_the_object_is_denied(depot,
     s3.delete_bucket_policy(Bucket=bucket)
     got = s3.get_object_attributes(Bucket=bucket, Key="vault/pin.txt", ObjectAttributes=wanted)
     assert got["ObjectSize"] == 8, got
+
+
+def test_a_write_that_sets_an_acl_or_tags_obeys_a_deny_of_setting_them(depot, s3, s3_bob):
+    """The attacker's request (fourth attack): under a policy that allows bob s3:PutObject but denies him
+    s3:PutObjectAcl and s3:PutObjectTagging, PutObject, CreateMultipartUpload and CopyObject with an ACL or
+    tags succeeded and stored them. A write counts as those actions when it sets them (AWS does): 403 and
+    nothing is written; the same writes without them go through."""
+    b = new_bucket(depot)
+    theirs = f"arn:aws:s3:::{b}/*"
+    s3.put_bucket_policy(Bucket=b, Policy=policy(
+        allow({"AWS": "bob"}, ["s3:PutObject", "s3:GetObject"], theirs),
+        deny({"AWS": "bob"}, ["s3:PutObjectAcl", "s3:PutObjectTagging"], theirs)))
+    s3.put_object(Bucket=b, Key="src", Body=b"s")
+    before = depot.snapshot(b)
+    expect_error("AccessDenied", 403, s3_bob.put_object, Bucket=b, Key="t", Body=b"x", Tagging="a=b")
+    expect_error("AccessDenied", 403, s3_bob.put_object, Bucket=b, Key="a", Body=b"x",
+                 ACL="bucket-owner-full-control")
+    expect_error("AccessDenied", 403, s3_bob.create_multipart_upload, Bucket=b, Key="m", Tagging="secret=1")
+    expect_error("AccessDenied", 403, s3_bob.copy_object, Bucket=b, Key="c", CopySource={"Bucket": b, "Key": "src"},
+                 TaggingDirective="REPLACE", Tagging="a=b")
+    depot.assert_unchanged(before)
+    s3_bob.put_object(Bucket=b, Key="plain", Body=b"x")
+    assert s3.get_object_tagging(Bucket=b, Key="plain")["TagSet"] == []
+
+
+def test_a_copy_carries_its_sources_tags_only_where_reading_them_is_allowed(depot, s3, s3_bob):
+    """The attacker's request (fourth attack): bob may read doc/* of alice's bucket but not its tags
+    (a Deny of s3:GetObjectTagging); a CopyObject into his own bucket (tagging directive COPY) copied the
+    denied tags, which he then read there. Copying tags reads them: 403, nothing copied; REPLACE copies the
+    bytes with the tags he gives."""
+    src = new_bucket(depot)
+    s3.put_bucket_policy(Bucket=src, Policy=policy(
+        allow({"AWS": "bob"}, "s3:GetObject", f"arn:aws:s3:::{src}/doc/*"),
+        deny({"AWS": "bob"}, ["s3:GetObjectTagging", "s3:GetObjectVersionTagging"], f"arn:aws:s3:::{src}/*")))
+    s3.put_object(Bucket=src, Key="doc/public.txt", Body=b"public", Tagging="classification=acquisition-target")
+    expect_error("AccessDenied", 403, s3_bob.get_object_tagging, Bucket=src, Key="doc/public.txt")
+    bobs = new_bucket(depot, owner="bob", hint="pol-bob")
+    before = depot.snapshot(bobs)
+    expect_error("AccessDenied", 403, s3_bob.copy_object, Bucket=bobs, Key="copied",
+                 CopySource={"Bucket": src, "Key": "doc/public.txt"})
+    depot.assert_unchanged(before)
+    s3_bob.copy_object(Bucket=bobs, Key="copied", CopySource={"Bucket": src, "Key": "doc/public.txt"},
+                       TaggingDirective="REPLACE", Tagging="mine=1")
+    assert s3_bob.get_object_tagging(Bucket=bobs, Key="copied")["TagSet"] == [{"Key": "mine", "Value": "1"}]
+    assert s3_bob.get_object(Bucket=bobs, Key="copied")["Body"].read() == b"public"

@@ -86,6 +86,17 @@ asio::awaitable<result<std::optional<s3::access_control_list>>> object_acl_of_wr
     co_return std::move(*acl);
 }
 
+result<void> authorize_write_attributes(const request_context& ctx, const registry::bucket& b,
+                                        std::string_view key, bool sets_acl, bool sets_tags)
+{
+    for (const auto& [sets, action] : {std::pair{sets_acl, std::string_view("s3:PutObjectAcl")},
+                                       std::pair{sets_tags, std::string_view("s3:PutObjectTagging")}})
+        if (sets && policy_denies(ctx, b, action, key))
+            return make_error(errc::access_denied, "Access Denied: the bucket policy denies " +
+                                                       std::string(action) + ", which this write asks for");
+    return ok();
+}
+
 asio::awaitable<result<s3::access_control_list>> acl_of_put_acl(request_context& ctx,
                                                                 std::string_view owner_id,
                                                                 std::string_view bucket_owner_id,

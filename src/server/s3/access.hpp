@@ -43,6 +43,13 @@ std::string stored_object_acl(const registry::bucket& b, std::string_view owner_
 asio::awaitable<result<std::optional<s3::access_control_list>>>
 object_acl_of_write(request_context& ctx, const registry::bucket& b);
 
+/// What a write sets besides its bytes that a bucket policy counts as an action of its own, as AWS does: its
+/// ACL (s3:PutObjectAcl) and its tags (s3:PutObjectTagging) on `key`. An explicit Deny of either refuses the
+/// write (PutObject, POST Object, CreateMultipartUpload, CopyObject) with access_denied, as a Deny of
+/// s3:PutObjectRetention refuses a locking one (authorize_requested_lock).
+result<void> authorize_write_attributes(const request_context& ctx, const registry::bucket& b,
+                                        std::string_view key, bool sets_acl, bool sets_tags);
+
 /// The ACL a PutBucketAcl or PutObjectAcl asks for: its headers, or its AccessControlPolicy body (whose Owner
 /// must be `owner_id`: access_denied otherwise), not both (invalid_request). Errors: the parsers', too_large
 /// for a body above s3::max_acl_body, malformed_acl without either.

@@ -2,6 +2,7 @@
 // The copy references the source's blobs; no byte is read or written.
 #include "common/uri.hpp"
 #include "s3/responses.hpp"
+#include "server/authorization.hpp"
 #include "server/s3/access.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/object_lock.hpp"
@@ -93,6 +94,20 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
 
     if (auto met = check_copy_source_conditions(ctx, src); !met)
         co_return std::move(met).error();
+    // The tags the copy carries: its own (REPLACE), or its source's, which it reads (s3:GetObjectTagging
+    // there, as AWS asks) and sets (s3:PutObjectTagging here). A policy's Deny of either refuses the copy.
+    const bool copies_tags = !tags && !src.tags.empty();
+    if (copies_tags &&
+        policy_denies(ctx, *source_bucket,
+                      source->version_id ? "s3:GetObjectVersionTagging" : "s3:GetObjectTagging", source->key))
+        co_return make_error(
+            errc::access_denied,
+            "Access Denied: the source bucket's policy denies reading the source's tags, which "
+            "the copy would carry: copy with x-amz-tagging-directive REPLACE");
+    if (auto may = authorize_write_attributes(ctx, *target, ctx.key, acl->has_value(),
+                                              copies_tags || (tags && !tags->empty()));
+        !may)
+        co_return std::move(may).error();
 
     // The copy's ACL, stored with it (a named value: GCC 12 destroys temporaries in a co_await operand
     // twice).

@@ -46,6 +46,8 @@ asio::awaitable<result<response>> create_multipart_upload(request_context& ctx)
     auto acl = co_await object_acl_of_write(ctx, *bucket);
     if (!acl)
         co_return std::move(acl).error();
+    if (auto may = authorize_write_attributes(ctx, *bucket, ctx.key, acl->has_value(), !tags->empty()); !may)
+        co_return std::move(may).error();
     const std::string stored_acl = stored_object_acl(*bucket, ctx.who.user_id, *acl);
     auto upload =
         co_await ctx.svc->multipart.create(ctx.audit, *bucket, ctx.key, ctx.who.user_id, std::move(*headers),

@@ -479,6 +479,8 @@ asio::awaitable<result<response>> post_object(request_context& ctx)
     auto acl = co_await acl_of(ctx, form, *bucket);
     if (!acl)
         co_return std::move(acl).error();
+    if (auto may = authorize_write_attributes(ctx, *bucket, ctx.key, acl->has_value(), !tags.empty()); !may)
+        co_return std::move(may).error();
     // SSE-C or SSE-S3 from the form's fields, else the bucket's default encryption.
     auto sse = write_encryption(ctx, *bucket, fields);
     if (!sse)

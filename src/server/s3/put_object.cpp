@@ -44,6 +44,8 @@ asio::awaitable<result<response>> put_object(request_context& ctx)
     auto acl = co_await object_acl_of_write(ctx, *bucket);
     if (!acl)
         co_return std::move(acl).error();
+    if (auto may = authorize_write_attributes(ctx, *bucket, ctx.key, acl->has_value(), !tags->empty()); !may)
+        co_return std::move(may).error();
     auto sse = write_encryption(ctx, *bucket);
     if (!sse)
         co_return std::move(sse).error();
