@@ -672,6 +672,39 @@ def test_no_team_takes_in_another_teams_event_link_signer(hooks_depot, receiver)
     assert server.db.query(f"SELECT team_id, role FROM team_members WHERE user_id = '{signer}'") == memberships
 
 
+def test_only_the_buckets_owner_turns_a_stopped_bucket_subscription_back_on(hooks_depot, receiver):
+    """The attacker's request (fourth attack): frank subscribed the team to his bucket's object events and left
+    the team, which stopped the subscription; gina, another admin of the team, enabled it again (200) and the
+    team's receiver went on getting the events of frank's bucket. Enabling a bucket-filtered subscription
+    is, like pointing it elsewhere, for those who may see the bucket: 403 for gina, nothing changes."""
+    server = hooks_depot
+    for user in ("frank", "gina"):
+        if user not in server.users:
+            server.add_user(user, user.title())
+    team = make_team(server, extra=("frank", "gina"))
+    for user in ("frank", "gina"):
+        assert team_call(server, team, "PUT", f"/members/{user}", body={"role": "admin"}).status_code == 200
+    bucket = unique_bucket_name("franks")
+    server.client("frank").create_bucket(Bucket=bucket)
+    assert call(server, "PATCH", f"/api/v1/buckets/{bucket}", token=team["tokens"]["frank"],
+                body={"object_events": True}).status_code == 200
+    hook = team_call(server, team, "POST", "/webhooks", user="frank",
+                     body={"url": receiver.url, "bucket": bucket, "event_types": ["object.created"]}).json()["id"]
+    assert team_call(server, team, "DELETE", "/members/frank").status_code == 204
+    r = team_call(server, team, "PATCH", f"/webhooks/{hook}", user="gina", body={"enabled": True})
+    assert_problem(r, 403, "access-denied")
+    r = team_call(server, team, "GET", f"/webhooks/{hook}", user="gina")
+    assert r.status_code == 200 and r.json()["enabled"] is False, r.text
+    # Disabling and describing stay any admin's.
+    r = team_call(server, team, "PATCH", f"/webhooks/{hook}", user="gina", body={"enabled": False, "description": "x"})
+    assert r.status_code == 200, r.text
+    with receiver.lock:
+        receiver.requests.clear()
+    server.client("frank").put_object(Bucket=bucket, Key="after", Body=b"x")
+    time.sleep(1.0)
+    assert [e for e in events_of(receiver.accepted()) if e["data"].get("bucket") == bucket] == []
+
+
 def test_a_team_admin_who_leaves_or_is_demoted_stops_their_subscriptions(hooks_depot, receiver):
     """An attacker's finding: a team admin subscribed their own receiver to version.created, was removed from
     the team, and kept receiving every new version's presigned download links (no credentials needed).

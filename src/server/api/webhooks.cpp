@@ -282,15 +282,20 @@ asio::awaitable<result<response>> update_webhook(request_context& ctx, const pat
         co_return std::move(only).error();
     registry::webhook_update u;
     // A bucket filter makes the subscription carry that bucket's object events (keys, sizes, presigned
-    // links): only someone who may see the bucket may point those events somewhere else or widen them, and
-    // a new filter must name a bucket of the caller's, as at creation. Disabling, enabling or describing
-    // the subscription is left to any admin of the team.
-    const bool redirects = body->contains("url") || body->contains("event_types") || body->contains("bucket");
+    // links): only someone who may see the bucket may point those events somewhere else, widen them or turn
+    // them back on (a subscription its creator's departure stopped would otherwise carry the bucket's
+    // events to the team again), and a new filter must name a bucket of the caller's, as at creation.
+    // Disabling or describing the subscription is left to any admin of the team.
+    const auto enabled = body->find("enabled");
+    const bool enables = enabled != body->end() && enabled->value().is_bool() && enabled->value().as_bool();
+    const bool redirects =
+        body->contains("url") || body->contains("event_types") || body->contains("bucket") || enables;
     if (redirects && a->webhook.bucket)
         if (auto mine = co_await caller_bucket(ctx, *a->webhook.bucket); !mine)
             co_return make_error(errc::access_denied,
                                  "This webhook's bucket filter names bucket " + *a->webhook.bucket +
-                                     ", which is not yours: only its owner may change where its events go");
+                                     ", which is not yours: only its owner may change where its events go "
+                                     "or enable them");
     bool has_bucket = a->webhook.bucket.has_value();
     if (body->contains("bucket")) {
         auto bucket = string_field(*body, "bucket");

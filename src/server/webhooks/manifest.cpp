@@ -68,7 +68,7 @@ asio::awaitable<std::optional<link_key>> team_link_key(services& svc, std::int64
 }
 
 asio::awaitable<void> add_manifest(services& svc, std::int64_t version_id, const key_source& key_for,
-                                   boost::json::object& data)
+                                   boost::json::object& data, std::optional<std::chrono::seconds> lifetime)
 {
     auto& repo = *svc.webhooks;
     auto ref = co_await repo.version_of(version_id);
@@ -77,7 +77,9 @@ asio::awaitable<void> add_manifest(services& svc, std::int64_t version_id, const
     if (ref)
         key = co_await key_for(ref->team);
     const auto now = std::chrono::system_clock::now();
-    const auto expiry = std::min(svc.opts.event_url_expiry, auth::max_presigned_expiry);
+    auto expiry = std::min(svc.opts.event_url_expiry, auth::max_presigned_expiry);
+    if (lifetime)
+        expiry = std::min(expiry, std::chrono::duration_cast<decltype(expiry)>(*lifetime));
     boost::json::array list;
     const bool truncated = files.size() > max_manifest_files;
     if (truncated)

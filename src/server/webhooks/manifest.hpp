@@ -57,8 +57,9 @@ using key_source = std::function<asio::awaitable<std::optional<link_key>>(const 
 
 /// Adds the manifest of version `version_id` to `data`: "files" (path, size, sha256 hex or null, and "url"
 /// when a key is given), "files_truncated", "urls_expire_at" (with URLs) and "s3_prefix". URLs are valid for
-/// --event-url-expiry (at most seven days) from now.
+/// --event-url-expiry (at most seven days) from now, or at most `lifetime` when given.
 asio::awaitable<void> add_manifest(services& svc, std::int64_t version_id, const key_source& key,
-                                   boost::json::object& data);
+                                   boost::json::object& data,
+                                   std::optional<std::chrono::seconds> lifetime = std::nullopt);
 
 } // namespace depot::server::webhooks
