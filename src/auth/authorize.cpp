@@ -345,6 +345,9 @@ result<void> decide(const principal& who, permission, const key_area& a)
     const auto& scope = **s;
     if (!scope.alias.empty())
         return denied("the credential reads only the files of alias " + scope.alias);
+    if (!scope.model.empty() && a.snapshot)
+        return denied("the credential is limited to the files of model " + scope.team + "/" + scope.model +
+                      ", not the bucket's snapshots");
     auto area = area_of(scope, a.scope_model);
     if (!area || area_reaches(*area, a.bucket, a.prefix))
         return ok();

@@ -279,6 +279,9 @@ struct key_area
     std::string_view prefix;
     /// For a model scope: where the scope's model lives (nullptr: it is gone).
     const model_location* scope_model = nullptr;
+    /// The keys as a snapshot of the bucket holds them (a version made from a snapshot, a restore's
+    /// source): a model's scope never reaches the bucket's snapshots, also over the whole bucket.
+    bool snapshot = false;
 };
 
 /// A REST call's target, as its path parameters name it (empty: the path has no such parameter).

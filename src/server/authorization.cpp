@@ -34,17 +34,19 @@ struct resolved_target
     std::optional<std::string_view> alias_relative;
 };
 
+/// `path`: the key (a listing's prefix) the target is about, the request's own or a copy's source;
+/// `names_version`: whether it names a version (the request's versionId, the source's ?versionId=).
 asio::awaitable<void> resolve_target(request_context& ctx, resolved_target& r, auth::permission what,
                                      std::string_view operation, std::string_view bucket,
-                                     std::string_view path, bool own_path)
+                                     std::string_view path, bool names_version)
 {
     auto& t = r.target;
     t = auth::s3_target{.operation = operation,
                         .bucket = bucket,
                         .path = path,
                         .models_view = bucket == ctx.svc->opts.models_bucket,
-                        .snapshot_key = own_path && registry::is_snapshot_key(path),
-                        .version_id = ctx.has_param("versionId")};
+                        .snapshot_key = registry::is_snapshot_key(path),
+                        .version_id = names_version};
     if (!t.bucket.empty() && !t.models_view)
         r.where = co_await scope_model(ctx);
     t.scope_model = r.where ? &*r.where : nullptr;
@@ -86,7 +88,7 @@ asio::awaitable<result<void>> authorize_s3_request(request_context& ctx, auth::p
                                   : listing        ? ctx.param("prefix").value_or("")
                                                    : std::string_view();
     resolved_target own;
-    co_await resolve_target(ctx, own, what, operation, ctx.bucket, path, true);
+    co_await resolve_target(ctx, own, what, operation, ctx.bucket, path, ctx.has_param("versionId"));
     // A copy reads its source: it is a resource of the request too (only a scope confined to a bucket or a
     // model can refuse it here; the operation authorizes the source bucket once it has looked it up).
     std::optional<s3op::copy_source> parsed;
@@ -102,8 +104,9 @@ asio::awaitable<result<void>> authorize_s3_request(request_context& ctx, auth::p
             co_return std::move(p).error();
         }
         parsed = std::move(*p);
+        // A source under .snapshots/ is a snapshot read, which a model's scope never reaches.
         co_await resolve_target(ctx, source, permission::read_object, "GetObject", parsed->bucket,
-                                parsed->key, false);
+                                parsed->key, parsed->version_id.has_value());
         own.target.copy_source = &source.target;
     }
     own.target.bypass_governance = asks_bypass_governance(ctx);
@@ -391,12 +394,15 @@ asio::awaitable<std::optional<registry::scope_area>> scope_area_of(request_conte
 }
 
 asio::awaitable<result<void>> authorize_area(request_context& ctx, auth::permission what,
-                                             std::string_view bucket, std::string_view key_prefix)
+                                             std::string_view bucket, std::string_view key_prefix,
+                                             bool in_snapshot)
 {
     auto where = co_await scope_model(ctx);
-    co_return auth::authorize(
-        ctx.principal, what,
-        auth::key_area{.bucket = bucket, .prefix = key_prefix, .scope_model = where ? &*where : nullptr});
+    co_return auth::authorize(ctx.principal, what,
+                              auth::key_area{.bucket = bucket,
+                                             .prefix = key_prefix,
+                                             .scope_model = where ? &*where : nullptr,
+                                             .snapshot = in_snapshot});
 }
 
 result<void> authorize_api_request(const request_context& ctx, auth::permission what,

@@ -109,9 +109,10 @@ bool blocks_public_acls(const request_context& ctx, const registry::bucket& b);
 asio::awaitable<std::optional<registry::scope_area>> scope_area_of(request_context& ctx);
 
 /// Keys under `key_prefix` of `bucket` the request reaches besides its path (a restore's source prefix and
-/// target, a digest's target key).
+/// target, a digest's target key); `in_snapshot`: as a snapshot holds them (auth::key_area::snapshot).
 asio::awaitable<result<void>> authorize_area(request_context& ctx, auth::permission what,
-                                             std::string_view bucket, std::string_view key_prefix);
+                                             std::string_view bucket, std::string_view key_prefix,
+                                             bool in_snapshot = false);
 
 /// A REST request's route, before the handler: the scope against the path parameters.
 result<void> authorize_api_request(const request_context& ctx, auth::permission what,

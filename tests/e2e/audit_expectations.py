@@ -202,9 +202,10 @@ REST_OPERATIONS: dict[str, Callable] = {
     "createVersion": lambda line, facts: [Row("version.create"), Row("alias.set")],
     "getVersion": NONE,
     "listVersionFiles": NONE,
-    # The first manifest of a team makes its event-link key (user, reader membership, key; a key that lost
-    # a race with another depotd is revoked).
-    "getVersionManifest": lambda line, facts: [Row("user.create", min=0), Row("team.member.set", min=0, max=2),
+    # One row for its links (under the caller, as a download link's); the first manifest of a team makes its
+    # event-link key (user, reader membership, key; a key that lost a race with another depotd is revoked).
+    "getVersionManifest": lambda line, facts: [Row("model.download_link"), Row("user.create", min=0),
+                                               Row("team.member.set", min=0, max=2),
                                                Row("key.create", min=0, max=2), Row("key.revoke", min=0)],
     # One row for the link (under the caller), plus the team's event-link key on first use as above.
     "getFileDownloadLink": lambda line, facts: [Row("model.download_link"), Row("user.create", min=0),

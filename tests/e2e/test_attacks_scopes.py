@@ -186,6 +186,38 @@ def test_a_model_key_over_a_whole_bucket_reaches_its_files_not_the_buckets_setti
     assert {o["Key"] for o in scoped.list_objects_v2(Bucket=bucket)["Contents"]} == {"w.bin", "config.json"}
 
 
+def test_a_model_key_reaches_no_snapshot_by_a_copy_or_a_version(depot):
+    """The attacker's requests (fourth attack): a key scoped to a model over a whole bucket, refused a read of
+    .snapshots/s1/gone.txt (a file deleted since the snapshot), copied it out with CopyObject and
+    UploadPartCopy from that path; and a model's token made a version from the snapshot, whose files the
+    models view then served. A model's scope never reaches the bucket's snapshots: both are 403 and change
+    nothing; the bucket's owner, unscoped, still makes the version."""
+    name, tok, team, s3, bucket = team_admin_with_bucket(depot, "snapcopy")
+    s3.put_object(Bucket=bucket, Key="gone.txt", Body=b"in the snapshot only")
+    assert call(depot, "POST", f"/api/v1/buckets/{bucket}/snapshots", token=tok,
+                body={"name": "s1"}).status_code == 201
+    s3.delete_object(Bucket=bucket, Key="gone.txt")
+    s3.put_object(Bucket=bucket, Key="w.bin", Body=b"weights")
+    assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=tok,
+                body={"name": "m", "bucket": bucket, "prefix": ""}).status_code == 201
+    key, token = scoped_credentials(depot, tok, {"model": f"{team}/m"})
+    scoped = client_of(depot, key)
+    upload = s3.create_multipart_upload(Bucket=bucket, Key="parts")["UploadId"]
+    before = depot.snapshot()
+    versions = depot.db.scalar("SELECT count(*) FROM model_versions")
+    source = {"Bucket": bucket, "Key": ".snapshots/s1/gone.txt"}
+    expect_error("AccessDenied", 403, scoped.copy_object, Bucket=bucket, Key="stolen.txt", CopySource=source)
+    expect_error("AccessDenied", 403, scoped.upload_part_copy, Bucket=bucket, Key="parts", UploadId=upload,
+                 PartNumber=1, CopySource=source)
+    assert_problem(call(depot, "POST", f"/api/v1/teams/{team}/models/m/versions", token=token,
+                        body={"snapshot": "s1"}), 403, "access-denied")
+    depot.assert_unchanged(before)
+    assert depot.db.scalar("SELECT count(*) FROM model_versions") == versions
+    s3.abort_multipart_upload(Bucket=bucket, Key="parts", UploadId=upload)
+    r = call(depot, "POST", f"/api/v1/teams/{team}/models/m/versions", token=tok, body={"snapshot": "s1"})
+    assert r.status_code == 201, r.text
+
+
 def listed_buckets(client) -> list[str]:
     return sorted(b["Name"] for b in client.list_buckets()["Buckets"])
 

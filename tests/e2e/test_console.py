@@ -282,6 +282,23 @@ def test_a_download_link_is_short_lived_authorized_like_reading_and_audited(depo
     assert depot.db.scalar(f"SELECT count(*) FROM audit_log WHERE id > {since} AND action = 'model.download_link'") == 0
 
 
+def test_a_manifests_links_are_download_links(depot, world):
+    """The attacker's request (fourth attack): a reader fetched the version manifest, whose links were valid
+    for --event-url-expiry (a day), was removed from the team, and read the files with them; the issue left
+    no audit row. A manifest read by a caller carries download links: valid an hour at most, and issued
+    under an audit row of the caller's, as getFileDownloadLink's are."""
+    template = "/api/v1/teams/{team}/models/{model}/versions/{version}/manifest"
+    since = depot.db.scalar("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM audit_log_id")
+    r = call(depot, "GET", f"/api/v1/teams/{world['team']}/models/{world['model']}/versions/2/manifest",
+             token=world["tokens"]["reader"])
+    body = validate(r, "GET", template)
+    assert body["files"] and all("X-Amz-Expires=3600&" in f["url"] + "&" for f in body["files"]), body
+    rows = depot.db.query(f"SELECT actor, resource, details->>'manifest', details->>'expires_in' FROM audit_log "
+                          f"WHERE id > {since} AND action = 'model.download_link'")
+    assert [tuple(x) for x in rows] == [(world["names"]["reader"], f"{world['team']}/{world['model']}/2",
+                                         "true", "3600")]
+
+
 def test_an_alias_moves(depot, world, console):
     assert ["production", "version 2"] in console["aliases"]
     r = call(depot, "GET", f"/api/v1/teams/{world['team']}/models/{world['model']}/aliases/production",

@@ -3,6 +3,7 @@
 // route's permission on the team of the path; approve and reject also the policy's approver role.
 #include "common/hash.hpp"
 #include "common/json.hpp"
+#include "registry/service/audit.hpp"
 #include "s3/names.hpp"
 #include "server/api/http_api.hpp"
 #include "server/api/model_access.hpp"
@@ -17,6 +18,9 @@
 
 namespace depot::server::api {
 namespace {
+
+/// How long the links of a manifest a caller reads stay valid: as long as the longest download link.
+constexpr std::chrono::seconds manifest_link_lifetime{3600};
 
 asio::awaitable<result<response>> transition(request_context& ctx, const path_params& params,
                                              std::optional<registry::transition> t)
@@ -184,10 +188,16 @@ asio::awaitable<result<response>> create_version(request_context& ctx, const pat
         auto name = string_field(*body, "snapshot");
         if (!name)
             co_return std::move(name).error();
-        // Snapshots are their bucket's owner's (README): a version made from one is the owner's to make.
+        // Snapshots are their bucket's owner's (README): a version made from one is the owner's to make,
+        // with a credential that reaches the bucket's snapshots (a model's scope does not: the version
+        // would serve what the model's files are not any more).
         if (auto owner = authorize_bucket(ctx, auth::permission::read_object, *bucket); !owner)
             co_return make_error(errc::not_found, "The model's bucket has no snapshot '" + *name + "'",
                                  "snapshot");
+        if (auto inside = co_await authorize_area(ctx, auth::permission::read_object, bucket->name,
+                                                  m->model.prefix, true);
+            !inside)
+            co_return std::move(inside).error();
         auto snap = co_await ctx.svc->snapshots.get(m->model.bucket_id, *name);
         if (!snap)
             co_return make_error(errc::not_found, "The model's bucket has no snapshot '" + *name + "'",
@@ -267,6 +277,8 @@ asio::awaitable<result<response>> get_version_manifest(request_context& ctx, con
     if (!v)
         co_return std::move(v).error();
     // The payload version events carry (webhooks/manifest.hpp), URLs signed by the team's event-link key.
+    // Links handed to a caller are download links (getFileDownloadLink): valid an hour at most, so that
+    // they do not outlive the caller's membership by much, and audited under the caller when issued.
     const std::int64_t team_id = v->model.model.team_id;
     boost::json::object data;
     data["team"] = json_string(v->model.model.team);
@@ -276,7 +288,17 @@ asio::awaitable<result<response>> get_version_manifest(request_context& ctx, con
     co_await webhooks::add_manifest(
         *ctx.svc, v->version.id,
         [&ctx, team_id](const std::string& team) { return webhooks::team_link_key(*ctx.svc, team_id, team); },
-        data);
+        data, manifest_link_lifetime);
+    if (data.contains("urls_expire_at")) {
+        const auto& m = v->model.model;
+        const std::string resource = m.team + "/" + m.name + "/" + std::to_string(v->version.number);
+        const std::string details =
+            "{\"model\":" + registry::audit_quote(m.team + "/" + m.name) +
+            ",\"version\":" + std::to_string(v->version.number) +
+            ",\"manifest\":true,\"expires_in\":" + std::to_string(manifest_link_lifetime.count()) + "}";
+        co_await registry::audit_log::record_download_link(*ctx.svc->db, ctx.audit, resource, m.team,
+                                                           details);
+    }
     response res;
     res.headers.set(http::field::content_type, "application/json");
     res.body = boost::json::serialize(data);

@@ -138,7 +138,8 @@ asio::awaitable<result<response>> restore_snapshot(request_context& ctx, const p
     // keys keep their names, so they land under `prefix`. Checked before the target is looked up, so that
     // the answer tells nothing about buckets outside the scope.
     const std::string source_prefix = prefix->value_or("");
-    if (auto inside = co_await authorize_area(ctx, auth::permission::read_object, b->name, source_prefix);
+    if (auto inside =
+            co_await authorize_area(ctx, auth::permission::read_object, b->name, source_prefix, true);
         !inside)
         co_return std::move(inside).error();
     if (auto inside =

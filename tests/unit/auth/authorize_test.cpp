@@ -297,6 +297,16 @@ TEST_CASE("areas a request reaches besides its path")
          key_area{.bucket = "models-b", .prefix = "team/m/x"}, expect::deny},
         {"alias scope", user(R"({"model":"team/m","alias":"prod"})"), permission::read_object,
          key_area{.bucket = "models-b", .prefix = "team/m/", .scope_model = &model_m}, expect::deny},
+        // The attacker's request (fourth attack): a version made from a snapshot by a model's credential
+        // served what the model's files no longer were, also for a model over the whole bucket.
+        {"model scope, its prefix in a snapshot", user(R"({"model":"team/m"})"), permission::read_object,
+         key_area{.bucket = "models-b", .prefix = "team/m/", .scope_model = &model_m, .snapshot = true},
+         expect::deny},
+        {"whole-bucket model scope, a snapshot", user(R"({"model":"team/all"})"), permission::read_object,
+         key_area{.bucket = "models-b", .prefix = "", .scope_model = &model_all, .snapshot = true},
+         expect::deny},
+        {"bucket scope, a snapshot", user(R"({"bucket":"models-b"})"), permission::read_object,
+         key_area{.bucket = "models-b", .prefix = "", .snapshot = true}, expect::allow},
     });
 }
 
