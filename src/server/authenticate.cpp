@@ -165,7 +165,8 @@ caller caller_of(const registry::access_key& key)
                   .display_name = key.user_display_name,
                   .access_key_id = key.access_key_id,
                   .is_admin = key.user_is_admin,
-                  .scope = key.scope};
+                  .scope = key.scope,
+                  .expires_at = key.expires_at};
 }
 
 caller caller_of(const registry::api_token& token)
@@ -174,7 +175,8 @@ caller caller_of(const registry::api_token& token)
                   .display_name = token.user_display_name,
                   .access_key_id = "token:" + token.id,
                   .is_admin = token.user_is_admin,
-                  .scope = token.scope};
+                  .scope = token.scope,
+                  .expires_at = token.expires_at};
 }
 
 caller caller_of(const registry::console_session& session)

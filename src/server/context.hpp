@@ -41,6 +41,8 @@ struct caller
     std::string scope;
     /// Set when a console session cookie authenticated the request (api/sessions.cpp): its id.
     std::string session_id;
+    /// When the access key or API token that authenticated the request stops working (none: never).
+    std::optional<registry::time_point> expires_at;
 };
 
 /// How the request body is protected, as declared by the signature.

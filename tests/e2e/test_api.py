@@ -6,6 +6,7 @@ against the documented schemas, and the document lint-clean with @redocly/cli).
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -57,6 +58,49 @@ def test_a_sigv4_signed_request_authenticates(depot):
     r = requests.get(url, headers=depot.sign("GET", url, user="bob"), timeout=30)
     body = validate(r, "GET", "/api/v1/whoami")
     assert body == {"user_id": "bob", "display_name": "Bob Builder", "credential": depot.user("bob").access_key}
+
+
+def test_a_presigned_url_is_refused_by_the_rest_api(depot):
+    """The attacker's request (fourth attack): alice presigned POST /api/v1/tokens; whoever held the URL sent
+    it with bodies of their choosing, each a new token of alice's with any scope and lifetime. A presigned
+    URL (a signature in the query, SigV4 or SigV2) authenticates nothing here: 403 before any lookup, and no
+    token is made; the same credential signing the header works."""
+    from botocore.auth import S3SigV4QueryAuth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    u = depot.user("alice")
+    tokens = depot.db.scalar("SELECT count(*) FROM api_tokens")
+    for method, path, body in (("POST", "/api/v1/tokens", b"{}"), ("GET", "/api/v1/whoami", b"")):
+        req = AWSRequest(method=method, url=depot.endpoint + path)
+        S3SigV4QueryAuth(Credentials(u.access_key, u.secret), "s3", depot.region, expires=300).add_auth(req)
+        r = requests.request(method, req.url, data=body, headers={"Content-Type": "application/json"}, timeout=30)
+        assert_problem(r, 403, "access-denied")
+        assert "presigned" in r.json()["detail"]
+    r = requests.get(depot.endpoint + f"/api/v1/whoami?AWSAccessKeyId={u.access_key}&Expires=9999999999"
+                     "&Signature=x", timeout=30)
+    assert_problem(r, 403, "access-denied")
+    assert depot.db.scalar("SELECT count(*) FROM api_tokens") == tokens
+
+
+def test_a_credential_made_with_an_expiring_one_expires_with_it(depot):
+    """The attacker's request (fourth attack): with a token that expires in 60 s, carol made a token and an
+    access key that never expire. What a credential makes expires with it at the latest; a shorter
+    lifetime asked for stays."""
+    short = call(depot, "POST", "/api/v1/tokens", token=token_for(depot, "bob")["token"], body={"expires_in": 60})
+    assert short.status_code == 201, short.text
+    def when(text):
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+    limit = when(short.json()["expires_at"])
+    for path in ("/api/v1/tokens", "/api/v1/keys"):
+        made = call(depot, "POST", path, token=short.json()["token"], body={})
+        assert made.status_code == 201, made.text
+        assert made.json()["expires_at"] is not None, (path, made.json())
+        assert abs((when(made.json()["expires_at"]) - limit).total_seconds()) < 1, (path, made.json())
+        again = call(depot, "POST", path, token=short.json()["token"], body={"expires_in": 10})
+        assert again.status_code == 201 and when(again.json()["expires_at"]) < limit - dt.timedelta(seconds=30), \
+            again.text
 
 
 def test_a_signed_json_body_must_match_its_signed_hash(depot, bucket):

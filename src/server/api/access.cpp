@@ -81,6 +81,10 @@ asio::awaitable<result<credential_request>> credential_request_of(request_contex
             co_return std::move(seconds).error();
         out.expires_at = std::chrono::system_clock::now() + std::chrono::seconds(*seconds);
     }
+    // A credential made with an expiring one expires with it at the latest: a short-lived token must not
+    // mint a permanent one.
+    if (ctx.who.expires_at && (!out.expires_at || *out.expires_at > *ctx.who.expires_at))
+        out.expires_at = ctx.who.expires_at;
     if (auto it = body->find("scope"); it != body->end() && !it->value().is_null()) {
         if (!it->value().is_object())
             co_return make_error(errc::invalid_argument, "The field 'scope' must be an object", "scope");

@@ -233,6 +233,14 @@ asio::awaitable<result<bool>> authenticate_session(request_context& ctx, std::st
 /// request is not authenticated.
 asio::awaitable<result<bool>> authenticate_api(request_context& ctx)
 {
+    // A presigned URL is S3's: a link that does one thing to one object. Here its holder would choose the
+    // body (a presigned POST /tokens mints a token each time it is sent), so a signature in the query is
+    // refused before anything is looked up.
+    if (ctx.has_param("X-Amz-Signature") || ctx.has_param("X-Amz-Credential") || ctx.has_param("Signature") ||
+        ctx.has_param("AWSAccessKeyId"))
+        co_return make_error(errc::access_denied,
+                             "The REST API takes an API token, a signature in the Authorization header or a "
+                             "console session; a presigned URL (a signature in the query) is S3's");
     if (auto header = ctx.get("authorization"); header && header->starts_with("Bearer ")) {
         co_return co_await authenticate_bearer(ctx, header->substr(7));
     }
