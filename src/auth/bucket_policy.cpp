@@ -397,12 +397,19 @@ result<std::vector<policy_condition>> parse_conditions(const json::value& block)
             return malformed("Invalid Condition type : " + raw_op);
         if (!keys.is_object() || keys.get_object().empty())
             return malformed("Policy has an invalid condition: " + raw_op + " must name condition keys");
+        std::vector<std::string> seen;
         for (const auto& key_member : keys.get_object()) {
             const std::string raw_key(key_member.key());
             const auto& v = key_member.value();
             auto key = lower(raw_key);
             if (std::find(condition_keys.begin(), condition_keys.end(), key) == condition_keys.end())
                 return malformed("Policy has an invalid condition key: " + raw_key);
+            // Keys are case-insensitive: aws:SourceIp and AWS:SourceIp are one key, which a reader would
+            // take for two alternatives while both must hold.
+            if (std::find(seen.begin(), seen.end(), key) != seen.end())
+                return malformed("Policy has an invalid condition: " + raw_op + " names the key " + raw_key +
+                                 " twice (condition keys are case-insensitive)");
+            seen.push_back(key);
             auto values = condition_values(v);
             if (!values)
                 return malformed("Policy has an invalid condition value for " + raw_key);

@@ -89,6 +89,14 @@ TEST_CASE("policy documents: every MalformedPolicy case")
           "This policy names the member 'Effect' twice in one object");
     CHECK(refusal(R"({"Version":"2012-10-17","Version":"2012-10-17","Statement":[]})") ==
           "This policy names the member 'Version' twice in one object");
+    // The fourth attack: two spellings of one condition key passed the (case-sensitive) duplicate check and
+    // were ANDed as one key, while a reader takes them for two alternatives.
+    CHECK(
+        refusal(statement(
+            R"({"Effect":"Allow",)" + ok_rest +
+            R"(,"Condition":{"IpAddress":{"aws:SourceIp":"10.0.0.0/8","AWS:SourceIp":"192.168.0.0/16"}}})")) ==
+        "Policy has an invalid condition: IpAddress names the key AWS:SourceIp twice (condition keys are "
+        "case-insensitive)");
     // The same name in two objects is two members.
     CHECK(refusal(R"({"Version":"2012-10-17","Statement":[{"Effect":"Allow",)" + ok_rest +
                   R"(},{"Effect":"Deny",)" + ok_rest + "}]}") == "accepted");
