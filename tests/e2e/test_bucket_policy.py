@@ -741,6 +741,9 @@ def test_a_copy_carries_its_sources_tags_only_where_reading_them_is_allowed(depo
         deny({"AWS": "bob"}, ["s3:GetObjectTagging", "s3:GetObjectVersionTagging"], f"arn:aws:s3:::{src}/*")))
     s3.put_object(Bucket=src, Key="doc/public.txt", Body=b"public", Tagging="classification=acquisition-target")
     expect_error("AccessDenied", 403, s3_bob.get_object_tagging, Bucket=src, Key="doc/public.txt")
+    # Nor does a read tell how many tags there are (the owner's does).
+    assert "x-amz-tagging-count" not in s3_bob.head_object(Bucket=src, Key="doc/public.txt")["ResponseMetadata"]["HTTPHeaders"]
+    assert s3.head_object(Bucket=src, Key="doc/public.txt")["ResponseMetadata"]["HTTPHeaders"]["x-amz-tagging-count"] == "1"
     bobs = new_bucket(depot, owner="bob", hint="pol-bob")
     before = depot.snapshot(bobs)
     expect_error("AccessDenied", 403, s3_bob.copy_object, Bucket=bobs, Key="copied",

@@ -6,6 +6,7 @@
 #include "s3/header_values.hpp"
 #include "s3/range.hpp"
 #include "server/audit_requests.hpp"
+#include "server/authorization.hpp"
 #include "server/errors.hpp"
 #include "server/s3/common.hpp"
 #include "server/s3/operations.hpp"
@@ -77,8 +78,17 @@ asio::awaitable<result<response>> respond_with_object(request_context& ctx,
     response res;
     set_object_headers(res, v);
     set_sse_headers(res, v, handle->customer_key);
-    if (bucket)
+    if (bucket) {
         set_version_header(res, *bucket, v);
+        // How many tags the object has is read from its tags: not shown where the policy denies reading them.
+        const std::string_view key =
+            registry::is_snapshot_key(ctx.key) ? registry::key_below_snapshot_root(ctx.key) : ctx.key;
+        if (!v.tags.empty() &&
+            policy_denies(ctx, *bucket,
+                          ctx.has_param("versionId") ? "s3:GetObjectVersionTagging" : "s3:GetObjectTagging",
+                          key))
+            res.headers.erase("x-amz-tagging-count");
+    }
     for (const auto& [param, field] : overrides)
         if (auto value = ctx.param(param)) {
             // The query is percent-decoded: %0D%0A would otherwise end the header and start another.
