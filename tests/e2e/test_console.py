@@ -13,6 +13,7 @@ Screenshots of the main pages are left under the pytest basetemp (console-screen
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import secrets
 import shutil
@@ -432,6 +433,23 @@ def test_sessions_api(depot, world):
     assert requests.get(depot.console_endpoint + "/api/v1/whoami", cookies=cookie, timeout=30).status_code == 200
     assert call(depot, "DELETE", f"/api/v1/tokens/{tok['id']}", token=tok["token"]).status_code == 204
     assert requests.get(depot.console_endpoint + "/api/v1/whoami", cookies=cookie, timeout=30).status_code == 401
+
+
+def test_a_session_mints_no_credential_that_outlives_the_one_it_was_opened_with(depot, world):
+    """A console session stands for the key or token it was opened with: a token made in a session opened
+    with a token that expires in two minutes expires then too, not never."""
+    short = call(depot, "POST", "/api/v1/tokens", token=world["tokens"]["reader"], body={"expires_in": 120})
+    assert short.status_code == 201, short.text
+    made = requests.post(depot.console_endpoint + "/api/v1/sessions", json={"token": short.json()["token"]},
+                         timeout=30)
+    session = validate(made, "POST", "/api/v1/sessions")
+    r = requests.post(depot.console_endpoint + "/api/v1/tokens", json={}, timeout=30,
+                      cookies={"depot_session": made.cookies["depot_session"]},
+                      headers={"X-Depot-CSRF": session["csrf_token"], "Origin": depot.console_endpoint})
+    assert r.status_code == 201, r.text
+    assert r.json()["expires_at"] is not None
+    limit = dt.datetime.fromisoformat(short.json()["expires_at"].replace("Z", "+00:00"))
+    assert abs((dt.datetime.fromisoformat(r.json()["expires_at"].replace("Z", "+00:00")) - limit).total_seconds()) < 1
 
 
 def test_the_console_is_served_with_strict_headers(depot):

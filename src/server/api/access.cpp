@@ -82,9 +82,19 @@ asio::awaitable<result<credential_request>> credential_request_of(request_contex
         out.expires_at = std::chrono::system_clock::now() + std::chrono::seconds(*seconds);
     }
     // A credential made with an expiring one expires with it at the latest: a short-lived token must not
-    // mint a permanent one.
-    if (ctx.who.expires_at && (!out.expires_at || *out.expires_at > *ctx.who.expires_at))
-        out.expires_at = ctx.who.expires_at;
+    // mint a permanent one. A console session stands for the key or token it was opened with.
+    std::optional<registry::time_point> limit = ctx.who.expires_at;
+    if (!ctx.who.session_id.empty()) {
+        const std::string_view credential = ctx.who.access_key_id;
+        if (credential.starts_with("token:")) {
+            if (auto t = co_await ctx.svc->credentials.get_token(credential.substr(6)))
+                limit = t->expires_at;
+        } else if (auto k = co_await ctx.svc->credentials.get_key(credential)) {
+            limit = k->expires_at;
+        }
+    }
+    if (limit && (!out.expires_at || *out.expires_at > *limit))
+        out.expires_at = limit;
     if (auto it = body->find("scope"); it != body->end() && !it->value().is_null()) {
         if (!it->value().is_object())
             co_return make_error(errc::invalid_argument, "The field 'scope' must be an object", "scope");
