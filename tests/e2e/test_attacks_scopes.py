@@ -218,6 +218,30 @@ def test_a_model_key_reaches_no_snapshot_by_a_copy_or_a_version(depot):
     assert r.status_code == 201, r.text
 
 
+def test_a_model_stops_reading_its_bucket_when_the_owner_who_bound_it_leaves(depot):
+    """The attacker's finding (third attack, A4): a user bound their own bucket into a team's model and was
+    removed from the team; the team went on freezing the bucket's new content into versions. The team reads
+    the bucket because whoever bound it could: once the bucket's owner is not a member, a new version is 409
+    naming them and nothing is made; the versions made stay readable, and adding the owner back resumes."""
+    name, tok, team, s3, bucket = team_admin_with_bucket(depot, "orphan")
+    admin = token_for(depot, "alice")["token"]
+    s3.put_object(Bucket=bucket, Key="m/w.bin", Body=b"v1")
+    assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=tok,
+                body={"name": "m", "bucket": bucket, "prefix": "m/"}).status_code == 201
+    assert call(depot, "POST", f"/api/v1/teams/{team}/models/m/versions", token=tok, body={}).status_code == 201
+    assert call(depot, "DELETE", f"/api/v1/teams/{team}/members/{name}", token=admin).status_code == 204
+    s3.put_object(Bucket=bucket, Key="m/w.bin", Body=b"written after leaving")
+    versions = depot.db.scalar("SELECT count(*) FROM model_versions")
+    problem = assert_problem(call(depot, "POST", f"/api/v1/teams/{team}/models/m/versions", token=admin, body={}),
+                             409, "conflict")
+    assert name in problem["detail"], problem
+    assert depot.db.scalar("SELECT count(*) FROM model_versions") == versions
+    assert depot.client("alice").get_object(Bucket="models", Key=f"{team}/m/1/w.bin")["Body"].read() == b"v1"
+    assert call(depot, "PUT", f"/api/v1/teams/{team}/members/{name}", token=admin,
+                body={"role": "writer"}).status_code == 200
+    assert call(depot, "POST", f"/api/v1/teams/{team}/models/m/versions", token=admin, body={}).status_code == 201
+
+
 def listed_buckets(client) -> list[str]:
     return sorted(b["Name"] for b in client.list_buckets()["Buckets"])
 

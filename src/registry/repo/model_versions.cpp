@@ -131,6 +131,20 @@ asio::awaitable<std::optional<std::string>> unsafe_file_path(pg::connection& c, 
     co_return rs[0].str(0);
 }
 
+asio::awaitable<std::optional<std::string>> orphaned_binding_owner(pg::connection& c, std::int64_t model_id)
+{
+    auto rs =
+        co_await sql(c,
+                     "SELECT b.owner_id FROM models m JOIN buckets b ON b.id = m.bucket_id JOIN users u ON "
+                     "u.id = m.created_by WHERE m.id = $1 AND NOT u.is_admin AND NOT (m.created_by = "
+                     "b.owner_id AND EXISTS (SELECT 1 FROM team_members t WHERE t.team_id = m.team_id AND "
+                     "t.user_id = b.owner_id))",
+                     model_id);
+    if (rs.empty())
+        co_return std::nullopt;
+    co_return rs[0].str(0);
+}
+
 asio::awaitable<std::optional<std::string>> customer_sealed_file(pg::connection& c, std::int64_t version_id)
 {
     auto rs = co_await sql(c,

@@ -56,6 +56,11 @@ asio::awaitable<void> set_version_file_sha256(pg::connection& c, std::int64_t ve
 /// letter ('C:'), or a control character.
 asio::awaitable<std::optional<std::string>> unsafe_file_path(pg::connection& c, std::int64_t version_id);
 
+/// The owner of model `model_id`'s bucket when the model's binding no longer stands: whoever bound it (the
+/// model's creator) is neither an installation admin nor the bucket's owner still a member of the model's
+/// team. nullopt while it stands (or when the model or bucket is gone: the caller finds that out).
+asio::awaitable<std::optional<std::string>> orphaned_binding_owner(pg::connection& c, std::int64_t model_id);
+
 /// A file of version `version_id` stored under a customer's key (SSE-C), if it has one: its path.
 asio::awaitable<std::optional<std::string>> customer_sealed_file(pg::connection& c, std::int64_t version_id);
 

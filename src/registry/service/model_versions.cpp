@@ -179,6 +179,15 @@ asio::awaitable<result<model_version>> model_registry::create_version(const mode
             // (and, unlike a row lock, a steady stream of writers cannot starve the version).
             if (!co_await lock_bucket_writes(c, m.bucket_id))
                 co_return make_error(errc::no_such_bucket, "The model's bucket no longer exists");
+            // The team reads the bucket through its model because whoever bound it could: the bucket's owner
+            // as a member of the team, or an installation admin. An owner who left takes the binding along.
+            if (auto owner = co_await orphaned_binding_owner(c, m.id))
+                co_return make_error(errc::conflict,
+                                     "The model's bucket belongs to '" + *owner +
+                                         "', who bound it and is no longer a member of the team: no new "
+                                         "version reads it (the versions made stay). Bind a new model to a "
+                                         "bucket of a member's, or add '" +
+                                         *owner + "' back");
             const auto vid = co_await insert_version(c, m.id, number, spec, who.actor);
             // The uploads are completed into the prefix in the version's transaction: all of them and the
             // version, or nothing. (A retried transaction starts over.) Their digests were computed from the
