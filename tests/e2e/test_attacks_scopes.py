@@ -152,6 +152,16 @@ def team_admin_with_bucket(depot, hint: str) -> tuple[str, str, str, object, str
     return name, tok, team, s3, bucket
 
 
+def team_model_with_a_version(depot, hint: str, weights: bytes) -> tuple[str, str, str, object, str]:
+    """team_admin_with_bucket, with model m on prefix m/ holding m/w.bin (`weights`) and its version 1."""
+    name, tok, team, s3, bucket = team_admin_with_bucket(depot, hint)
+    s3.put_object(Bucket=bucket, Key="m/w.bin", Body=weights)
+    assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=tok,
+                body={"name": "m", "bucket": bucket, "prefix": "m/"}).status_code == 201
+    assert call(depot, "POST", f"/api/v1/teams/{team}/models/m/versions", token=tok, body={}).status_code == 201
+    return name, tok, team, s3, bucket
+
+
 def test_a_model_key_over_a_whole_bucket_reaches_its_files_not_the_buckets_settings(depot):
     """The attacker's finding: a key scoped to a model bound to a whole bucket (prefix "") deleted the
     bucket's policy (its Deny of secret/*), and could rewrite its ACL, versioning and lifecycle, delete in
@@ -223,12 +233,8 @@ def test_a_model_stops_reading_its_bucket_when_the_owner_who_bound_it_leaves(dep
     removed from the team; the team went on freezing the bucket's new content into versions. The team reads
     the bucket because whoever bound it could: once the bucket's owner is not a member, a new version is 409
     naming them and nothing is made; the versions made stay readable, and adding the owner back resumes."""
-    name, tok, team, s3, bucket = team_admin_with_bucket(depot, "orphan")
+    name, tok, team, s3, bucket = team_model_with_a_version(depot, "orphan", b"v1")
     admin = token_for(depot, "alice")["token"]
-    s3.put_object(Bucket=bucket, Key="m/w.bin", Body=b"v1")
-    assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=tok,
-                body={"name": "m", "bucket": bucket, "prefix": "m/"}).status_code == 201
-    assert call(depot, "POST", f"/api/v1/teams/{team}/models/m/versions", token=tok, body={}).status_code == 201
     assert call(depot, "DELETE", f"/api/v1/teams/{team}/members/{name}", token=admin).status_code == 204
     s3.put_object(Bucket=bucket, Key="m/w.bin", Body=b"written after leaving")
     versions = depot.db.scalar("SELECT count(*) FROM model_versions")
@@ -346,12 +352,8 @@ def test_an_alias_key_reads_no_object_version_listing_or_metadata_of_live_object
 @pytest.fixture(scope="module")
 def foreign_team(depot):
     """A team alice (the installation admin) does not belong to, with a released model."""
-    name, tok, team, s3, bucket = team_admin_with_bucket(depot, "view")
+    name, tok, team, s3, bucket = team_model_with_a_version(depot, "view", b"weights")
     admin = token_for(depot, "alice")["token"]
-    s3.put_object(Bucket=bucket, Key="m/w.bin", Body=b"weights")
-    assert call(depot, "POST", f"/api/v1/teams/{team}/models", token=tok,
-                body={"name": "m", "bucket": bucket, "prefix": "m/"}).status_code == 201
-    assert call(depot, "POST", f"/api/v1/teams/{team}/models/m/versions", token=tok, body={}).status_code == 201
     members = call(depot, "GET", f"/api/v1/teams/{team}/members", token=admin).json()["items"]
     assert "alice" not in {m["user"] for m in members}
     return team

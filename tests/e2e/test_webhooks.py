@@ -672,18 +672,24 @@ def test_no_team_takes_in_another_teams_event_link_signer(hooks_depot, receiver)
     assert server.db.query(f"SELECT team_id, role FROM team_members WHERE user_id = '{signer}'") == memberships
 
 
-def test_only_the_buckets_owner_turns_a_stopped_bucket_subscription_back_on(hooks_depot, receiver):
-    """The attacker's request (fourth attack): frank subscribed the team to his bucket's object events and left
-    the team, which stopped the subscription; gina, another admin of the team, enabled it again (200) and the
-    team's receiver went on getting the events of frank's bucket. Enabling a bucket-filtered subscription
-    is, like pointing it elsewhere, for those who may see the bucket: 403 for gina, nothing changes."""
-    server = hooks_depot
+def team_with_three_admins(server) -> dict:
+    """make_team's team with frank and gina as admins beside alice."""
     for user in ("frank", "gina"):
         if user not in server.users:
             server.add_user(user, user.title())
     team = make_team(server, extra=("frank", "gina"))
     for user in ("frank", "gina"):
         assert team_call(server, team, "PUT", f"/members/{user}", body={"role": "admin"}).status_code == 200
+    return team
+
+
+def test_only_the_buckets_owner_turns_a_stopped_bucket_subscription_back_on(hooks_depot, receiver):
+    """The attacker's request (fourth attack): frank subscribed the team to his bucket's object events and left
+    the team, which stopped the subscription; gina, another admin of the team, enabled it again (200) and the
+    team's receiver went on getting the events of frank's bucket. Enabling a bucket-filtered subscription
+    is, like pointing it elsewhere, for those who may see the bucket: 403 for gina, nothing changes."""
+    server = hooks_depot
+    team = team_with_three_admins(server)
     bucket = unique_bucket_name("franks")
     server.client("frank").create_bucket(Bucket=bucket)
     assert call(server, "PATCH", f"/api/v1/buckets/{bucket}", token=team["tokens"]["frank"],
@@ -712,12 +718,7 @@ def test_a_team_admin_who_leaves_or_is_demoted_stops_their_subscriptions(hooks_d
     are disabled (with the reason, in the membership change's audit row); an installation admin's and the
     remaining admins' stay; another admin may enable them again."""
     server = hooks_depot
-    for user in ("frank", "gina"):
-        if user not in server.users:
-            server.add_user(user, user.title())
-    team = make_team(server, extra=("frank", "gina"))
-    for user in ("frank", "gina"):
-        assert team_call(server, team, "PUT", f"/members/{user}", body={"role": "admin"}).status_code == 200
+    team = team_with_three_admins(server)
     franks = [team_call(server, team, "POST", "/webhooks", user="frank",
                         body={"url": receiver.url, "description": f"frank {i}"}).json()["id"] for i in (1, 2)]
     ginas = team_call(server, team, "POST", "/webhooks", user="gina", body={"url": receiver.url}).json()["id"]

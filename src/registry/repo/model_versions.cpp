@@ -116,6 +116,18 @@ asio::awaitable<void> set_version_file_sha256(pg::connection& c, std::int64_t ve
                  path, sha256);
 }
 
+namespace {
+
+/// The first column of the first row, if there is one.
+std::optional<std::string> first_text(const pg::result_set& rs)
+{
+    if (rs.empty())
+        return std::nullopt;
+    return rs[0].str(0);
+}
+
+} // namespace
+
 asio::awaitable<std::optional<std::string>> unsafe_file_path(pg::connection& c, std::int64_t version_id)
 {
     auto rs = co_await sql(c,
@@ -126,9 +138,7 @@ asio::awaitable<std::optional<std::string>> unsafe_file_path(pg::connection& c, 
                            "'(^|[/\\\\])[. ]*([/\\\\]|$)' OR path ~ '^[A-Za-z]:' OR path ~ '[[:cntrl:]]') "
                            "ORDER BY path LIMIT 1",
                            version_id);
-    if (rs.empty())
-        co_return std::nullopt;
-    co_return rs[0].str(0);
+    co_return first_text(rs);
 }
 
 asio::awaitable<std::optional<std::string>> orphaned_binding_owner(pg::connection& c, std::int64_t model_id)
@@ -140,9 +150,7 @@ asio::awaitable<std::optional<std::string>> orphaned_binding_owner(pg::connectio
                      "b.owner_id AND EXISTS (SELECT 1 FROM team_members t WHERE t.team_id = m.team_id AND "
                      "t.user_id = b.owner_id))",
                      model_id);
-    if (rs.empty())
-        co_return std::nullopt;
-    co_return rs[0].str(0);
+    co_return first_text(rs);
 }
 
 asio::awaitable<std::optional<std::string>> customer_sealed_file(pg::connection& c, std::int64_t version_id)
@@ -151,9 +159,7 @@ asio::awaitable<std::optional<std::string>> customer_sealed_file(pg::connection&
                            "SELECT s.path FROM model_file_segments s JOIN blobs b ON b.id = s.blob_id WHERE "
                            "s.version_id = $1 AND b.sealed = 'customer' ORDER BY s.path LIMIT 1",
                            version_id);
-    if (rs.empty())
-        co_return std::nullopt;
-    co_return rs[0].str(0);
+    co_return first_text(rs);
 }
 
 // --- creating a version ----------------------------------------------------------------------------------
