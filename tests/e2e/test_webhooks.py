@@ -669,6 +669,9 @@ def test_no_team_takes_in_another_teams_event_link_signer(hooks_depot, receiver)
             problem = assert_problem(team_call(server, team, "PUT", f"/members/{signer}", body={"role": role}),
                                      400, "invalid-argument")
             assert "depot-events." in problem["detail"], problem
+    # The fifth attack: the victim's own admin removed it (204), and nothing could add it back, so the team's
+    # links failed for good. It stays.
+    assert_problem(team_call(server, victim, "DELETE", f"/members/{signer}"), 400, "invalid-argument")
     assert server.db.query(f"SELECT team_id, role FROM team_members WHERE user_id = '{signer}'") == memberships
 
 

@@ -259,7 +259,8 @@ public:
     /// team `team_id` named `team_name`: the one way a signer becomes a member, and only of its own team.
     asio::awaitable<result<team_member>> admit_event_link_user(std::int64_t team_id,
                                                                std::string_view team_name);
-    /// not_found when the user is not a member; conflict when it would leave the team without an admin.
+    /// not_found when the user is not a member; conflict when it would leave the team without an admin;
+    /// invalid_argument for the team's event-link signer, which stays.
     asio::awaitable<result<void>> remove_member(const audit_context& who, std::int64_t team_id,
                                                 std::string_view user_id);
 

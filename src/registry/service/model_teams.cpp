@@ -113,6 +113,13 @@ asio::awaitable<result<team_member>> model_registry::put_member(const audit_cont
 asio::awaitable<result<void>> model_registry::remove_member(const audit_context& who, std::int64_t team_id,
                                                             std::string_view user_id)
 {
+    // Nothing but depotd adds a signer back: removed, the team's links would stop for good.
+    if (user_id.starts_with(event_link_user_prefix))
+        co_return make_error(
+            errc::invalid_argument,
+            "'" + std::string(user_id) +
+                "' is depotd's own account (the signer of the team's event links) and "
+                "stays a reader of its team: revoke its key to invalidate the links it signed");
     co_return co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
         const auto team_name = co_await delete_member(c, team_id, user_id);
         if (!team_name)
