@@ -582,10 +582,12 @@ def test_a_model_never_overlaps_another_teams_model(depot, s3, team):
 
 @pytest.mark.parametrize("path", ["../escape.bin", "a/../../escape.bin", "./here.bin", "a//b.bin", "/rooted.bin",
                                   "dir/", "a\\..\\..\\escape.bin", "a/..", "C:/Windows/escape.bin", "c:escape.bin",
-                                  ".. /escape.bin", "a/... /b.bin", "a/ /b.bin", "bell\x07.bin"],
+                                  ".. /escape.bin", "a/... /b.bin", "a/ /b.bin", "bell\x07.bin", "w.bin.",
+                                  "w.bin ", "dir./w.bin", "CON", "sub/aux.txt", "com1"],
                          ids=["dotdot", "inner-dotdot", "dot", "empty-segment", "leading-slash", "trailing-slash",
                               "backslash-dotdot", "ends-in-dotdot", "drive", "drive-relative", "dotdot-space",
-                              "dots-space", "space-segment", "control"])
+                              "dots-space", "space-segment", "control", "trailing-dot", "trailing-space",
+                              "dir-trailing-dot", "device", "device-ext", "device-lower"])
 def test_a_version_never_holds_a_path_that_leaves_its_directory(depot, s3, team, path):
     """The attacker's request (second attack, N5): a writer stored `<prefix>../escape.bin` (a valid S3 key)
     and froze a version; the Hub's tree, the REST manifest and the webhook payload served the path as it is,
@@ -609,7 +611,7 @@ def test_a_version_never_holds_a_path_that_leaves_its_directory(depot, s3, team,
     assert depot.db.scalar("SELECT count(*) FROM model_files") == files
     # Renamed, the files freeze.
     bob.delete_object(Bucket=bucket, Key=f"{name}/{path}")
-    for ok in ("weights/ok..bin", "weights/.hidden", "step:100/a b.bin", "dir. x/f"):
+    for ok in ("weights/ok..bin", "weights/.hidden", "step:100/a b.bin", "dir. x/f", "console.json", "auxiliary/x"):
         bob.put_object(Bucket=bucket, Key=f"{name}/{ok}", Body=b"payload")
     r = api(depot, team, "POST", f"/models/{name}/versions", body={})
     assert r.status_code == 201, r.text

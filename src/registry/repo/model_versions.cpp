@@ -131,12 +131,15 @@ std::optional<std::string> first_text(const pg::result_set& rs)
 asio::awaitable<std::optional<std::string>> unsafe_file_path(pg::connection& c, std::int64_t version_id)
 {
     auto rs = co_await sql(c,
-                           // A segment of dots and spaces only (empty included: '//', a leading or
-                           // trailing '/'), split at '/' or '\\'; Windows drops trailing dots and spaces,
-                           // so '.. ' is '..' there. A drive letter ('C:/x', 'C:x'). A control character.
+                           // Segments split at '/' or '\\': one of dots and spaces only (empty included:
+                           // '//', a leading or trailing '/'), or ending in a dot or a space (Windows drops
+                           // them: '.. ' is '..' there, 'w.bin.' is 'w.bin'); a device name (CON, NUL, COM1,
+                           // aux.txt: a device, not a file, on Windows). A drive letter ('C:/x', 'C:x'). A
+                           // control character.
                            "SELECT path FROM model_files WHERE version_id = $1 AND (path ~ "
-                           "'(^|[/\\\\])[. ]*([/\\\\]|$)' OR path ~ '^[A-Za-z]:' OR path ~ '[[:cntrl:]]') "
-                           "ORDER BY path LIMIT 1",
+                           "'(^|[/\\\\])[. ]*([/\\\\]|$)' OR path ~ '[. ]([/\\\\]|$)' OR path ~* "
+                           "'(^|[/\\\\])(con|prn|aux|nul|com[0-9]|lpt[0-9])(\\.[^/\\\\]*)?([/\\\\]|$)' OR "
+                           "path ~ '^[A-Za-z]:' OR path ~ '[[:cntrl:]]') ORDER BY path LIMIT 1",
                            version_id);
     co_return first_text(rs);
 }

@@ -216,8 +216,9 @@ asio::awaitable<result<model_version>> model_registry::create_version(const mode
                     "The file '" + *unsafe +
                         "' has a path a client cannot write as it is (a leading or trailing "
                         "'/', an empty segment, a segment of only dots and spaces such as '..' "
-                        "or '.. ', a drive letter such as 'C:', or a control character): "
-                        "rename it or move it out of the prefix");
+                        "or '.. ', one ending in a dot or a space, a Windows device name such as "
+                        "'CON' or 'aux.txt', a drive letter such as 'C:', or a control "
+                        "character): rename it or move it out of the prefix");
             if (spec.may_read) {
                 constexpr std::int64_t page = 1000;
                 std::string after;
