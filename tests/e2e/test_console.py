@@ -300,6 +300,22 @@ def test_a_manifests_links_are_download_links(depot, world):
                                          "true", "3600")]
 
 
+def test_a_link_outlives_no_credential(depot, world):
+    """The attacker's request (fifth attack): with a token expiring in 20 s, a reader asked for an hour-long
+    download link (and manifest links) and read the file with it after the token had expired. A link ends
+    with the caller's key or token at the latest."""
+    short = call(depot, "POST", "/api/v1/tokens", token=world["tokens"]["reader"], body={"expires_in": 20})
+    assert short.status_code == 201, short.text
+    base = f"/api/v1/teams/{world['team']}/models/{world['model']}/versions/2"
+    link = call(depot, "GET", f"{base}/download-link?path=config.json&expires_in=3600", token=short.json()["token"])
+    assert link.status_code == 200, link.text
+    assert 1 <= link.json()["expires_in"] <= 20, link.json()
+    manifest = call(depot, "GET", f"{base}/manifest", token=short.json()["token"])
+    assert manifest.status_code == 200, manifest.text
+    expires = [int(f["url"].split("X-Amz-Expires=")[1].split("&")[0]) for f in manifest.json()["files"]]
+    assert expires and all(1 <= e <= 20 for e in expires), expires
+
+
 def test_an_alias_moves(depot, world, console):
     assert ["production", "version 2"] in console["aliases"]
     r = call(depot, "GET", f"/api/v1/teams/{world['team']}/models/{world['model']}/aliases/production",

@@ -12,6 +12,8 @@
 #include "server/services.hpp"
 #include "server/webhooks/manifest.hpp"
 
+#include <algorithm>
+
 namespace depot::server::api {
 namespace {
 
@@ -63,6 +65,11 @@ asio::awaitable<result<response>> get_file_download_link(request_context& ctx, c
     if (!key)
         co_return make_error(errc::internal, "The team's link key could not be made");
     const auto now = std::chrono::system_clock::now();
+    // A link outlives no credential: it ends when the caller's key or token does, at the latest.
+    if (ctx.who.expires_at) {
+        const auto left = std::chrono::duration_cast<std::chrono::seconds>(*ctx.who.expires_at - now).count();
+        *lifetime = std::clamp<std::int64_t>(std::min<std::int64_t>(*lifetime, left), 1, max_link_lifetime);
+    }
     const auto expiry = std::chrono::seconds(*lifetime);
     const std::string url = webhooks::presigned_file_url(
         ctx.svc->opts, *key, {m->team, m->name, v->number, file.path}, expiry, now);

@@ -14,6 +14,7 @@
 #include "server/services.hpp"
 #include "server/webhooks/manifest.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace depot::server::api {
@@ -280,6 +281,13 @@ asio::awaitable<result<response>> get_version_manifest(request_context& ctx, con
     // Links handed to a caller are download links (getFileDownloadLink): valid an hour at most, so that
     // they do not outlive the caller's membership by much, and audited under the caller when issued.
     const std::int64_t team_id = v->model.model.team_id;
+    auto lifetime = manifest_link_lifetime;
+    if (ctx.who.expires_at) {
+        // Nor do they outlive the caller's key or token.
+        const auto left = std::chrono::duration_cast<std::chrono::seconds>(*ctx.who.expires_at -
+                                                                           std::chrono::system_clock::now());
+        lifetime = std::clamp(left, std::chrono::seconds(1), manifest_link_lifetime);
+    }
     boost::json::object data;
     data["team"] = json_string(v->model.model.team);
     data["model"] = json_string(v->model.model.name);
@@ -288,14 +296,14 @@ asio::awaitable<result<response>> get_version_manifest(request_context& ctx, con
     co_await webhooks::add_manifest(
         *ctx.svc, v->version.id,
         [&ctx, team_id](const std::string& team) { return webhooks::team_link_key(*ctx.svc, team_id, team); },
-        data, manifest_link_lifetime);
+        data, lifetime);
     if (data.contains("urls_expire_at")) {
         const auto& m = v->model.model;
         const std::string resource = m.team + "/" + m.name + "/" + std::to_string(v->version.number);
-        const std::string details =
-            "{\"model\":" + registry::audit_quote(m.team + "/" + m.name) +
-            ",\"version\":" + std::to_string(v->version.number) +
-            ",\"manifest\":true,\"expires_in\":" + std::to_string(manifest_link_lifetime.count()) + "}";
+        const std::string details = "{\"model\":" + registry::audit_quote(m.team + "/" + m.name) +
+                                    ",\"version\":" + std::to_string(v->version.number) +
+                                    ",\"manifest\":true,\"expires_in\":" + std::to_string(lifetime.count()) +
+                                    "}";
         co_await registry::audit_log::record_download_link(*ctx.svc->db, ctx.audit, resource, m.team,
                                                            details);
     }
