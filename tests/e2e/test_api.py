@@ -83,6 +83,24 @@ def test_a_presigned_url_is_refused_by_the_rest_api(depot):
     assert depot.db.scalar("SELECT count(*) FROM api_tokens") == tokens
 
 
+def test_a_signed_change_signs_its_body(depot):
+    """The attacker's request (fifth attack): POST /api/v1/tokens signed with UNSIGNED-PAYLOAD (or SigV2, which
+    signs no body) was accepted with any body, so whoever saw the headers could resend them with a body of
+    their own within the signature's 15 minutes. A signed change must name its body's SHA-256: 403, no
+    token; the same request with the hash signed is 201."""
+    url = depot.endpoint + "/api/v1/tokens"
+    tokens = depot.db.scalar("SELECT count(*) FROM api_tokens")
+    body = b'{"name":"first"}'
+    headers = depot.sign("POST", url, body=body, headers={"Content-Type": "application/json"},
+                         payload_hash="UNSIGNED-PAYLOAD")
+    r = requests.post(url, data=b'{"name":"attacker-chosen"}', headers=headers, timeout=30)
+    assert_problem(r, 403, "access-denied")
+    assert depot.db.scalar("SELECT count(*) FROM api_tokens") == tokens
+    headers = depot.sign("POST", url, body=body, headers={"Content-Type": "application/json"})
+    r = requests.post(url, data=body, headers=headers, timeout=30)
+    assert r.status_code == 201, r.text
+
+
 def test_a_credential_made_with_an_expiring_one_expires_with_it(depot):
     """The attacker's request (fourth attack): with a token that expires in 60 s, carol made a token and an
     access key that never expire. What a credential makes expires with it at the latest; a shorter

@@ -253,6 +253,15 @@ asio::awaitable<result<bool>> authenticate_api(request_context& ctx)
     auto signed_request = co_await authenticate(ctx);
     if (!signed_request)
         co_return std::move(signed_request).error();
+    // A signature that leaves the body out would let whoever saw the request send it again with a body of
+    // their own (a token of any scope, an approval): a signed change names its body's SHA-256.
+    const auto method = ctx.header->method();
+    if (signed_request->has_value() && method != http::verb::get && method != http::verb::head &&
+        ctx.payload.sha256.empty())
+        co_return make_error(errc::access_denied,
+                             "A signed REST request that changes something signs its body: send "
+                             "x-amz-content-sha256 with the body's SHA-256 (not UNSIGNED-PAYLOAD, and not "
+                             "SigV2, which signs no body)");
     co_return signed_request->has_value();
 }
 
