@@ -140,8 +140,7 @@ asio::awaitable<void> audit_download(const request_context& ctx, std::optional<b
     }
     // A read through the snapshot view (.snapshots/<name>/<key>) reads <key> as it was: a model file when
     // <key> is under a model's prefix.
-    const std::string_view live =
-        registry::is_snapshot_key(ctx.key) ? registry::key_below_snapshot_root(ctx.key) : ctx.key;
+    const std::string_view live = registry::live_key_of(ctx.key);
     co_await registry::audit_log::record_bucket_download(*ctx.svc->db, who, resource, ctx.bucket, live);
 }
 

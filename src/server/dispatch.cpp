@@ -694,8 +694,7 @@ asio::awaitable<response> dispatch(request_context& ctx)
         // holds the key (audit_denial looks it up), as the models view's rows are.
         if (!s3op::is_model_view(ctx)) {
             addressed.bucket = ctx.bucket;
-            addressed.key = registry::is_snapshot_key(ctx.key) ? registry::key_below_snapshot_root(ctx.key)
-                                                               : std::string_view(ctx.key);
+            addressed.key = registry::live_key_of(ctx.key);
         }
         if (failure && failure->code == errc::access_denied && !ctx.who.user_id.empty() &&
             s3op::is_model_view(ctx)) {

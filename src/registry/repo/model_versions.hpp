@@ -52,8 +52,9 @@ asio::awaitable<void> set_version_file_sha256(pg::connection& c, std::int64_t ve
                                               std::string_view path, const pg::bytes& sha256);
 
 /// A file of version `version_id` whose path a client could not write under a directory as it is, if it has
-/// one: a segment (between '/' or '\\') that is empty or only dots and spaces ('.', '..', '.. '), a drive
-/// letter ('C:'), or a control character.
+/// one: a segment (between '/' or '\\') that is empty or only dots and spaces ('.', '..', '.. '), ends in a
+/// dot or a space, or is a Windows device name ('CON', 'aux.txt'); a drive letter ('C:'); a control
+/// character.
 asio::awaitable<std::optional<std::string>> unsafe_file_path(pg::connection& c, std::int64_t version_id);
 
 /// The owner of model `model_id`'s bucket when the model's binding no longer stands: whoever bound it (the

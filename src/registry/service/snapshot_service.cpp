@@ -38,6 +38,11 @@ std::string_view key_below_snapshot_root(std::string_view view_key) noexcept
     return slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
 }
 
+std::string_view live_key_of(std::string_view key) noexcept
+{
+    return is_snapshot_key(key) ? key_below_snapshot_root(key) : key;
+}
+
 bool valid_snapshot_name(std::string_view name) noexcept
 {
     if (name.empty() || name.size() > 63)

@@ -39,6 +39,9 @@ bool is_snapshot_key(std::string_view key) noexcept;
 /// The key a snapshot view path `.snapshots/<name>/<key>` reads, <key> ("" when it names none).
 std::string_view key_below_snapshot_root(std::string_view view_key) noexcept;
 
+/// The live key a bucket key reads: key_below_snapshot_root for a snapshot view path, `key` otherwise.
+std::string_view live_key_of(std::string_view key) noexcept;
+
 /// 1 to 63 characters of A-Z, a-z, 0-9, '.', '_', '-', starting with a letter or digit (no '/': a name
 /// is one key segment of the S3 view).
 bool valid_snapshot_name(std::string_view name) noexcept;

@@ -246,8 +246,7 @@ asio::awaitable<result<bool>> authenticate_api(request_context& ctx)
     }
     // The session cookie only where the console is: the browser also sends it to the S3 listener (cookies
     // ignore ports), whose origin serves what users store.
-    if (ctx.on_console_listener() && ctx.header->find(http::field::authorization) == ctx.header->end() &&
-        !ctx.has_param("X-Amz-Signature"))
+    if (ctx.on_console_listener() && ctx.header->find(http::field::authorization) == ctx.header->end())
         if (auto cookie = session_cookie(ctx))
             co_return co_await authenticate_session(ctx, *cookie);
     auto signed_request = co_await authenticate(ctx);

@@ -18,7 +18,6 @@ namespace depot::server::api {
 namespace {
 
 constexpr std::int64_t default_link_lifetime = 300;
-constexpr std::int64_t max_link_lifetime = 3600;
 
 result<std::int64_t> link_lifetime(const request_context& ctx)
 {
@@ -27,18 +26,29 @@ result<std::int64_t> link_lifetime(const request_context& ctx)
         return default_link_lifetime;
     std::int64_t n = 0;
     for (char c : *v) {
-        if (c < '0' || c > '9' || n > max_link_lifetime)
+        if (c < '0' || c > '9' || n > max_link_lifetime.count())
             return make_error(errc::invalid_argument,
                               "expires_in must be an integer from 1 to 3600 (seconds)", "expires_in");
         n = n * 10 + (c - '0');
     }
-    if (v->empty() || n < 1 || n > max_link_lifetime)
+    if (v->empty() || n < 1 || n > max_link_lifetime.count())
         return make_error(errc::invalid_argument, "expires_in must be an integer from 1 to 3600 (seconds)",
                           "expires_in");
     return n;
 }
 
 } // namespace
+
+std::chrono::seconds link_lifetime_for(const request_context& ctx, std::chrono::seconds wanted)
+{
+    auto lifetime = std::min(wanted, max_link_lifetime);
+    if (ctx.who.expires_at) {
+        const auto left = std::chrono::duration_cast<std::chrono::seconds>(*ctx.who.expires_at -
+                                                                           std::chrono::system_clock::now());
+        lifetime = std::clamp(left, std::chrono::seconds(1), lifetime);
+    }
+    return lifetime;
+}
 
 asio::awaitable<result<response>> get_file_download_link(request_context& ctx, const path_params& params)
 {
@@ -65,12 +75,8 @@ asio::awaitable<result<response>> get_file_download_link(request_context& ctx, c
     if (!key)
         co_return make_error(errc::internal, "The team's link key could not be made");
     const auto now = std::chrono::system_clock::now();
-    // A link outlives no credential: it ends when the caller's key or token does, at the latest.
-    if (ctx.who.expires_at) {
-        const auto left = std::chrono::duration_cast<std::chrono::seconds>(*ctx.who.expires_at - now).count();
-        *lifetime = std::clamp<std::int64_t>(std::min<std::int64_t>(*lifetime, left), 1, max_link_lifetime);
-    }
-    const auto expiry = std::chrono::seconds(*lifetime);
+    const auto expiry = link_lifetime_for(ctx, std::chrono::seconds(*lifetime));
+    *lifetime = expiry.count();
     const std::string url = webhooks::presigned_file_url(
         ctx.svc->opts, *key, {m->team, m->name, v->number, file.path}, expiry, now);
 

@@ -9,6 +9,7 @@
 #include "server/authorization.hpp"
 
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 
 namespace depot::server::api {
 
@@ -31,5 +32,12 @@ struct version_access
 
 /// The version by number, label or alias.
 asio::awaitable<result<version_access>> version_for(request_context& ctx, const path_params& params);
+
+/// The longest a presigned link handed to a caller lives (getFileDownloadLink, a manifest's links).
+inline constexpr std::chrono::seconds max_link_lifetime{3600};
+
+/// `wanted` (at most max_link_lifetime), ending no later than the caller's key or token (and lasting at
+/// least a second): a link outlives no credential.
+std::chrono::seconds link_lifetime_for(const request_context& ctx, std::chrono::seconds wanted);
 
 } // namespace depot::server::api

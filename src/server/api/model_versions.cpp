@@ -14,14 +14,10 @@
 #include "server/services.hpp"
 #include "server/webhooks/manifest.hpp"
 
-#include <algorithm>
 #include <set>
 
 namespace depot::server::api {
 namespace {
-
-/// How long the links of a manifest a caller reads stay valid: as long as the longest download link.
-constexpr std::chrono::seconds manifest_link_lifetime{3600};
 
 asio::awaitable<result<response>> transition(request_context& ctx, const path_params& params,
                                              std::optional<registry::transition> t)
@@ -281,13 +277,7 @@ asio::awaitable<result<response>> get_version_manifest(request_context& ctx, con
     // Links handed to a caller are download links (getFileDownloadLink): valid an hour at most, so that
     // they do not outlive the caller's membership by much, and audited under the caller when issued.
     const std::int64_t team_id = v->model.model.team_id;
-    auto lifetime = manifest_link_lifetime;
-    if (ctx.who.expires_at) {
-        // Nor do they outlive the caller's key or token.
-        const auto left = std::chrono::duration_cast<std::chrono::seconds>(*ctx.who.expires_at -
-                                                                           std::chrono::system_clock::now());
-        lifetime = std::clamp(left, std::chrono::seconds(1), manifest_link_lifetime);
-    }
+    const auto lifetime = link_lifetime_for(ctx, max_link_lifetime);
     boost::json::object data;
     data["team"] = json_string(v->model.model.team);
     data["model"] = json_string(v->model.model.name);

@@ -81,8 +81,7 @@ asio::awaitable<result<response>> respond_with_object(request_context& ctx,
     if (bucket) {
         set_version_header(res, *bucket, v);
         // How many tags the object has is read from its tags: not shown where the policy denies reading them.
-        const std::string_view key =
-            registry::is_snapshot_key(ctx.key) ? registry::key_below_snapshot_root(ctx.key) : ctx.key;
+        const std::string_view key = registry::live_key_of(ctx.key);
         if (!v.tags.empty() &&
             policy_denies(ctx, *bucket,
                           ctx.has_param("versionId") ? "s3:GetObjectVersionTagging" : "s3:GetObjectTagging",
