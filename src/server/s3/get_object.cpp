@@ -87,6 +87,14 @@ asio::awaitable<result<response>> respond_with_object(request_context& ctx,
                           ctx.has_param("versionId") ? "s3:GetObjectVersionTagging" : "s3:GetObjectTagging",
                           key))
             res.headers.erase("x-amz-tagging-count");
+        // So are the version's retention and legal hold, read as GetObjectRetention and GetObjectLegalHold
+        // read them (AWS shows them only to who may).
+        if (v.retention && policy_denies(ctx, *bucket, "s3:GetObjectRetention", key)) {
+            res.headers.erase("x-amz-object-lock-mode");
+            res.headers.erase("x-amz-object-lock-retain-until-date");
+        }
+        if (v.legal_hold && policy_denies(ctx, *bucket, "s3:GetObjectLegalHold", key))
+            res.headers.erase("x-amz-object-lock-legal-hold");
     }
     for (const auto& [param, field] : overrides)
         if (auto value = ctx.param(param)) {
