@@ -146,6 +146,21 @@ result<std::optional<std::string>> optional_string_field(const json::object& o, 
     return std::optional<std::string>(std::move(*s));
 }
 
+/// A bucket filter is the bucket's notification configuration, as S3 has it: the bucket owner's, under the
+/// bucket policy's s3:PutBucketNotification.
+constexpr std::string_view notification_action = "s3:PutBucketNotification";
+
+/// The bucket a webhook's body names as its filter: the caller's (invalid_argument otherwise, naming
+/// nothing about other users' buckets), and not denied notification_action (access_denied).
+asio::awaitable<result<registry::bucket>> filter_bucket(request_context& ctx, const std::string& name)
+{
+    auto b = co_await caller_bucket(ctx, name, notification_action, "");
+    if (!b && b.error().code != errc::access_denied)
+        co_return make_error(errc::invalid_argument,
+                             "The field 'bucket' names no bucket of yours: '" + name + "'", "bucket");
+    co_return b;
+}
+
 struct webhook_access
 {
     registry::team team;
@@ -239,10 +254,9 @@ asio::awaitable<result<response>> create_webhook(request_context& ctx, const pat
     if (!bucket)
         co_return std::move(bucket).error();
     if (*bucket) {
-        auto b = co_await caller_bucket(ctx, **bucket);
+        auto b = co_await filter_bucket(ctx, **bucket);
         if (!b)
-            co_return make_error(errc::invalid_argument,
-                                 "The field 'bucket' names no bucket of yours: '" + **bucket + "'", "bucket");
+            co_return std::move(b).error();
         spec.bucket_id = b->id;
     }
     for (const auto& type : spec.event_types)
@@ -291,7 +305,7 @@ asio::awaitable<result<response>> update_webhook(request_context& ctx, const pat
     const bool redirects =
         body->contains("url") || body->contains("event_types") || body->contains("bucket") || enables;
     if (redirects && a->webhook.bucket)
-        if (auto mine = co_await caller_bucket(ctx, *a->webhook.bucket); !mine)
+        if (auto mine = co_await caller_bucket(ctx, *a->webhook.bucket, notification_action, ""); !mine)
             co_return make_error(errc::access_denied,
                                  "This webhook's bucket filter names bucket " + *a->webhook.bucket +
                                      ", which is not yours: only its owner may change where its events go "
@@ -301,10 +315,9 @@ asio::awaitable<result<response>> update_webhook(request_context& ctx, const pat
         auto bucket = string_field(*body, "bucket");
         if (!bucket)
             co_return std::move(bucket).error();
-        auto b = co_await caller_bucket(ctx, *bucket);
+        auto b = co_await filter_bucket(ctx, *bucket);
         if (!b)
-            co_return make_error(errc::invalid_argument,
-                                 "The field 'bucket' names no bucket of yours: '" + *bucket + "'", "bucket");
+            co_return std::move(b).error();
         u.bucket_id = b->id;
         has_bucket = true;
     }
@@ -372,7 +385,7 @@ asio::awaitable<result<response>> rotate_webhook_secret(request_context& ctx, co
     // The new secret signs that bucket's object events: whoever holds it can forge them to the receiver,
     // so for a bucket filter it is the bucket owner's to take, as changing where the events go is.
     if (a->webhook.bucket)
-        if (auto mine = co_await caller_bucket(ctx, *a->webhook.bucket); !mine)
+        if (auto mine = co_await caller_bucket(ctx, *a->webhook.bucket, notification_action, ""); !mine)
             co_return make_error(errc::access_denied,
                                  "This webhook's bucket filter names bucket " + *a->webhook.bucket +
                                      ", which is not yours: only its owner may rotate the secret that signs "
