@@ -163,6 +163,13 @@ bool blocks_public_policy(const request_context& ctx, const registry::bucket& b)
 
 namespace {
 
+/// Whether the request is one of S3's (its route has an AWS action): only then are its query and headers
+/// S3's condition values.
+bool is_s3_request(const request_context& ctx)
+{
+    return !ctx.s3_action.empty();
+}
+
 /// The actions whose policy request carries s3:prefix and whose resource is the bucket.
 bool is_listing_action(std::string_view action)
 {
@@ -172,9 +179,11 @@ bool is_listing_action(std::string_view action)
 
 /// The condition values of the request a bucket policy may test (auth/bucket_policy.hpp), keys lower-cased.
 /// `action`: the action asked about; `listing_prefix`: the s3:prefix of a listing (what a view's listing
-/// serves; the request's prefix otherwise).
+/// serves; the request's prefix otherwise); `version_id`: the version the action is about when the request's
+/// ?versionId does not name it (a copy's source, a key of DeleteObjects).
 std::vector<std::pair<std::string_view, std::string>>
-policy_context(const request_context& ctx, std::string_view action, std::string_view listing_prefix)
+policy_context(const request_context& ctx, std::string_view action, std::string_view listing_prefix,
+               std::optional<std::string_view> version_id = std::nullopt)
 {
     std::vector<std::pair<std::string_view, std::string>> out;
     out.emplace_back("aws:sourceip", ctx.remote);
@@ -187,9 +196,18 @@ policy_context(const request_context& ctx, std::string_view action, std::string_
     const auto secs = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
     out.emplace_back("aws:epochtime", std::to_string(secs));
     out.emplace_back("aws:currenttime", std::to_string(secs));
-    if (is_listing_action(action)) {
-        // S3 sets s3:prefix on every listing ("" without a prefix parameter).
+    // S3 sets s3:prefix on every listing ("" without a prefix parameter).
+    if (is_listing_action(action))
         out.emplace_back("s3:prefix", std::string(listing_prefix));
+    // A REST route's condition values are what the route itself states (its listing's prefix, the version
+    // it names): its query and headers are not S3's, and what it stores is not what they say (a REST write
+    // stores no encryption and no canned ACL, whatever headers came with it).
+    if (!is_s3_request(ctx)) {
+        if (version_id)
+            out.emplace_back("s3:versionid", std::string(*version_id));
+        return out;
+    }
+    if (is_listing_action(action)) {
         if (auto d = ctx.param("delimiter"))
             out.emplace_back("s3:delimiter", std::string(*d));
         if (auto m = ctx.param("max-keys"))
@@ -209,8 +227,10 @@ policy_context(const request_context& ctx, std::string_view action, std::string_
                                  ? "s3:x-amz-server-side-encryption"
                                  : "s3:x-amz-server-side-encryption-customer-algorithm",
                              std::string(*v));
-    if (auto v = ctx.param("versionId"))
-        out.emplace_back("s3:versionid", std::string(*v));
+    if (!version_id)
+        version_id = ctx.param("versionId");
+    if (version_id)
+        out.emplace_back("s3:versionid", std::string(*version_id));
     return out;
 }
 
@@ -227,7 +247,8 @@ struct view_target
 view_target view_of(const request_context& ctx, auth::permission what, std::string_view key)
 {
     using auth::permission;
-    const std::string_view prefix = ctx.param("prefix").value_or("");
+    // A REST route's listing prefix is the one it states (authorize_bucket_rest), never its query's.
+    const std::string_view prefix = is_s3_request(ctx) ? ctx.param("prefix").value_or("") : "";
     view_target v{.key = key, .prefix = prefix};
     if (!key.empty()) {
         if (registry::is_snapshot_key(key)) {
@@ -257,10 +278,12 @@ namespace {
 
 /// The facts of `b` that S3 and REST decisions share (everything but the ACL grants, which only S3 reads):
 /// ownership controls, the views, and the policy asked for `action` about `key`. `context` holds the
-/// condition values the resource points into.
+/// condition values the resource points into. `rest_prefix`: a REST route's listing prefix, as it states it.
 auth::bucket_resource bucket_facts(const request_context& ctx, auth::permission what,
                                    const registry::bucket& b, std::string_view key, std::string_view action,
-                                   std::vector<std::pair<std::string_view, std::string>>& context)
+                                   std::optional<std::string_view> version_id,
+                                   std::vector<std::pair<std::string_view, std::string>>& context,
+                                   std::string_view rest_prefix = {})
 {
     auth::bucket_resource r{.name = b.name,
                             .owner_id = b.owner_id,
@@ -272,10 +295,12 @@ auth::bucket_resource bucket_facts(const request_context& ctx, auth::permission 
                             .deletes_version = action == "s3:DeleteObjectVersion"};
     // A view is decided by what it serves: a snapshot's key is the policy's resource, and only the owner
     // reads it (no grant and no Allow reaches a snapshot, and the literal view key has no ACL of its own).
-    const auto view = view_of(ctx, what, key);
+    auto view = view_of(ctx, what, key);
+    if (!is_s3_request(ctx))
+        view.prefix = rest_prefix;
     r.owner_only = view.snapshot;
     if (b.parsed_policy && !action.empty()) {
-        context = policy_context(ctx, action, view.prefix);
+        context = policy_context(ctx, action, view.prefix, version_id);
         const auto actions = auth::known_s3_actions();
         const bool object_action =
             std::any_of(actions.begin(), actions.end(),
@@ -294,16 +319,18 @@ auth::bucket_resource bucket_facts(const request_context& ctx, auth::permission 
 } // namespace
 
 bool policy_denies(const request_context& ctx, const registry::bucket& b, std::string_view action,
-                   std::string_view key)
+                   std::string_view key, std::optional<std::string_view> version_id)
 {
     if (!b.parsed_policy)
         return false;
-    // A listing's key is its s3:prefix; its resource is the bucket.
+    // A listing's key is its s3:prefix; its resource is the bucket. A snapshot view's key (or prefix) is
+    // asked about as what it serves, the key below the snapshot, as bucket_facts asks it.
     const bool listing = is_listing_action(action);
-    const auto context = policy_context(ctx, action, listing ? key : std::string_view());
+    const std::string_view served = registry::live_key_of(key);
+    const auto context = policy_context(ctx, action, listing ? served : std::string_view(), version_id);
     const auth::policy_request r{.action = action,
                                  .bucket = b.name,
-                                 .key = listing ? std::string_view() : key,
+                                 .key = listing ? std::string_view() : served,
                                  .object_action = !listing,
                                  .user_id = ctx.principal.user_id,
                                  .context = context};
@@ -313,21 +340,29 @@ bool policy_denies(const request_context& ctx, const registry::bucket& b, std::s
 result<void> authorize_bucket_rest(const request_context& ctx, auth::permission what,
                                    const registry::bucket& b, std::string_view action, std::string_view key)
 {
+    // A listing action's `key` is the prefix it lists; its resource is the bucket.
+    const bool listing = is_listing_action(action);
     std::vector<std::pair<std::string_view, std::string>> context;
-    auto r = bucket_facts(ctx, what, b, key, action, context);
+    auto r = bucket_facts(ctx, what, b, listing ? std::string_view() : key, action, std::nullopt, context,
+                          listing ? key : std::string_view());
     // REST's own rule first (owner or installation admin), then the shared decision with the policy.
     if (auto mine = authorize_bucket(ctx, what, b); !mine)
         return mine;
-    return auth::authorize(ctx.principal, what, r);
+    auto decided = auth::authorize(ctx.principal, what, r);
+    // A refused key (or listing prefix) is the audit row's: the team whose model holds it reads it.
+    if (!decided && !key.empty())
+        note_refusal(ctx, {.bucket = b.name, .key = std::string(registry::live_key_of(key))});
+    return decided;
 }
 
 asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth::permission what,
                                                       const registry::bucket& b, std::string_view key,
-                                                      std::string_view action, bool object_acls)
+                                                      std::string_view action, bool object_acls,
+                                                      std::optional<std::string_view> version_id)
 {
     using auth::permission;
     std::vector<std::pair<std::string_view, std::string>> context;
-    auto r = bucket_facts(ctx, what, b, key, action, context);
+    auto r = bucket_facts(ctx, what, b, key, action, version_id, context);
     const bool owner = (!ctx.principal.user_id.empty() && b.owner_id == ctx.principal.user_id) ||
                        ctx.principal.installation_admin;
     // Grants matter only to others than the owner, and only where they can count: nothing is read for the
@@ -363,7 +398,8 @@ asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth
 
 asio::awaitable<result<registry::bucket>> load_authorized_bucket(request_context& ctx, std::string_view name,
                                                                  auth::permission what, std::string_view key,
-                                                                 std::string_view action, bool object_acls)
+                                                                 std::string_view action, bool object_acls,
+                                                                 std::optional<std::string_view> version_id)
 {
     if (name == ctx.svc->opts.models_bucket) {
         registry::bucket view;
@@ -377,7 +413,8 @@ asio::awaitable<result<registry::bucket>> load_authorized_bucket(request_context
     auto b = co_await ctx.svc->buckets.get(name);
     if (!b)
         co_return std::move(b).error();
-    if (auto allowed = co_await authorize_bucket_access(ctx, what, *b, key, action, object_acls); !allowed)
+    if (auto allowed = co_await authorize_bucket_access(ctx, what, *b, key, action, object_acls, version_id);
+        !allowed)
         co_return std::move(allowed).error();
     co_return b;
 }

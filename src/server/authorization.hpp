@@ -53,11 +53,12 @@ asio::awaitable<result<void>> authorize_s3_request(request_context& ctx, auth::p
 result<void> authorize_bucket(const request_context& ctx, auth::permission what, const registry::bucket& b);
 
 /// Whether the bucket's policy explicitly Denies the caller the object action `action` on `key` (Allows and
-/// grants are not asked); for a listing action (s3:ListBucket...), `key` is the listing's s3:prefix. A model
-/// version reads its bucket with the authority the model's binding gives the team, and so never past such a
-/// Deny: every file it would freeze is asked about.
+/// grants are not asked); for a listing action (s3:ListBucket...), `key` is the listing's s3:prefix. A
+/// snapshot view's key or prefix is asked about as the key below the snapshot (registry::live_key_of);
+/// `version_id` as for authorize_bucket_access. A model version reads its bucket with the authority the
+/// model's binding gives the team, and so never past such a Deny: every file it would freeze is asked about.
 bool policy_denies(const request_context& ctx, const registry::bucket& b, std::string_view action,
-                   std::string_view key);
+                   std::string_view key, std::optional<std::string_view> version_id = std::nullopt);
 
 /// A bucket row an S3 request reaches: owner or installation admin, or what the bucket's ACL and, for an
 /// object permission, the addressed object version's ACL grant the caller (auth::bucket_resource), under
@@ -70,23 +71,29 @@ asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth
                                                       const registry::bucket& b, std::string_view key);
 /// The same for `action` (e.g. DeleteObjects' s3:DeleteObject of each key; empty: the policy is not asked).
 /// `object_acls` false: the object's ACL is not read (a copy's source, whose version the request's own
-/// versionId does not name), so only the owner, the bucket's grants and its policy decide.
-asio::awaitable<result<void>> authorize_bucket_access(request_context& ctx, auth::permission what,
-                                                      const registry::bucket& b, std::string_view key,
-                                                      std::string_view action, bool object_acls = true);
+/// versionId does not name), so only the owner, the bucket's grants and its policy decide. `version_id`: the
+/// version `action` is about when the request's ?versionId does not name it (a copy's source, one key of
+/// DeleteObjects): the policy's s3:VersionId.
+asio::awaitable<result<void>>
+authorize_bucket_access(request_context& ctx, auth::permission what, const registry::bucket& b,
+                        std::string_view key, std::string_view action, bool object_acls = true,
+                        std::optional<std::string_view> version_id = std::nullopt);
 
 /// Loads bucket `name` and decides `what` on it with authorize_bucket_access (`key`, `action`,
-/// `object_acls` as there). The models view is a bucket every caller has (what it shows depends on the
-/// caller's teams): no row is read for it. Errors: no_such_bucket, access_denied.
-asio::awaitable<result<registry::bucket>> load_authorized_bucket(request_context& ctx, std::string_view name,
-                                                                 auth::permission what, std::string_view key,
-                                                                 std::string_view action, bool object_acls);
+/// `object_acls`, `version_id` as there). The models view is a bucket every caller has (what it shows depends
+/// on the caller's teams): no row is read for it. Errors: no_such_bucket, access_denied.
+asio::awaitable<result<registry::bucket>>
+load_authorized_bucket(request_context& ctx, std::string_view name, auth::permission what,
+                       std::string_view key, std::string_view action, bool object_acls,
+                       std::optional<std::string_view> version_id = std::nullopt);
 
 /// A REST request about bucket `b` (its objects, snapshots, settings or usage) by its owner or an
 /// installation admin — the REST API acts on no other user's bucket (caller_bucket answers 404 before): the
 /// same facts and auth::authorize as authorize_bucket_access, so the bucket policy's explicit Deny of
-/// `action` (with the request's condition values) binds these routes exactly as it binds S3. `key`: the
-/// object the action is about (an object action's resource is bucket/key), "" for bucket actions. Pure once
+/// `action` binds these routes exactly as it binds S3. The condition values are the connection's and what
+/// the route states: a REST request's query and headers are not S3's (its writes store no encryption and no
+/// ACL whatever headers say). `key`: the object the action is about (an object action's resource is
+/// bucket/key), "" for bucket actions; for a listing action (s3:ListBucket), the prefix it lists. Pure once
 /// the row is loaded: the owner's requests read no ACL. access_denied names the policy.
 result<void> authorize_bucket_rest(const request_context& ctx, auth::permission what,
                                    const registry::bucket& b, std::string_view action,

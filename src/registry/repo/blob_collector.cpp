@@ -11,15 +11,6 @@ constexpr const char* actual_references =
     "(SELECT count(*) FROM multipart_part_segments p WHERE p.blob_id = b.id) + "
     "(SELECT count(*) FROM model_file_segments m WHERE m.blob_id = b.id)";
 
-std::vector<std::string> first_texts(const pg::result_set& rs)
-{
-    std::vector<std::string> out;
-    out.reserve(rs.size());
-    for (auto r : rs)
-        out.emplace_back(r.text(0));
-    return out;
-}
-
 } // namespace
 
 asio::awaitable<std::size_t> delete_lapsed_intents(pg::connection& c)

@@ -70,6 +70,17 @@ asio::awaitable<bool> delete_snapshot(pg::connection& c, std::int64_t bucket_id,
     co_return !gone.empty();
 }
 
+asio::awaitable<std::vector<std::string>> unseen_purged_keys(pg::connection& c, std::int64_t bucket_id)
+{
+    auto rs = co_await sql(c,
+                           "SELECT DISTINCT o.key FROM object_versions o WHERE o.bucket_id = $1 AND o.purged "
+                           "AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.bucket_id = $1 AND s.seq >= "
+                           "o.created_seq AND s.seq < o.superseded_seq AND starts_with(o.key, s.prefix)) "
+                           "ORDER BY o.key",
+                           bucket_id);
+    co_return first_texts(rs);
+}
+
 asio::awaitable<std::vector<std::int64_t>> delete_unseen_purged_versions(pg::connection& c,
                                                                          std::int64_t bucket_id)
 {

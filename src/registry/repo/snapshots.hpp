@@ -39,6 +39,10 @@ asio::awaitable<std::vector<snapshot>> snapshots_after(pg::connection& c, std::i
 /// Deletes the bucket's snapshot `name`; false when there was none.
 asio::awaitable<bool> delete_snapshot(pg::connection& c, std::int64_t bucket_id, std::string_view name);
 
+/// The keys of the bucket's purged version rows that no remaining snapshot sees (what
+/// delete_unseen_purged_versions would delete), by key.
+asio::awaitable<std::vector<std::string>> unseen_purged_keys(pg::connection& c, std::int64_t bucket_id);
+
 /// Deletes the bucket's purged version rows that no remaining snapshot sees; returns the blob rows their
 /// segments referenced (read from the statement's snapshot, before the cascade).
 asio::awaitable<std::vector<std::int64_t>> delete_unseen_purged_versions(pg::connection& c,

@@ -58,6 +58,16 @@ inline std::string bigint_array(const std::vector<std::int64_t>& values)
     return out + "}";
 }
 
+/// The first column of every row as text.
+inline std::vector<std::string> first_texts(const pg::result_set& rs)
+{
+    std::vector<std::string> out;
+    out.reserve(rs.size());
+    for (auto r : rs)
+        out.emplace_back(r.text(0));
+    return out;
+}
+
 /// The first column of every row as bigints (the blob rows a statement returned, for add/drop_references).
 inline std::vector<std::int64_t> first_column(const pg::result_set& rs)
 {

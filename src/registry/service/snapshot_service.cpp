@@ -110,8 +110,9 @@ asio::awaitable<std::vector<snapshot>> snapshot_service::list(std::int64_t bucke
     co_return co_await snapshots_after(*conn, bucket_id, after, static_cast<std::int64_t>(limit));
 }
 
-asio::awaitable<result<void>> snapshot_service::remove(const audit_context& who, std::int64_t bucket_id,
-                                                       std::string_view name)
+asio::awaitable<result<void>>
+snapshot_service::remove(const audit_context& who, std::int64_t bucket_id, std::string_view name,
+                         std::function<result<void>(std::string_view)> may_purge)
 {
     std::vector<std::string> unreferenced;
     auto removed = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<void>> {
@@ -121,7 +122,13 @@ asio::awaitable<result<void>> snapshot_service::remove(const audit_context& who,
         if (!co_await delete_snapshot(c, bucket_id, name))
             co_return make_error(errc::not_found, "The bucket has no snapshot named " + std::string(name));
         // Purged rows that no remaining snapshot sees go, with their references (the segments are read from
-        // the statement's snapshot, before the cascade).
+        // the statement's snapshot, before the cascade): each of their keys is the caller's to purge.
+        if (may_purge) {
+            const auto keys = co_await unseen_purged_keys(c, bucket_id);
+            for (const auto& key : keys)
+                if (auto allowed = may_purge(key); !allowed)
+                    co_return std::move(allowed).error();
+        }
         auto blobs = co_await delete_unseen_purged_versions(c, bucket_id);
         co_await drop_references(c, blobs, unreferenced);
         const std::string bucket = co_await bucket_name_of(c, bucket_id);
@@ -172,12 +179,12 @@ asio::awaitable<result<restore_outcome>> snapshot_service::restore(const audit_c
                                      "target_prefix");
             if (auto valid = s3::validate_object_key(key); !valid)
                 co_return std::move(valid).error();
-            if (req.check)
-                if (auto allowed = req.check(entry.key, key); !allowed)
-                    co_return std::move(allowed).error();
             auto source = co_await objects_.open_as_of(snap->bucket_id, entry.key, snap->seq);
             if (!source)
                 co_return std::move(source).error();
+            if (req.check)
+                if (auto allowed = req.check(entry.key, key, !source->version.tags.empty()); !allowed)
+                    co_return std::move(allowed).error();
             // A restore references the snapshot's bytes as they are stored: into a bucket that encrypts what
             // is written to it, a plaintext source would be a plaintext object there.
             if (!req.target->encryption.empty() && source->version.sse.empty())

@@ -56,9 +56,11 @@ struct restore_request
     /// Replaces `prefix` at the start of each restored key; nullopt = keys keep their names.
     std::optional<std::string> target_prefix;
     std::string owner_id;
-    /// The caller's authorization of each key restored (the source key read, the target key written),
-    /// asked for every key before the first copy; its first refusal is the restore's error. None: all may.
-    std::function<result<void>(std::string_view source_key, std::string_view target_key)> check;
+    /// The caller's authorization of each key restored (the source key read, the target key written, and
+    /// whether the copy carries the source's tags), asked for every key before the first copy; its first
+    /// refusal is the restore's error. None: all may.
+    std::function<result<void>(std::string_view source_key, std::string_view target_key, bool copies_tags)>
+        check;
 };
 
 struct restore_outcome
@@ -88,9 +90,12 @@ public:
     asio::awaitable<std::vector<snapshot>> list(std::int64_t bucket_id, std::string_view after,
                                                 std::size_t limit);
 
-    /// Deletes a snapshot and releases the rows (and blob references) only it kept. Errors: not_found.
+    /// Deletes a snapshot and releases the rows (and blob references) only it kept. `may_purge`: the
+    /// caller's authorization of each key whose versions that deletes for good, asked before anything is
+    /// deleted; its first refusal is the error and nothing changes (none: all may). Errors: not_found.
     asio::awaitable<result<void>> remove(const audit_context& who, std::int64_t bucket_id,
-                                         std::string_view name);
+                                         std::string_view name,
+                                         std::function<result<void>(std::string_view key)> may_purge = {});
 
     /// Copies the snapshot's objects (or those under `prefix`) into the target bucket as new current
     /// versions, taking references to the same blobs. Every target key is validated before the first copy.

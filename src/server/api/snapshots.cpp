@@ -106,7 +106,12 @@ asio::awaitable<result<response>> delete_snapshot(request_context& ctx, const pa
     if (auto allowed = authorize_bucket_rest(ctx, ctx.permission, *b, "s3:DeleteObjectVersion", snap->prefix);
         !allowed)
         co_return std::move(allowed).error();
-    auto removed = co_await ctx.svc->snapshots.remove(ctx.audit, b->id, path_param(params, "snapshot"));
+    // And each key whose versions it deletes for good: s3:DeleteObjectVersion of that key.
+    const auto may_purge = [&ctx, &bucket = *b](std::string_view key) {
+        return authorize_bucket_rest(ctx, ctx.permission, bucket, "s3:DeleteObjectVersion", key);
+    };
+    auto removed =
+        co_await ctx.svc->snapshots.remove(ctx.audit, b->id, path_param(params, "snapshot"), may_purge);
     if (!removed)
         co_return std::move(removed).error();
     response res;
@@ -157,6 +162,11 @@ asio::awaitable<result<response>> restore_snapshot(request_context& ctx, const p
     // A restore reads the snapshot's keys (s3:GetObject in the source bucket) and writes the target keys
     // (s3:PutObject in the target bucket): both policies decide, about the prefixes first and then about
     // every key before anything is copied.
+    // It lists the snapshot's keys under `prefix` (their names land in the target): s3:ListBucket with
+    // that s3:prefix, as a listing of the snapshot view asks.
+    if (auto allowed = authorize_bucket_rest(ctx, ctx.permission, *b, "s3:ListBucket", source_prefix);
+        !allowed)
+        co_return std::move(allowed).error();
     if (auto allowed = authorize_bucket_rest(ctx, ctx.permission, *b, "s3:GetObject", source_prefix);
         !allowed)
         co_return std::move(allowed).error();
@@ -171,11 +181,22 @@ asio::awaitable<result<response>> restore_snapshot(request_context& ctx, const p
     request.prefix = std::move(*prefix);
     request.target_prefix = std::move(*target_prefix);
     request.owner_id = ctx.who.user_id;
-    request.check = [&ctx, &source = *b, &target](std::string_view from,
-                                                  std::string_view to) -> result<void> {
+    // A restored key carries its tags, as CopyObject's COPY directive does: reading them is
+    // s3:GetObjectTagging of the source, writing them s3:PutObjectTagging of the target.
+    request.check = [&ctx, &source = *b, &target](std::string_view from, std::string_view to,
+                                                  bool copies_tags) -> result<void> {
         if (auto allowed = authorize_bucket_rest(ctx, ctx.permission, source, "s3:GetObject", from); !allowed)
             return allowed;
-        return authorize_bucket_rest(ctx, ctx.permission, target, "s3:PutObject", to);
+        if (copies_tags)
+            if (auto allowed =
+                    authorize_bucket_rest(ctx, ctx.permission, source, "s3:GetObjectTagging", from);
+                !allowed)
+                return allowed;
+        if (auto allowed = authorize_bucket_rest(ctx, ctx.permission, target, "s3:PutObject", to); !allowed)
+            return allowed;
+        if (copies_tags)
+            return authorize_bucket_rest(ctx, ctx.permission, target, "s3:PutObjectTagging", to);
+        return {};
     };
     auto restored = co_await ctx.svc->snapshots.restore(ctx.audit, std::move(request));
     if (!restored)

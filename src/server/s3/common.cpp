@@ -46,10 +46,12 @@ std::string too_big_message(std::size_t limit)
 
 asio::awaitable<result<registry::bucket>> authorized_source_bucket(request_context& ctx,
                                                                    std::string_view name,
-                                                                   std::string_view key, bool names_version)
+                                                                   std::string_view key,
+                                                                   std::optional<std::string_view> version_id)
 {
     auto b = co_await load_authorized_bucket(ctx, name, auth::permission::read_object, key,
-                                             names_version ? "s3:GetObjectVersion" : "s3:GetObject", false);
+                                             version_id ? "s3:GetObjectVersion" : "s3:GetObject", false,
+                                             version_id);
     // The refusal is of the source: its row names it, and its model's team reads it.
     if (!b && b.error().code == errc::access_denied)
         note_refusal(ctx, {.bucket = std::string(name),

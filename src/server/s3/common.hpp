@@ -17,11 +17,12 @@ namespace asio = boost::asio;
 
 /// A copy's source bucket (CopyObject, UploadPartCopy), read: the owner, an installation admin or the
 /// bucket's READ grant, and the bucket's policy asked for s3:GetObject (s3:GetObjectVersion when the source
-/// names a version) on `key`, so an explicit Deny there holds for copies too. The source object's ACL is
-/// not read. A refusal's audit row names the source (note_refusal), the team of a model holding it.
-asio::awaitable<result<registry::bucket>> authorized_source_bucket(request_context& ctx,
-                                                                   std::string_view name,
-                                                                   std::string_view key, bool names_version);
+/// names a version, `version_id`, which is then the policy's s3:VersionId) on `key`, so an explicit Deny
+/// there holds for copies too. The source object's ACL is not read. A refusal's audit row names the source
+/// (note_refusal), the team of a model holding it.
+asio::awaitable<result<registry::bucket>>
+authorized_source_bucket(request_context& ctx, std::string_view name, std::string_view key,
+                         std::optional<std::string_view> version_id);
 
 /// Validates ctx.key as an S3 object key (invalid_object_name / KeyTooLongError).
 result<void> check_key(std::string_view key);

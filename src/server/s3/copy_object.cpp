@@ -57,8 +57,9 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
     auto acl = co_await object_acl_of_write(ctx, *target);
     if (!acl)
         co_return std::move(acl).error();
-    auto source_bucket =
-        co_await authorized_source_bucket(ctx, source->bucket, source->key, source->version_id.has_value());
+    const auto source_version =
+        source->version_id ? std::optional<std::string_view>(*source->version_id) : std::nullopt;
+    auto source_bucket = co_await authorized_source_bucket(ctx, source->bucket, source->key, source_version);
     if (!source_bucket)
         co_return std::move(source_bucket).error();
     auto opened = co_await open_copy_source(ctx, source_bucket->id, source->key, source->version_id);
@@ -99,7 +100,8 @@ asio::awaitable<result<response>> copy_object(request_context& ctx)
     const bool copies_tags = !tags && !src.tags.empty();
     if (copies_tags &&
         policy_denies(ctx, *source_bucket,
-                      source->version_id ? "s3:GetObjectVersionTagging" : "s3:GetObjectTagging", source->key))
+                      source->version_id ? "s3:GetObjectVersionTagging" : "s3:GetObjectTagging", source->key,
+                      source_version))
         co_return make_error(
             errc::access_denied,
             "Access Denied: the source bucket's policy denies reading the source's tags, which "

@@ -43,8 +43,11 @@ asio::awaitable<result<response>> delete_objects(request_context& ctx)
         // its Allow) is about that key. So is every version delete: an ACL WRITE grant does not allow it.
         if (outcome && (bucket->parsed_policy || object.version_id)) {
             const std::string_view action = object.version_id ? "s3:DeleteObjectVersion" : "s3:DeleteObject";
+            // The key's VersionId is the policy's s3:VersionId, as the query's is for DeleteObject.
+            const auto version =
+                object.version_id ? std::optional<std::string_view>(*object.version_id) : std::nullopt;
             outcome = co_await authorize_bucket_access(ctx, auth::permission::delete_objects, *bucket,
-                                                       object.key, action);
+                                                       object.key, action, true, version);
         }
         std::optional<registry::delete_outcome> removed;
         if (outcome) {

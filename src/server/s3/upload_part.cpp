@@ -123,8 +123,9 @@ asio::awaitable<result<response>> upload_part_copy(request_context& ctx)
     auto target = co_await resolve_part(ctx);
     if (!target)
         co_return std::move(target).error();
-    auto source_bucket =
-        co_await authorized_source_bucket(ctx, source->bucket, source->key, source->version_id.has_value());
+    const auto source_version =
+        source->version_id ? std::optional<std::string_view>(*source->version_id) : std::nullopt;
+    auto source_bucket = co_await authorized_source_bucket(ctx, source->bucket, source->key, source_version);
     if (!source_bucket)
         co_return std::move(source_bucket).error();
     auto opened = co_await open_copy_source(ctx, source_bucket->id, source->key, source->version_id);
