@@ -692,9 +692,11 @@ asio::awaitable<response> dispatch(request_context& ctx)
         addressed.resource = ctx.key.empty() ? ctx.bucket : ctx.bucket + "/" + ctx.key;
         // The bucket it was aimed at, in the row's details; for a key, the row is the team's whose model
         // holds the key (audit_denial looks it up), as the models view's rows are.
+        // A listing's is its prefix's: the team whose model the prefix is inside.
         if (!s3op::is_model_view(ctx)) {
             addressed.bucket = ctx.bucket;
-            addressed.key = registry::live_key_of(ctx.key);
+            addressed.key =
+                registry::live_key_of(ctx.key.empty() ? ctx.param("prefix").value_or("") : ctx.key);
         }
         if (failure && failure->code == errc::access_denied && !ctx.who.user_id.empty() &&
             s3op::is_model_view(ctx)) {
