@@ -1,16 +1,10 @@
-""
-    "Events and signed webhooks end to end: a real HTTP receiver started here verifies every Standard Webhooks
-    signature and sees each event once,
-    in commit order per model(also under concurrent alias moves);
-a receiver answering 500 gets the event again until it accepts it;
-a depotd killed(SIGKILL)
-between commit and delivery delivers after its restart;
-two depotd processes on one database never send the same attempt twice;
+"""Events and signed webhooks end to end: a real HTTP receiver started here verifies every Standard Webhooks
+signature and sees each event once, in commit order per model (also under concurrent alias moves); a
+receiver answering 500 gets the event again until it accepts it; a depotd killed (SIGKILL) between commit and
+delivery delivers after its restart; two depotd processes on one database never send the same attempt twice;
 version events carry the manifest with presigned URLs that read the files; object events for opted-in
-buckets;
-secret rotation(two signatures);
-redelivery, ping, automatic disabling;
-bad subscriptions get a precise problem and change nothing; other teams cannot see or manage a team's subscriptions. Responses are
+buckets; secret rotation (two signatures); redelivery, ping, automatic disabling; bad subscriptions get a
+precise problem and change nothing; other teams cannot see or manage a team's subscriptions. Responses are
 checked against openapi/openapi.yaml.
 """
 
@@ -36,7 +30,8 @@ from test_metrics import delta, scrape
 FAST = ["--webhook-allow-private", "true", "--webhook-retry-base", "1", "--webhook-retry-max", "2",
         "--webhook-poll-interval", "200", "--webhook-timeout", "3"]
 
-#-- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- receiver
+
+# ---------------------------------------------------------------------------------------------- receiver
 
 def verify_signature(secret: str, headers, body: bytes) -> list[bool]:
     """Which of the header's v1 signatures match `secret` (Standard Webhooks)."""
@@ -121,7 +116,8 @@ def receiver():
     yield r
     r.close()
 
-#-- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- setup
+
+# ---------------------------------------------------------------------------------------------- setup
 
 @pytest.fixture(scope="module")
 def hooks_depot(depot, tmp_path_factory):
@@ -182,7 +178,8 @@ def check_signed(reqs, secret):
         assert abs(int(r["headers"]["webhook-timestamp"]) - time.time()) < 120
         assert any(verify_signature(secret, r["headers"], r["body"])), r["headers"]
 
-#-- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- -- tests
+
+# ---------------------------------------------------------------------------------------------- tests
 
 def test_registry_events_are_signed_delivered_once_in_commit_order(hooks_depot, receiver):
     server = hooks_depot
@@ -219,7 +216,7 @@ def test_registry_events_are_signed_delivered_once_in_commit_order(hooks_depot, 
             summary.append((e["type"], None))
     assert summary == expected
     assert len({e["id"] for e in events}) == len(events), "an event was delivered twice"
-#The ids are the outbox's, in commit order.
+    # The ids are the outbox's, in commit order.
     ids = [int(e["id"].removeprefix("evt_")) for e in events]
     seqs = [int(server.db.scalar(f"SELECT seq FROM events WHERE id = {i}")) for i in ids]
     assert seqs == sorted(seqs)
@@ -235,15 +232,15 @@ def test_registry_events_are_signed_delivered_once_in_commit_order(hooks_depot, 
     for path, data in files.items():
         f = by_path[path]
         assert f["size"] == len(data) and f["sha256"] == hashlib.sha256(data).hexdigest()
-#The presigned URL reads the file with no other credentials.
+        # The presigned URL reads the file with no other credentials.
         r = requests.get(f["url"], timeout=30)
         assert r.status_code == 200 and r.content == data, (r.status_code, r.text[:300])
-#A URL whose signature is altered does not .
+    # A URL whose signature is altered does not.
     url = by_path["config.json"]["url"]
     bad = url[:-1] + ("0" if url[-1] != "0" else "1")
     assert requests.get(bad, timeout=30).status_code == 403
 
-#Every attempt is on record.
+    # Every attempt is on record.
     r = team_call(server, team, "GET", f"/webhooks/{hook['id']}/deliveries?state=delivered")
     listed = validate(r, "GET", "/api/v1/teams/{team}/webhooks/{webhook}/deliveries")
     assert len(listed["items"]) == len(events)
@@ -272,7 +269,7 @@ def test_concurrent_alias_moves_arrive_in_commit_order(hooks_depot, receiver):
     got = receiver.wait_for(lambda g: len(moves(g)) >= 40)
     staging = moves(got)
     assert len(staging) == 40
-#In commit order each move starts where the previous one left the alias.
+    # In commit order each move starts where the previous one left the alias.
     assert staging[0]["data"]["from"] is None
     for before, after in zip(staging, staging[1:]):
         assert after["data"]["from"] == before["data"]["to"], (before["data"], after["data"])
@@ -289,8 +286,8 @@ def test_receiver_failing_then_recovering_gets_the_event(hooks_depot, receiver):
     r = team_call(server, team, "POST", f"/webhooks/{hook['id']}/ping")
     ping = validate(r, "POST", "/api/v1/teams/{team}/webhooks/{webhook}/ping")
     got = receiver.wait_for(lambda g: any(e["id"] == ping["event_id"] for e in events_of(g)))
-#/ metrics counts the two refused attempts and the delivery(the counter moves once the attempt's
-#record is written, a moment after the receiver answered).
+    # /metrics counts the two refused attempts and the delivery (the counter moves once the attempt's
+    # record is written, a moment after the receiver answered).
     deadline = time.monotonic() + 10
     while True:
         after = scrape(server.endpoint)
@@ -306,7 +303,7 @@ def test_receiver_failing_then_recovering_gets_the_event(hooks_depot, receiver):
     with receiver.lock:
         attempts = [r for r in receiver.requests if json.loads(r["body"])["id"] == ping["event_id"]]
     assert [a["failed"] for a in attempts] == [True, True, False]
-#Retries back off : the gaps grow(base 1 s, +-50 % jitter).
+    # Retries back off: the gaps grow (base 1 s, +-50 % jitter).
     assert attempts[1]["at"] - attempts[0]["at"] >= 0.4
     items = team_call(server, team, "GET", f"/webhooks/{hook['id']}/deliveries").json()["items"]
     delivery = next(d for d in items if d["event_id"] == ping["event_id"])
@@ -314,11 +311,11 @@ def test_receiver_failing_then_recovering_gets_the_event(hooks_depot, receiver):
     assert [a["status"] for a in detail["attempt_log"]] == [500, 500, 200]
     assert detail["attempt_log"][0]["response_excerpt"] == "boom"
     assert detail["attempt_log"][0]["error"] == "the receiver answered HTTP 500"
-#The subscription's failure count went back to 0 with the success.
+    # The subscription's failure count went back to 0 with the success.
     r = team_call(server, team, "GET", f"/webhooks/{hook['id']}")
     assert validate(r, "GET", "/api/v1/teams/{team}/webhooks/{webhook}")["consecutive_failures"] == 0
 
-#Manual redelivery : the same event(same webhook - id) once more.
+    # Manual redelivery: the same event (same webhook-id) once more.
     before = len(receiver.accepted())
     r = team_call(server, team, "POST", f"/webhooks/{hook['id']}/deliveries/{delivery['id']}/redeliver")
     assert validate(r, "POST", "/api/v1/teams/{team}/webhooks/{webhook}/deliveries/{delivery}/redeliver")[
@@ -362,7 +359,9 @@ def test_failing_receiver_disables_subscription_and_tells_team(depot, private_de
     server = private_depot(*FAST, "--webhook-failure-limit", "3")
     team = make_team(server)
     watcher = Receiver()
-try : subscribe(server, team, watcher.url, event_types = ["webhook.disabled"]) hook = subscribe(server, team, receiver.url)
+    try:
+        subscribe(server, team, watcher.url, event_types=["webhook.disabled"])
+        hook = subscribe(server, team, receiver.url)
         receiver.fail_next = 100
         assert team_call(server, team, "POST", f"/webhooks/{hook['id']}/ping").status_code == 202
         got = watcher.wait_for(lambda g: len(g) >= 1)
@@ -372,7 +371,7 @@ try : subscribe(server, team, watcher.url, event_types = ["webhook.disabled"]) h
         r = team_call(server, team, "GET", f"/webhooks/{hook['id']}")
         state = validate(r, "GET", "/api/v1/teams/{team}/webhooks/{webhook}")
         assert not state["enabled"] and "3 delivery attempts failed" in state["disabled_reason"]
-#A disabled subscription cannot be pinged; re - enabled, the waiting delivery goes out.
+        # A disabled subscription cannot be pinged; re-enabled, the waiting delivery goes out.
         assert_problem(team_call(server, team, "POST", f"/webhooks/{hook['id']}/ping"), 409, "conflict")
         receiver.fail_next = 0
         r = team_call(server, team, "PATCH", f"/webhooks/{hook['id']}", body={"enabled": True})
@@ -393,7 +392,7 @@ def test_secret_rotation_signs_with_both_secrets(hooks_depot, receiver):
     got = receiver.wait_for(lambda g: len(g) >= 1)
     assert verify_signature(rotated["secret"], got[0]["headers"], got[0]["body"]) == [True, False]
     assert verify_signature(hook["secret"], got[0]["headers"], got[0]["body"]) == [False, True]
-#Without overlap the old secret stops signing at once.
+    # Without overlap the old secret stops signing at once.
     r = team_call(server, team, "POST", f"/webhooks/{hook['id']}/rotate", body={"overlap_seconds": 0})
     newest = validate(r, "POST", "/api/v1/teams/{team}/webhooks/{webhook}/rotate")
     assert newest["previous_secret_expires_at"] is None
@@ -423,7 +422,7 @@ def test_object_events_only_for_opted_in_buckets(hooks_depot, receiver):
     events = events_of(receiver.accepted())
     assert [(e["type"], e["data"]["bucket"], e["data"]["key"], e["data"].get("size")) for e in events] == [
         ("object.created", loud, "k", 10), ("object.created", loud, "k", 20), ("object.deleted", loud, "k", None)]
-#A bad flag value changes nothing.
+    # A bad flag value changes nothing.
     r = call(server, "PATCH", f"/api/v1/buckets/{loud}", token=team["tokens"]["alice"],
              body={"dedup": False, "object_events": "yes"})
     assert_problem(r, 400, "invalid-argument")
@@ -451,7 +450,7 @@ def test_bad_subscriptions_get_precise_problems_and_change_nothing(depot):
         ({"url": "https://example.com/", "event_types": "model.created"}, "must be an array"),
         ({"url": "https://example.com/", "event_types": ["object.created"]}, "set 'bucket'"),
         ({"url": "https://example.com/", "model": "no-such-model"}, "names no model"),
-#(alice is an installation admin and may filter on bob's bucket: a bucket nobody has is refused)
+        # (alice is an installation admin and may filter on bob's bucket: a bucket nobody has is refused)
         ({"url": "https://example.com/", "bucket": other_bucket + "-absent"}, "names no bucket of yours"),
         ({"url": "https://example.com/", "colour": "red"}, "Unknown field 'colour'"),
     ]
@@ -464,7 +463,7 @@ def test_bad_subscriptions_get_precise_problems_and_change_nothing(depot):
     assert int(depot.db.scalar("SELECT count(*) FROM webhook_subscriptions")) == before
     r = team_call(depot, team, "GET", "/webhooks")
     assert validate(r, "GET", "/api/v1/teams/{team}/webhooks")["items"] == []
-#Unknown ids and malformed ids are 404.
+    # Unknown ids and malformed ids are 404.
     assert_problem(team_call(depot, team, "GET", "/webhooks/999999"), 404, "not-found")
     assert_problem(team_call(depot, team, "GET", "/webhooks/abc"), 404, "not-found")
 
@@ -506,7 +505,7 @@ def test_other_teams_cannot_see_or_manage_subscriptions(hooks_depot, receiver):
         if user not in server.users:
             server.add_user(user, user.title())
     team = make_team(server, extra=("carol", "erin"))
-#carol : a reader of the team; erin : admin of another team; bob : maintainer(not admin).
+    # carol: a reader of the team; erin: admin of another team; bob: maintainer (not admin).
     assert team_call(server, team, "PUT", "/members/carol", body={"role": "reader"}).status_code == 200
     other = "other-" + secrets.token_hex(3)
     assert call(server, "POST", "/api/v1/teams", token=team["tokens"]["alice"], body={"name": other}).status_code == 201
@@ -521,14 +520,14 @@ def test_other_teams_cannot_see_or_manage_subscriptions(hooks_depot, receiver):
         assert_problem(team_call(server, team, method, path, user="erin", body=body), 404, "not-found")
         assert_problem(team_call(server, team, method, path, user="carol", body=body), 403, "access-denied")
         assert_problem(team_call(server, team, method, path, user="bob", body=body), 403, "access-denied")
-#Nothing changed : still enabled, same secret signs, one subscription.
+    # Nothing changed: still enabled, same secret signs, one subscription.
     r = team_call(server, team, "GET", "/webhooks")
     items = validate(r, "GET", "/api/v1/teams/{team}/webhooks")["items"]
     assert [(w["id"], w["enabled"], w["description"]) for w in items] == [(hook["id"], True, "mine")]
     assert team_call(server, team, "POST", f"/webhooks/{hook['id']}/ping").status_code == 202
     got = receiver.wait_for(lambda g: len(g) >= 1)
     check_signed(got, hook["secret"])
-#erin's own team sees none of it.
+    # erin's own team sees none of it.
     r = call(server, "GET", f"/api/v1/teams/{other}/webhooks", token=team["tokens"]["erin"])
     assert validate(r, "GET", "/api/v1/teams/{team}/webhooks")["items"] == []
     assert_problem(call(server, "GET", f"/api/v1/teams/{other}/webhooks/{hook['id']}",
@@ -567,15 +566,15 @@ def test_depotd_killed_between_commit_and_delivery_delivers_after_restart(depot,
     server = private_depot(*FAST)
     team = make_team(server)
     hook = subscribe(server, team, receiver.url)
-#The receiver holds the first request : depotd is mid - attempt when it dies.
+    # The receiver holds the first request: depotd is mid-attempt when it dies.
     receiver.hold = threading.Event()
     assert team_call(server, team, "POST", f"/webhooks/{hook['id']}/ping").status_code == 202
     deadline = time.monotonic() + 20
     while not receiver.requests and time.monotonic() < deadline:
         time.sleep(0.05)
     assert receiver.requests, "the first attempt never came"
-#A second event commits while the first is in flight(it waits behind nothing : pings are unordered, but
-#a model event of the same model would wait for the one before it).
+    # A second event commits while the first is in flight (it waits behind nothing: pings are unordered, but
+    # a model event of the same model would wait for the one before it).
     bucket, model = make_model(server, team, {"f": b"1"}, name="crashy")
     time.sleep(0.3)
     server.kill()
@@ -601,7 +600,8 @@ def test_two_depotd_processes_never_double_deliver_an_attempt(depot, private_dep
     second = first.sibling(tmp_path / "second")
     second.extra_args = list(FAST) + ["--webhook-concurrency", "4"]
     second.start()
-    try : team = make_team(first)
+    try:
+        team = make_team(first)
         hook = subscribe(first, team, receiver.url)
         n = 60
 
@@ -643,7 +643,7 @@ def test_nobody_takes_the_id_of_a_teams_event_link_signer(depot):
     direct = depot.depotctl("user", "create", f"depot-events.{team}x", check=False, leak_check=False)
     assert direct.returncode != 0 and "depot-events." in direct.stderr, direct.stderr
     assert depot.db.scalar("SELECT count(*) FROM users") == users
-#An id that only contains the words is an ordinary one.
+    # An id that only contains the words is an ordinary one.
     r = call(depot, "POST", "/api/v1/users", token=admin, body={"id": f"not-depot-events.{team}"})
     assert r.status_code == 201, r.text
 
@@ -669,8 +669,8 @@ def test_no_team_takes_in_another_teams_event_link_signer(hooks_depot, receiver)
             problem = assert_problem(team_call(server, team, "PUT", f"/members/{signer}", body={"role": role}),
                                      400, "invalid-argument")
             assert "depot-events." in problem["detail"], problem
-#The fifth attack : the victim 's own admin removed it (204), and nothing could add it back, so the team' s
-#links failed for good.It stays.
+    # The fifth attack: the victim's own admin removed it (204), and nothing could add it back, so the team's
+    # links failed for good. It stays.
     assert_problem(team_call(server, victim, "DELETE", f"/members/{signer}"), 400, "invalid-argument")
     assert server.db.query(f"SELECT team_id, role FROM team_members WHERE user_id = '{signer}'") == memberships
 
@@ -704,7 +704,7 @@ def test_only_the_buckets_owner_turns_a_stopped_bucket_subscription_back_on(hook
     assert_problem(r, 403, "access-denied")
     r = team_call(server, team, "GET", f"/webhooks/{hook}", user="gina")
     assert r.status_code == 200 and r.json()["enabled"] is False, r.text
-#Disabling and describing stay any admin's.
+    # Disabling and describing stay any admin's.
     r = team_call(server, team, "PATCH", f"/webhooks/{hook}", user="gina", body={"enabled": False, "description": "x"})
     assert r.status_code == 200, r.text
     with receiver.lock:
@@ -731,7 +731,7 @@ def test_a_team_admin_who_leaves_or_is_demoted_stops_their_subscriptions(hooks_d
         items = validate(team_call(server, team, "GET", "/webhooks"), "GET", "/api/v1/teams/{team}/webhooks")["items"]
         return {w["id"]: (w["enabled"], w["disabled_reason"]) for w in items}
 
-#Demoted to maintainer : frank 's two stop; nobody else' s.
+    # Demoted to maintainer: frank's two stop; nobody else's.
     assert team_call(server, team, "PUT", "/members/frank", body={"role": "maintainer"}).status_code == 200
     reason = "its creator is no longer an admin of the team"
     assert states() == {franks[0]: (False, reason), franks[1]: (False, reason), ginas: (True, None),
@@ -739,16 +739,16 @@ def test_a_team_admin_who_leaves_or_is_demoted_stops_their_subscriptions(hooks_d
     row = server.db.query("SELECT details::text FROM audit_log WHERE action = 'team.member.set' AND resource = "
                           f"'{team['name']}/frank' ORDER BY id DESC LIMIT 1")[0][0]
     assert json.loads(row) == {"role": "maintainer", "webhooks_disabled": franks}, row
-#Removed : gina 's stops. The installation admin' s never does(they manage every team's).
+    # Removed: gina's stops. The installation admin's never does (they manage every team's).
     assert team_call(server, team, "DELETE", "/members/gina").status_code == 204
     assert states()[ginas] == (False, reason)
     assert team_call(server, team, "DELETE", "/members/alice").status_code == 204
     assert states()[alices] == (True, None)
-#An admin may enable one again, knowingly.
+    # An admin may enable one again, knowingly.
     r = team_call(server, team, "PATCH", f"/webhooks/{franks[0]}", body={"enabled": True})
     assert r.status_code == 200 and r.json()["enabled"] is True, r.text
-#The second attacker 's way around: an admin re-points someone else' s subscription to their own
-#receiver, then leaves.Whoever chose where the events go answers for the subscription.
+    # The second attacker's way around: an admin re-points someone else's subscription to their own
+    # receiver, then leaves. Whoever chose where the events go answers for the subscription.
     assert team_call(server, team, "PUT", "/members/frank", body={"role": "admin"}).status_code == 200
     r = team_call(server, team, "PATCH", f"/webhooks/{alices}", user="frank", body={"url": receiver.url + "/mine"})
     assert r.status_code == 200 and r.json()["created_by"] == "frank", r.text
