@@ -88,10 +88,11 @@ result<void> evaluate_write_conditions(const write_conditions& conditions,
                                        std::optional<std::string_view> current_etag)
 {
     if (conditions.if_none_match) {
-        if (trim_ows(*conditions.if_none_match) != "*" || conditions.if_match)
+        if (conditions.if_match)
             return make_error(errc::not_implemented,
                               "A header you provided implies functionality that is not implemented");
-        if (current_etag)
+        // "*": no current object; a list of ETags (as radosgw and MinIO take it): none of them current.
+        if (current_etag && etag_list_matches(*conditions.if_none_match, *current_etag, true))
             return make_error(errc::precondition_failed);
         return ok();
     }
@@ -102,6 +103,19 @@ result<void> evaluate_write_conditions(const write_conditions& conditions,
             return make_error(errc::precondition_failed);
     }
     return ok();
+}
+
+bool if_range_holds(std::string_view validator, std::string_view etag, time_point last_modified)
+{
+    validator = trim_ows(validator);
+    // An entity tag: quoted (W/ tags never hold: the comparison is strong). Otherwise an HTTP date, which
+    // holds only when it is the representation's Last-Modified exactly.
+    if (validator.starts_with('"'))
+        return validator.size() >= 2 && validator.back() == '"' && unquote_etag(validator) == etag;
+    if (validator.starts_with("W/"))
+        return false;
+    const auto date = parse_http_date(validator);
+    return date && *date == to_seconds(last_modified);
 }
 
 } // namespace depot::s3

@@ -64,10 +64,16 @@ struct write_conditions
     std::optional<std::string_view> if_none_match = std::nullopt;
 };
 
+/// Whether an If-Range `validator` (RFC 9110 section 13.1.5) still names the representation with bare ETag
+/// `etag` and `last_modified`: a strong entity tag equal to it, or an HTTP date equal to Last-Modified (at
+/// second precision). When it does not, the Range is ignored and the whole representation is sent.
+bool if_range_holds(std::string_view validator, std::string_view etag, time_point last_modified);
+
 /// Decides a conditional write. `current_etag` is the bare ETag of the object the write would replace, or
 /// nullopt when there is none (no object, or its current version is a delete marker).
-/// - If-None-Match must be "*" and If-Match may not accompany it: otherwise not_implemented, as S3;
-/// - If-None-Match: * with a current object -> precondition_failed;
+/// - If-Match may not accompany If-None-Match: not_implemented, as S3;
+/// - If-None-Match: * with a current object, or a list of ETags naming the current one (radosgw's and
+///   MinIO's reading; AWS answers 501 for anything but *) -> precondition_failed;
 /// - If-Match without a current object -> no_such_key; with a different ETag -> precondition_failed
 ///   ("*" matches any current object).
 result<void> evaluate_write_conditions(const write_conditions& conditions,

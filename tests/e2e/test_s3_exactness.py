@@ -1,7 +1,7 @@
 """S3 exactness (issue 27 §3): conditional deletes (If-Match, x-amz-if-match-size,
 x-amz-if-match-last-modified-time; DeleteObjects' ETag/Size/LastModifiedTime), decided atomically with the
 delete; anonymous requests answered as S3 does; the canned ACL headers clients send by default; If-None-Match
-with an ETag on PutObject answered as S3 does (501).
+with an ETag on PutObject answered as radosgw does (issue 42), and If-Range.
 
 Debian's boto3 (1.26) has no IfMatch on DeleteObject: the conditional requests are sent raw, signed with
 botocore (Depot.request); Debian's aws cli has no --if-match on delete-object either.
@@ -102,14 +102,39 @@ def test_conditional_delete_objects(depot, s3, bucket):
     assert left == ["b", "c"]
 
 
-def test_if_none_match_with_an_etag_on_put_object_is_not_implemented_as_on_s3(depot, s3, bucket):
-    """S3 honours only If-None-Match: * on writes; an ETag value answers 501 NotImplemented there too."""
+def test_if_none_match_with_an_etag_on_put_object_refuses_only_the_current_one(depot, s3, bucket):
+    """Issue 42: PutObject with If-None-Match: "<etag>" answered 501. radosgw and MinIO (what installations
+    migrate from) take it as "unless the current object is this one": 412 when it names the current ETag
+    (nothing written), the write otherwise. AWS honours only "*" and answers 501 for an ETag."""
     etag = s3.put_object(Bucket=bucket, Key="inm", Body=b"v1")["ETag"]
-    for value in (etag, '"ffff"'):
+    for value in (etag, f'"ffff", {etag}', f"W/{etag}"):
         r = depot.request("PUT", f"/{bucket}/inm", body=b"v2", headers={"If-None-Match": value})
-        error = assert_error_response(r, "NotImplemented", 501)
-        assert error["Message"] == "A header you provided implies functionality that is not implemented"
+        assert_error_response(r, "PreconditionFailed", 412)
     assert s3.get_object(Bucket=bucket, Key="inm")["Body"].read() == b"v1"
+    r = depot.request("PUT", f"/{bucket}/inm", body=b"v2", headers={"If-None-Match": '"ffff"'})
+    assert r.status_code == 200, r.text
+    assert s3.get_object(Bucket=bucket, Key="inm")["Body"].read() == b"v2"
+    # On a key with no object, any ETag list holds.
+    r = depot.request("PUT", f"/{bucket}/inm-new", body=b"n", headers={"If-None-Match": etag})
+    assert r.status_code == 200, r.text
+    # With If-Match beside it: still 501, as S3.
+    r = depot.request("PUT", f"/{bucket}/inm", body=b"v3", headers={"If-None-Match": '"ffff"', "If-Match": etag})
+    assert_error_response(r, "NotImplemented", 501)
+
+
+def test_if_range_serves_the_range_only_while_its_validator_holds(depot, s3, bucket):
+    """Issue 42: a Range with a non-matching If-Range still answered 206, so a client resuming a download
+    after the object changed spliced bytes of two versions. RFC 9110 section 13.1.5: 206 while the strong
+    ETag or the exact Last-Modified date names the object, the whole object (200) otherwise."""
+    s3.put_object(Bucket=bucket, Key="ir", Body=b"0123456789")
+    head = s3.head_object(Bucket=bucket, Key="ir")["ResponseMetadata"]["HTTPHeaders"]
+    for validator in (head["etag"], head["last-modified"]):
+        r = depot.request("GET", f"/{bucket}/ir", headers={"Range": "bytes=2-4", "If-Range": validator})
+        assert r.status_code == 206 and r.content == b"234", (validator, r.status_code, r.content)
+    for validator in ('"0000"', "W/" + head["etag"], "Sun, 06 Nov 1994 08:49:37 GMT"):
+        r = depot.request("GET", f"/{bucket}/ir", headers={"Range": "bytes=2-4", "If-Range": validator})
+        assert r.status_code == 200 and r.content == b"0123456789", (validator, r.status_code, r.content)
+        assert "content-range" not in {k.lower() for k in r.headers}
 
 
 def test_anonymous_requests_answer_as_s3(depot, s3, bucket):

@@ -110,6 +110,11 @@ asio::awaitable<result<response>> respond_with_object(request_context& ctx,
     std::uint64_t length = v.size;
     bool whole = true;
     auto range_header = ctx.get("range");
+    // If-Range: the range is served only while its validator still names this version; otherwise the
+    // whole object (RFC 9110 section 13.1.5), which is what a resuming client needs after a change.
+    if (auto validator = ctx.get("if-range");
+        validator && range_header && !s3::if_range_holds(*validator, v.etag, v.last_modified))
+        range_header.reset();
     if (ctx.has_param("partNumber")) {
         if (range_header)
             co_return make_error(errc::invalid_request,

@@ -110,8 +110,13 @@ TEST_CASE("write conditions: If-None-Match * only creates, If-Match only replace
 
     CHECK(evaluate_write_conditions({.if_none_match = "*"}, std::nullopt).has_value());
     CHECK(evaluate_write_conditions({.if_none_match = "*"}, "abc").error().code == errc::precondition_failed);
-    CHECK(evaluate_write_conditions({.if_none_match = "\"abc\""}, std::nullopt).error().code ==
-          errc::not_implemented);
+    // A list of ETags: refused only when it names the current one.
+    CHECK(evaluate_write_conditions({.if_none_match = "\"abc\""}, std::nullopt).has_value());
+    CHECK(evaluate_write_conditions({.if_none_match = "\"abc\""}, "abc").error().code ==
+          errc::precondition_failed);
+    CHECK(evaluate_write_conditions({.if_none_match = "\"x\", W/\"abc\""}, "abc").error().code ==
+          errc::precondition_failed);
+    CHECK(evaluate_write_conditions({.if_none_match = "\"x\""}, "abc").has_value());
     CHECK(evaluate_write_conditions({.if_match = "\"abc\"", .if_none_match = "*"}, "abc").error().code ==
           errc::not_implemented);
 
@@ -120,4 +125,18 @@ TEST_CASE("write conditions: If-None-Match * only creates, If-Match only replace
     CHECK(evaluate_write_conditions({.if_match = "*"}, "abc").has_value());
     CHECK(evaluate_write_conditions({.if_match = "\"x\""}, "abc").error().code == errc::precondition_failed);
     CHECK(evaluate_write_conditions({.if_match = "\"abc\""}, std::nullopt).error().code == errc::no_such_key);
+}
+
+TEST_CASE("If-Range holds only for the representation it names")
+{
+    CHECK(if_range_holds("\"abc\"", etag, modified));
+    CHECK(if_range_holds(" \"abc\" ", etag, modified));
+    CHECK_FALSE(if_range_holds("\"abd\"", etag, modified));
+    CHECK_FALSE(if_range_holds("W/\"abc\"", etag, modified)); // a weak tag never holds
+    CHECK_FALSE(if_range_holds("\"abc", etag, modified));
+    CHECK(if_range_holds(same, etag, modified)); // the date, to the second
+    CHECK_FALSE(if_range_holds(before, etag, modified));
+    CHECK_FALSE(if_range_holds(after, etag, modified)); // later is not "the same": RFC 9110 13.1.5
+    CHECK_FALSE(if_range_holds("yesterday", etag, modified));
+    CHECK_FALSE(if_range_holds("", etag, modified));
 }
