@@ -180,3 +180,16 @@ def test_raw_listing_with_encoding_type_url_encodes_keys(depot, s3, bucket):
 ])
 def test_bad_listing_arguments_are_invalid_argument(depot, bucket, query):
     assert_error_response(depot.request("GET", f"/{bucket}?{query}"), "InvalidArgument", 400)
+
+
+def test_an_empty_continuation_token_is_the_first_page(depot, s3, bucket):
+    """Issue 42: ListObjectsV2 with ContinuationToken="" (s3-tests' listv2 continuationtoken_empty; some SDK
+    paginators send it) answered InvalidArgument. AWS and radosgw list from the start (after start-after)
+    and echo the empty token."""
+    for key in ("e/a", "e/b"):
+        s3.put_object(Bucket=bucket, Key=key, Body=b"x")
+    r = s3.list_objects_v2(Bucket=bucket, Prefix="e/", ContinuationToken="")
+    assert [o["Key"] for o in r["Contents"]] == ["e/a", "e/b"]
+    assert r["ContinuationToken"] == ""
+    r = s3.list_objects_v2(Bucket=bucket, Prefix="e/", ContinuationToken="", StartAfter="e/a")
+    assert [o["Key"] for o in r["Contents"]] == ["e/b"]

@@ -17,7 +17,8 @@ asio::awaitable<result<response>> list_objects_v2(request_context& ctx)
     auto token = ctx.param("continuation-token");
     auto start_after = ctx.param("start-after");
     std::string after(start_after.value_or(""));
-    if (token) {
+    // An empty token is no position (the first page, after start-after), as AWS and radosgw take it.
+    if (token && !token->empty()) {
         auto decoded = s3::decode_continuation_token(*token);
         if (!decoded)
             co_return std::move(decoded).error();
