@@ -1,5 +1,6 @@
 #include "config/options.hpp"
 
+#include "s3/acl.hpp"
 #include "s3/names.hpp"
 
 #include <charconv>
@@ -293,6 +294,14 @@ const std::vector<setting>& settings()
          "are "
          "refused and stored ones void (default false)",
          [](options& o, const std::string& v) { return parse_bool(v, o.allow_public_access); }},
+        {"--default-object-ownership", "DEPOT_DEFAULT_OBJECT_OWNERSHIP",
+         "the object ownership of a bucket created without x-amz-object-ownership: BucketOwnerEnforced "
+         "(ACLs disabled, AWS's default), BucketOwnerPreferred or ObjectWriter (ACLs in effect, as "
+         "radosgw and MinIO buckets have them) (default BucketOwnerEnforced)",
+         [](options& o, const std::string& v) {
+             o.default_object_ownership = v;
+             return s3::is_object_ownership(v);
+         }},
         {"--webhook-allow-cidr", "DEPOT_WEBHOOK_ALLOW_CIDR",
          "comma-separated networks (10.42.0.0/16,fd00::/8) webhook targets may be in although not public",
          [](options& o, const std::string& v) {

@@ -117,6 +117,8 @@ struct options
     /// authenticated-read) are refused and, if stored, void unless this is set: the installation-wide
     /// PublicAccessBlock of a store that defaults to private.
     bool allow_public_access = false;
+    /// The object ownership of buckets created without x-amz-object-ownership (s3::is_object_ownership).
+    std::string default_object_ownership = "BucketOwnerEnforced";
     /// Networks (CIDR) webhook targets may resolve into although they are not public, e.g. the cluster's.
     allowed_networks webhook_allow_cidr;
     /// One delivery attempt: connect, send and read the answer within this.

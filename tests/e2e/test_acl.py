@@ -554,3 +554,34 @@ def test_anonymous_reads_refuse_response_header_overrides(depot, s3):
     assert r.status_code == 200 and r.headers["Content-Type"] == "text/plain"
     signed = s3.get_object(Bucket=bucket, Key="pub.txt", ResponseContentType="application/json")
     assert signed["ContentType"] == "application/json"
+
+
+def test_an_installation_can_default_new_buckets_to_acls(private_depot):
+    """Issue 42: clients and conformance suites written for ACL-enabled buckets (radosgw's and MinIO's) failed
+    at CreateBucket with a canned ACL and at every Put*Acl, because new buckets are BucketOwnerEnforced and
+    nothing could change that default. With --default-object-ownership ObjectWriter, a bucket created
+    without x-amz-object-ownership takes ACLs; an explicit header still wins; a bad value stops depotd."""
+    server = private_depot("--default-object-ownership", "ObjectWriter")
+    s3, s3_bob = server.client("alice"), server.client("bob")
+    bucket = unique_bucket_name("acl-default")
+    s3.create_bucket(Bucket=bucket, GrantRead="id=bob")
+    assert s3.get_bucket_ownership_controls(Bucket=bucket)["OwnershipControls"]["Rules"] == [
+        {"ObjectOwnership": "ObjectWriter"}]
+    s3.put_object(Bucket=bucket, Key="k", Body=b"x")
+    s3.put_object_acl(Bucket=bucket, Key="k", GrantRead="id=bob")
+    assert s3_bob.get_object(Bucket=bucket, Key="k")["Body"].read() == b"x"
+    assert [o["Key"] for o in s3_bob.list_objects_v2(Bucket=bucket)["Contents"]] == ["k"]
+    enforced = unique_bucket_name("acl-enforced")
+    s3.create_bucket(Bucket=enforced, ObjectOwnership="BucketOwnerEnforced")
+    assert s3.get_bucket_ownership_controls(Bucket=enforced)["OwnershipControls"]["Rules"] == [
+        {"ObjectOwnership": "BucketOwnerEnforced"}]
+    expect_error("AccessControlListNotSupported", 400, s3.put_bucket_acl, Bucket=enforced,
+                 GrantRead="id=bob")
+
+
+def test_a_bad_default_object_ownership_stops_depotd(depot, tmp_path):
+    from depot_harness import run
+    proc = run([f"{depot.bin_dir}/depotd", "--default-object-ownership", "Public", "--database-url",
+                depot.admin_db.url, "--listen", "127.0.0.1:1"], check=False, timeout=60)
+    assert proc.returncode != 0
+    assert "--default-object-ownership" in proc.stderr + proc.stdout

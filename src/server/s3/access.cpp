@@ -137,6 +137,9 @@ asio::awaitable<result<bucket_access_request>> bucket_access_of_create(request_c
             co_return make_error(errc::invalid_argument, "Invalid x-amz-object-ownership header",
                                  "x-amz-object-ownership");
         out.ownership = std::string(*o);
+    } else if (ctx.svc->opts.default_object_ownership != "BucketOwnerEnforced") {
+        // The installation's default (--default-object-ownership), for clients written for ACL buckets.
+        out.ownership = ctx.svc->opts.default_object_ownership;
     }
     auto acl = acl_headers_of(ctx, ctx.who.user_id, ctx.who.user_id, false);
     if (!acl)
