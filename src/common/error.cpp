@@ -125,6 +125,8 @@ std::string_view to_string(errc code) noexcept
         return "malformed_acl";
     case errc::unresolvable_grant:
         return "unresolvable_grant";
+    case errc::ambiguous_grant:
+        return "ambiguous_grant";
     case errc::acl_not_supported:
         return "acl_not_supported";
     case errc::acl_with_object_ownership:

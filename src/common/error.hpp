@@ -77,10 +77,11 @@ enum class errc
     /// GetObjectRetention / GetObjectLegalHold of a version without one (404 NoSuchObjectLockConfiguration)
     no_such_object_lock_configuration,
     // access control (s3/acl.hpp)
-    malformed_acl,             ///< an AccessControlPolicy that does not validate (S3: MalformedACLError)
-    unresolvable_grant,        ///< a grant by e-mail address (S3: UnresolvableGrantByEmailAddress)
-    acl_not_supported,         ///< an ACL write under BucketOwnerEnforced (S3: AccessControlListNotSupported)
-    acl_with_object_ownership, ///< CreateBucket with an ACL under BucketOwnerEnforced (S3: 400)
+    malformed_acl,      ///< an AccessControlPolicy that does not validate (S3: MalformedACLError)
+    unresolvable_grant, ///< an e-mail address no user has (S3: UnresolvableGrantByEmailAddress)
+    ambiguous_grant,    ///< an e-mail address more than one user has (S3: AmbiguousGrantByEmailAddress)
+    acl_not_supported,  ///< an ACL write under BucketOwnerEnforced (S3: AccessControlListNotSupported)
+    acl_with_object_ownership,   ///< CreateBucket with an ACL under BucketOwnerEnforced (S3: 400)
     no_such_public_access_block, ///< NoSuchPublicAccessBlockConfiguration (404)
     no_such_ownership_controls,  ///< OwnershipControlsNotFoundError (404)
                                  /// GetBucketEncryption of a bucket without default encryption (S3: 404

@@ -158,11 +158,11 @@ result<void> parse_grant_header(std::string_view value, acl_permission permissio
             v = v.substr(1, v.size() - 2);
         if (v.find('"') != std::string_view::npos)
             return invalid();
-        if (iequals_ascii(key, "emailAddress"))
-            return make_error(errc::unresolvable_grant,
-                              "Depot does not resolve grants by e-mail address: grant to id=\"<user id>\"",
-                              std::string(header));
-        if (iequals_ascii(key, "id")) {
+        if (iequals_ascii(key, "emailAddress")) {
+            if (v.empty())
+                return invalid();
+            add_grant(out, {.type = grantee_type::user, .permission = permission, .email = std::string(v)});
+        } else if (iequals_ascii(key, "id")) {
             if (!is_user_id(v))
                 return make_error(errc::invalid_argument, "Invalid id", std::string(header));
             add_grant(out, {.type = grantee_type::user, .id = std::string(v), .permission = permission});
@@ -223,8 +223,10 @@ result<access_control_policy> parse_access_control_policy(std::string_view body)
                 return std::move(g).error();
             add_grant(out.acl, std::move(*g));
         } else if (type == "AmazonCustomerByEmail" && email) {
-            return make_error(errc::unresolvable_grant,
-                              "Depot does not resolve grants by e-mail address: grant to a CanonicalUser ID");
+            const std::string address(trim(text(email)));
+            if (address.empty())
+                return malformed_acl();
+            add_grant(out.acl, {.type = grantee_type::user, .permission = *permission, .email = address});
         } else {
             return malformed_acl();
         }

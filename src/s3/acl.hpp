@@ -7,8 +7,9 @@
 /// https://docs.aws.amazon.com/AmazonS3/latest/userguide/acl-overview.html
 ///
 /// Grantees are Depot users (CanonicalUser, ID = the Depot user id) and the groups AllUsers and
-/// AuthenticatedUsers. Grants by e-mail address are refused (UnresolvableGrantByEmailAddress), the
-/// LogDelivery group is refused as an invalid argument.
+/// AuthenticatedUsers. A grant by e-mail address (emailAddress=, AmazonCustomerByEmail) is parsed as a user
+/// grant naming the address (acl_grant::email); the server resolves it to the user with that address before
+/// anything is decided or stored. The LogDelivery group is refused as an invalid argument.
 
 #include "common/result.hpp"
 
@@ -46,6 +47,9 @@ struct acl_grant
     grantee_type type = grantee_type::user;
     std::string id; ///< the user id (type user only)
     acl_permission permission = acl_permission::read;
+    /// A grant by e-mail address as the request named it, `id` empty until the server resolves it (type user
+    /// only); never stored.
+    std::string email;
     bool operator==(const acl_grant&) const = default;
 };
 
@@ -94,8 +98,8 @@ inline constexpr grant_header grant_headers[] = {
 };
 
 /// Appends the grants of one x-amz-grant-* header value (`id="u1", uri="http://acs...AllUsers"`) to `out`.
-/// Errors: unresolvable_grant for emailAddress; invalid_argument naming `header` for anything else that is
-/// not a grantee, or more than max_acl_grants grants in all.
+/// Errors: invalid_argument naming `header` for anything that is not a grantee, or more than max_acl_grants
+/// grants in all.
 result<void> parse_grant_header(std::string_view value, acl_permission permission, std::string_view header,
                                 access_control_list& out);
 
@@ -108,7 +112,7 @@ struct access_control_policy
 
 /// Parses an AccessControlPolicy body. Errors: malformed_acl for bad XML, a wrong root, a missing Owner ID,
 /// a grant without a grantee or with an unknown permission or grantee type, more than max_acl_grants grants;
-/// unresolvable_grant for an e-mail grantee; invalid_argument for an unknown group URI.
+/// invalid_argument for an unknown group URI.
 result<access_control_policy> parse_access_control_policy(std::string_view body);
 
 /// The AccessControlPolicy document GetBucketAcl and GetObjectAcl answer.

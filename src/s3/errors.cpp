@@ -159,6 +159,9 @@ error_mapping lookup(errc code) noexcept
     case errc::unresolvable_grant:
         return {"UnresolvableGrantByEmailAddress", 400,
                 "The email address you provided does not match any account on record."};
+    case errc::ambiguous_grant:
+        return {"AmbiguousGrantByEmailAddress", 400,
+                "The email address you provided is associated with more than one account."};
     case errc::acl_not_supported:
         return {"AccessControlListNotSupported", 400, "The bucket does not allow ACLs"};
     case errc::acl_with_object_ownership:

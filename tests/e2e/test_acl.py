@@ -149,7 +149,7 @@ def test_grants_to_a_user_and_authenticated_read(depot, s3, s3_bob):
     before = s3.get_bucket_acl(Bucket=bucket)["Grants"]
     expect_error("InvalidArgument", 400, s3.put_bucket_acl, Bucket=bucket, GrantRead='id="nobody-such"')
     expect_error("UnresolvableGrantByEmailAddress", 400, s3.put_bucket_acl, Bucket=bucket,
-                 GrantRead='emailAddress="bob@example.com"')
+                 GrantRead='emailAddress="nobody@example.invalid"')
     expect_error("InvalidArgument", 400, s3.put_bucket_acl, Bucket=bucket, ACL="public")
     expect_error("InvalidRequest", 400, s3.put_bucket_acl, Bucket=bucket,
                  ACL="private", GrantRead='id="bob"')
@@ -585,3 +585,37 @@ def test_a_bad_default_object_ownership_stops_depotd(depot, tmp_path):
                 depot.admin_db.url, "--listen", "127.0.0.1:1"], check=False, timeout=60)
     assert proc.returncode != 0
     assert "--default-object-ownership" in proc.stderr + proc.stdout
+
+
+def test_grants_by_email_address_name_the_user_with_that_address(depot, s3):
+    """Issue 42: x-amz-grant-*: emailAddress=... and AmazonCustomerByEmail grantees answered
+    UnresolvableGrantByEmailAddress although Depot users have addresses. A grant by address is a grant to
+    the user with that address (case-insensitively), stored and shown as their id; an address nobody has is
+    UnresolvableGrantByEmailAddress, one two users share AmbiguousGrantByEmailAddress, and neither changes
+    the ACL."""
+    admin = token_for(depot, "alice")["token"]
+    tag = secrets.token_hex(3)
+    carol, twin1, twin2 = f"carol-{tag}", f"twin1-{tag}", f"twin2-{tag}"
+    for user, email in ((carol, f"Carol-{tag}@Example.com"), (twin1, f"twins-{tag}@example.com"),
+                        (twin2, f"twins-{tag}@example.com")):
+        r = call(depot, "POST", "/api/v1/users", token=admin, body={"id": user, "email": email})
+        assert r.status_code == 201, r.text
+    bucket = acl_bucket(depot)
+    s3.put_object(Bucket=bucket, Key="k", Body=b"x")
+    s3.put_object_acl(Bucket=bucket, Key="k", GrantRead=f'emailAddress="carol-{tag}@example.com"')
+    assert grants(s3.get_object_acl(Bucket=bucket, Key="k")) == {(carol, "READ")}
+    owner = s3.get_bucket_acl(Bucket=bucket)["Owner"]
+    s3.put_bucket_acl(Bucket=bucket, AccessControlPolicy={"Owner": owner, "Grants": [
+        {"Grantee": {"Type": "AmazonCustomerByEmail", "EmailAddress": f"CAROL-{tag}@example.com"},
+         "Permission": "WRITE"},
+        {"Grantee": {"Type": "CanonicalUser", "ID": owner["ID"]}, "Permission": "FULL_CONTROL"}]})
+    assert grants(s3.get_bucket_acl(Bucket=bucket)) == {(carol, "WRITE"), (owner["ID"], "FULL_CONTROL")}
+    before = (s3.get_object_acl(Bucket=bucket, Key="k")["Grants"], s3.get_bucket_acl(Bucket=bucket)["Grants"])
+    expect_error("UnresolvableGrantByEmailAddress", 400, s3.put_object_acl, Bucket=bucket, Key="k",
+                 GrantRead=f'emailAddress="nobody-{tag}@example.com"')
+    expect_error("AmbiguousGrantByEmailAddress", 400, s3.put_object_acl, Bucket=bucket, Key="k",
+                 GrantRead=f'emailAddress="twins-{tag}@example.com"')
+    expect_error("UnresolvableGrantByEmailAddress", 400, s3.put_object, Bucket=bucket, Key="k2", Body=b"y",
+                 GrantRead=f'emailAddress="nobody-{tag}@example.com"')
+    assert (s3.get_object_acl(Bucket=bucket, Key="k")["Grants"], s3.get_bucket_acl(Bucket=bucket)["Grants"]) == before
+    expect_error("NoSuchKey", 404, s3.get_object, Bucket=bucket, Key="k2")

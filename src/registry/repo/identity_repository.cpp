@@ -71,6 +71,15 @@ asio::awaitable<result<user>> identity_repository::get_user(std::string_view id)
     co_return user_from(rs[0]);
 }
 
+asio::awaitable<std::vector<std::string>> identity_repository::users_with_email(std::string_view email,
+                                                                                int limit)
+{
+    auto conn = co_await pool_.acquire();
+    auto rs = co_await sql(*conn, "SELECT id FROM users WHERE lower(email) = lower($1) ORDER BY id LIMIT $2",
+                           email, static_cast<std::int64_t>(limit));
+    co_return first_texts(rs);
+}
+
 asio::awaitable<std::vector<user>> identity_repository::list_users()
 {
     auto conn = co_await pool_.acquire();

@@ -32,6 +32,8 @@ public:
     /// already_exists if the id is taken; invalid_argument for an id the schema refuses.
     asio::awaitable<result<user>> create_user(const audit_context& who, user u);
     asio::awaitable<result<user>> get_user(std::string_view id);
+    /// The ids of the users whose e-mail address is `email` (compared case-insensitively), at most `limit`.
+    asio::awaitable<std::vector<std::string>> users_with_email(std::string_view email, int limit);
     asio::awaitable<std::vector<user>> list_users();
 
     /// Creates a key for `user_id`. Generates the id (20 upper-case alphanumerics, AWS style) and secret

@@ -38,6 +38,18 @@ asio::awaitable<result<user>> credential_service::get_user(std::string_view id)
     return identities_->get_user(id);
 }
 
+asio::awaitable<result<std::string>> credential_service::user_with_email(std::string_view email)
+{
+    auto ids = co_await identities_->users_with_email(email, 2);
+    if (ids.empty())
+        co_return make_error(errc::unresolvable_grant,
+                             "The email address you provided does not match any account on record.");
+    if (ids.size() > 1)
+        co_return make_error(errc::ambiguous_grant,
+                             "The email address you provided is associated with more than one account.");
+    co_return std::move(ids.front());
+}
+
 asio::awaitable<std::vector<user>> credential_service::list_users()
 {
     return identities_->list_users();

@@ -51,6 +51,9 @@ public:
     /// "depot-events.<team>", created by the system; already_exists once it is.
     asio::awaitable<result<user>> create_event_link_user(std::string_view team);
     asio::awaitable<result<user>> get_user(std::string_view id);
+    /// The user whose e-mail address is `email` (case-insensitively), as S3 resolves a grant by e-mail
+    /// address. Errors: unresolvable_grant when no user has it, ambiguous_grant when more than one does.
+    asio::awaitable<result<std::string>> user_with_email(std::string_view email);
     asio::awaitable<std::vector<user>> list_users();
 
     // S3 access keys.

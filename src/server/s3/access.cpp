@@ -36,8 +36,23 @@ result<std::optional<s3::access_control_list>> acl_headers_of(const request_cont
 }
 
 asio::awaitable<result<void>> check_acl_change(request_context& ctx, const registry::bucket& b,
-                                               const s3::access_control_list& acl, std::string_view owner_id)
+                                               s3::access_control_list& acl, std::string_view owner_id)
 {
+    // Grants by e-mail address are grants to the users with those addresses, as S3 resolves them: the
+    // ACL decided and stored names user ids only (a grant it then repeats is dropped).
+    s3::access_control_list resolved;
+    for (auto& g : acl.grants) {
+        if (!g.email.empty()) {
+            auto id = co_await ctx.svc->credentials.user_with_email(g.email);
+            if (!id)
+                co_return std::move(id).error();
+            g.id = std::move(*id);
+            g.email.clear();
+        }
+        if (std::find(resolved.grants.begin(), resolved.grants.end(), g) == resolved.grants.end())
+            resolved.grants.push_back(std::move(g));
+    }
+    acl = std::move(resolved);
     const bool beyond_owners =
         s3::is_public(acl) || std::any_of(acl.grants.begin(), acl.grants.end(), [&](const s3::acl_grant& g) {
             return g.type == s3::grantee_type::user && g.id != owner_id && g.id != b.owner_id;

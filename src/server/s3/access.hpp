@@ -23,11 +23,13 @@ result<std::optional<s3::access_control_list>> acl_headers_of(const request_cont
                                                               std::string_view bucket_owner_id,
                                                               bool for_object);
 
-/// Whether `acl` is allowed on a resource of bucket `b` owned by `owner_id`: under BucketOwnerEnforced only
-/// ACLs granting nothing beyond the owners (acl_not_supported otherwise); each user grantee must exist
-/// (invalid_argument "Invalid id"); then auth::acl_change decides (public access blocked, models buckets).
+/// Whether `acl` is allowed on a resource of bucket `b` owned by `owner_id`. First its grants by e-mail
+/// address become grants to the users with those addresses (unresolvable_grant, ambiguous_grant), so `acl`
+/// is what is then stored. Under BucketOwnerEnforced only ACLs granting nothing beyond the owners
+/// (acl_not_supported otherwise); each user grantee must exist (invalid_argument "Invalid id"); then
+/// auth::acl_change decides (public access blocked, models buckets).
 asio::awaitable<result<void>> check_acl_change(request_context& ctx, const registry::bucket& b,
-                                               const s3::access_control_list& acl, std::string_view owner_id);
+                                               s3::access_control_list& acl, std::string_view owner_id);
 
 /// The stored form (s3::stored_acl) of the ACL a write by `owner_id` into `b` asked for (checked before the
 /// write with check_acl_change; none: `private`), empty when it grants nothing beyond the bucket's owner. So

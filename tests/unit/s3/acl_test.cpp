@@ -65,8 +65,15 @@ TEST_CASE("grant headers: ids and group URIs; e-mail addresses are unresolvable"
     CHECK(acl.grants.size() == 3);
 
     access_control_list other;
-    CHECK(parse_grant_header(R"(emailAddress="x@y.z")", acl_permission::read, "h", other).error().code ==
-          errc::unresolvable_grant);
+    // A grant by e-mail address names the address; the server resolves it.
+    REQUIRE(parse_grant_header(R"(emailAddress="x@y.z")", acl_permission::read, "h", other));
+    REQUIRE(other.grants.size() == 1);
+    CHECK(other.grants[0].type == grantee_type::user);
+    CHECK(other.grants[0].id.empty());
+    CHECK(other.grants[0].email == "x@y.z");
+    other.grants.clear();
+    CHECK(parse_grant_header(R"(emailAddress="")", acl_permission::read, "h", other).error().code ==
+          errc::invalid_argument);
     CHECK(parse_grant_header(R"(uri="http://acs.amazonaws.com/groups/s3/LogDelivery")", acl_permission::read,
                              "h", other)
               .error()
@@ -132,12 +139,14 @@ TEST_CASE("AccessControlPolicy: S3's errors")
           errc::malformed_acl);
     CHECK(parse_access_control_policy(policy(user_grant("bad id!", "READ"))).error().code ==
           errc::invalid_argument);
-    CHECK(parse_access_control_policy(
-              policy("<Grant><Grantee xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" "
-                     "xsi:type=\"AmazonCustomerByEmail\"><EmailAddress>a@b.c</EmailAddress></Grantee>"
-                     "<Permission>READ</Permission></Grant>"))
-              .error()
-              .code == errc::unresolvable_grant);
+    auto by_email = parse_access_control_policy(
+        policy("<Grant><Grantee xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" "
+               "xsi:type=\"AmazonCustomerByEmail\"><EmailAddress> a@b.c </EmailAddress></Grantee>"
+               "<Permission>READ</Permission></Grant>"));
+    REQUIRE(by_email);
+    REQUIRE(by_email->acl.grants.size() == 1);
+    CHECK(by_email->acl.grants[0].email == "a@b.c");
+    CHECK(by_email->acl.grants[0].id.empty());
     std::string many;
     for (int i = 0; i < 101; ++i)
         many += user_grant("u" + std::to_string(i), "READ");

@@ -39,6 +39,7 @@ TEST_CASE("the table maps the common S3 errors to AWS's codes and statuses")
         {errc::no_such_object_lock_configuration, "NoSuchObjectLockConfiguration", 404},
         {errc::malformed_acl, "MalformedACLError", 400},
         {errc::unresolvable_grant, "UnresolvableGrantByEmailAddress", 400},
+        {errc::ambiguous_grant, "AmbiguousGrantByEmailAddress", 400},
         {errc::acl_not_supported, "AccessControlListNotSupported", 400},
         {errc::acl_with_object_ownership, "InvalidBucketAclWithObjectOwnership", 400},
         {errc::no_such_public_access_block, "NoSuchPublicAccessBlockConfiguration", 404},
