@@ -290,7 +290,8 @@ std::string canonical_amz_headers(const request_view& req, const std::vector<raw
 }
 
 std::string canonical_resource(std::string_view path, const std::vector<raw_param>& params,
-                               std::string_view virtual_host_bucket, bool bucket_slash = false)
+                               std::string_view virtual_host_bucket, bool bucket_slash = false,
+                               std::string_view path_suffix = {})
 {
     std::string out;
     if (!virtual_host_bucket.empty()) {
@@ -300,6 +301,7 @@ std::string canonical_resource(std::string_view path, const std::vector<raw_para
     out += path.empty() ? std::string_view("/") : path;
     if (bucket_slash)
         out.push_back('/');
+    out += path_suffix;
     std::vector<const raw_param*> subs;
     for (const auto& p : params)
         if (std::binary_search(std::begin(subresource_names), std::end(subresource_names),
@@ -307,7 +309,7 @@ std::string canonical_resource(std::string_view path, const std::vector<raw_para
             subs.push_back(&p);
     std::stable_sort(subs.begin(), subs.end(),
                      [](const raw_param* a, const raw_param* b) { return a->name < b->name; });
-    char sep = '?';
+    char sep = path_suffix.empty() ? '?' : '&';
     for (const auto* p : subs) {
         out.push_back(sep);
         sep = '&';
@@ -335,7 +337,7 @@ std::string standard_value(const request_view& req, std::string_view name,
 
 std::string build_string_to_sign(const request_view& req, bool presigned, std::string_view date_line,
                                  std::string_view virtual_host_bucket, bool skip_amz_date = false,
-                                 bool bucket_slash = false)
+                                 bool bucket_slash = false, std::string_view path_suffix = {})
 {
     auto [path, query] = detail::split_target(req.raw_target);
     auto params = split_query(query).value_or(std::vector<raw_param>{});
@@ -351,7 +353,7 @@ std::string build_string_to_sign(const request_view& req, bool presigned, std::s
     out += date_line;
     out.push_back('\n');
     out += canonical_amz_headers(req, qp, skip_amz_date);
-    out += canonical_resource(path, params, virtual_host_bucket, bucket_slash);
+    out += canonical_resource(path, params, virtual_host_bucket, bucket_slash, path_suffix);
     return out;
 }
 
@@ -495,6 +497,24 @@ result<void> verify(const parsed_auth& auth, const request_view& req, std::strin
                                                    virtual_host_bucket, false, true));
         if (constant_time_equal(slashed, auth.signature))
             return ok();
+    }
+    // botocore signs a ListObjectsV2 resource as its model's request URI, `/bucket?list-type=2`: the same
+    // bucket and the same operation (SigV2 signs no other listing parameter either way).
+    auto [raw_path, raw_query] = detail::split_target(req.raw_target);
+    const bool bucket_level = virtual_host_bucket.empty()
+                                  ? raw_path.size() > 1 && raw_path.find('/', 1) == std::string_view::npos
+                                  : raw_path == "/" || raw_path.empty();
+    if (bucket_level) {
+        const auto params = split_query(raw_query).value_or(std::vector<raw_param>{});
+        const auto* list_type = find_param(params, "list-type");
+        if (list_type && list_type->value == "2") {
+            auto listing = hmac_sha1(
+                secret, build_string_to_sign(req, auth.presigned,
+                                             auth.presigned ? auth.expires_text : header_date_line(req),
+                                             virtual_host_bucket, false, false, "?list-type=2"));
+            if (constant_time_equal(listing, auth.signature))
+                return ok();
+        }
     }
     auto amz_date = auth.presigned ? std::nullopt : find_header(req.headers, "x-amz-date");
     if (amz_date) {

@@ -24,7 +24,7 @@ import boto3
 import botocore.config
 import pytest
 
-from depot_harness import CURL, clean_env, parse_error, run, unique_bucket_name
+from depot_harness import CURL, clean_env, expect_error, parse_error, run, unique_bucket_name
 from rest import call, token_for, validate
 
 # Another boto3 than Debian's (1.43 on the development machines); the tests using it skip without it.
@@ -324,3 +324,22 @@ def test_sigv2_failures_count_toward_the_auth_failure_limit(private_depot):
         assert raw(server, "GET", path, headers=headers)[0] in (400, 403)
     r = server.request("GET", f"/{bucket}?list-type=2")
     assert r.status_code == 503 and parse_error(r)["Code"] == "SlowDown", r.text
+
+
+def test_boto3_signing_with_sigv2_lists_a_bucket(depot, v2bucket):
+    """Issue 42: boto3 with signature_version="s3" (SigV2) could put and get objects but not list a bucket:
+    botocore signs ListObjectsV2's resource as its model's URI, `/bucket?list-type=2`, which depotd did not
+    accept (SignatureDoesNotMatch). It lists now, and a wrong secret still does not."""
+    u = depot.user("alice")
+
+    def v2_client(secret):
+        return boto3.client("s3", endpoint_url=depot.endpoint, region_name=depot.region,
+                            aws_access_key_id=u.access_key, aws_secret_access_key=secret,
+                            config=botocore.config.Config(signature_version="s3", s3={"addressing_style": "path"},
+                                                          retries={"max_attempts": 1}))
+    c = v2_client(u.secret)
+    c.put_object(Bucket=v2bucket, Key="listed/a", Body=b"x")
+    assert [o["Key"] for o in c.list_objects_v2(Bucket=v2bucket, Prefix="listed/")["Contents"]] == ["listed/a"]
+    assert [o["Key"] for o in c.list_objects(Bucket=v2bucket, Prefix="listed/")["Contents"]] == ["listed/a"]
+    c.head_bucket(Bucket=v2bucket)
+    expect_error("SignatureDoesNotMatch", 403, v2_client("wrong" + u.secret[5:]).list_objects_v2, Bucket=v2bucket)

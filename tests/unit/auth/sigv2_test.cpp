@@ -320,3 +320,25 @@ TEST_CASE("malformed SigV2 input is refused with S3's errors")
     v2_request anonymous{"GET", "/b/k?Expires=5", {}};
     CHECK_FALSE(sigv2::applies(anonymous.view()));
 }
+
+TEST_CASE("botocore's ListObjectsV2 resource (/bucket?list-type=2) verifies, and only for that listing")
+{
+    // The string botocore 1.43 signs for a path-style ListObjectsV2 (its model's request URI).
+    const std::string date = "Thu, 26 Nov 2026 00:00:00 GMT";
+    const auto signed_as = [&](std::string_view resource) {
+        return "AWS AK:" + sigv2::signature("s", "GET\n\n\n" + date + "\n" + std::string(resource));
+    };
+    v2_request r{"GET", "/b?list-type=2&prefix=p%2F&encoding-type=url", {{"Date", date}}};
+    r.headers.emplace_back("Authorization", signed_as("/b?list-type=2"));
+    CHECK(sigv2::verify(parsed(r), r.view(), "", "s", now, {}).has_value());
+    // A listing of another bucket, another operation (ListObjects, no list-type), another key: refused.
+    for (std::string target : {"/c?list-type=2", "/b?prefix=p%2F", "/b/k?list-type=2", "/b?list-type=1"}) {
+        v2_request other{"GET", target, {{"Date", date}, {"Authorization", signed_as("/b?list-type=2")}}};
+        CHECK(sigv2::verify(parsed(other), other.view(), "", "s", now, {}).error().code ==
+              errc::signature_does_not_match);
+    }
+    // Virtual-hosted: the bucket root's resource.
+    v2_request vhost{
+        "GET", "/?list-type=2", {{"Date", date}, {"Authorization", signed_as("/b/?list-type=2")}}};
+    CHECK(sigv2::verify(parsed(vhost), vhost.view(), "b", "s", now, {}).has_value());
+}
