@@ -199,7 +199,9 @@ REST_OPERATIONS: dict[str, Callable] = {
     "listModelHistory": NONE,
     "listVersions": NONE,
     # A new version also moves the "latest" alias.
-    "createVersion": lambda line, facts: [Row("version.create"), Row("alias.set")],
+    # A version completing uploads writes each as CompleteMultipartUpload does: its object.put row.
+    "createVersion": lambda line, facts: [Row("version.create"), Row("alias.set"),
+                                          Row("object.put", min=0, max=1000)],
     "getVersion": NONE,
     "listVersionFiles": NONE,
     # One row for its links (under the caller, as a download link's); the first manifest of a team makes its

@@ -753,3 +753,47 @@ def test_a_copy_carries_its_sources_tags_only_where_reading_them_is_allowed(depo
                        TaggingDirective="REPLACE", Tagging="mine=1")
     assert s3_bob.get_object_tagging(Bucket=bobs, Key="copied")["TagSet"] == [{"Key": "mine", "Value": "1"}]
     assert s3_bob.get_object(Bucket=bobs, Key="copied")["Body"].read() == b"public"
+
+
+def test_a_versions_uploads_need_the_write_that_completing_them_needs(depot, s3, s3_bob):
+    """The attacker's requests (attack on 9927a94, #1 and #2): bob, a writer of the team, started a multipart
+    upload in alice's bucket while her policy allowed him s3:PutObject; then a model of the team was bound
+    to the bucket, which voids that Allow. CompleteMultipartUpload was 403, but createVersion's `uploads`
+    completed the same upload into alice's bucket and froze it (201), and the write had no object.put row.
+    Completing an upload through a version now needs the write CompleteMultipartUpload needs at that moment
+    (403, nothing changes, the upload stays open), and an upload a version completes has its object.put row."""
+    from rest import assert_problem
+    admin = token_for(depot, "alice")["token"]
+    bobs = token_for(depot, "bob")["token"]
+    team = "upl-" + secrets.token_hex(3)
+    bucket = new_bucket(depot, hint="pol-upl")
+    assert call(depot, "POST", "/api/v1/teams", token=admin, body={"name": team}).status_code == 201
+    assert call(depot, "PUT", f"/api/v1/teams/{team}/members/bob", token=admin,
+                body={"role": "maintainer"}).status_code == 200
+    s3.put_bucket_policy(Bucket=bucket, Policy=policy(
+        allow({"AWS": "bob"}, "s3:PutObject", f"arn:aws:s3:::{bucket}/*")))
+    up = s3_bob.create_multipart_upload(Bucket=bucket, Key="m/bob.bin")["UploadId"]
+    etag = s3_bob.upload_part(Bucket=bucket, Key="m/bob.bin", UploadId=up, PartNumber=1, Body=b"bob's")["ETag"]
+    models = f"/api/v1/teams/{team}/models"
+    assert call(depot, "POST", models, token=admin,
+                body={"name": "m", "bucket": bucket, "prefix": "m/"}).status_code == 201
+    expect_error("AccessDenied", 403, s3_bob.complete_multipart_upload, Bucket=bucket, Key="m/bob.bin",
+                 UploadId=up, MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": etag}]})
+    before = depot.snapshot(bucket)
+    versions = depot.db.scalar("SELECT count(*) FROM model_versions")
+    upload = {"path": "bob.bin", "upload_id": up, "parts": [{"part_number": 1, "etag": etag}]}
+    r = call(depot, "POST", f"{models}/m/versions", token=bobs, body={"uploads": [upload]})
+    assert_problem(r, 403, "access-denied")
+    depot.assert_unchanged(before, bucket)
+    assert depot.db.scalar("SELECT count(*) FROM model_versions") == versions
+    assert [u["UploadId"] for u in s3.list_multipart_uploads(Bucket=bucket).get("Uploads", [])] == [up]
+    # The owner's own upload completes into a version, and the write is an object.put row of hers.
+    mine = s3.create_multipart_upload(Bucket=bucket, Key="m/alice.bin")["UploadId"]
+    etag = s3.upload_part(Bucket=bucket, Key="m/alice.bin", UploadId=mine, PartNumber=1, Body=b"alice's")["ETag"]
+    r = call(depot, "POST", f"{models}/m/versions", token=admin,
+             body={"uploads": [{"path": "alice.bin", "upload_id": mine, "parts": [{"part_number": 1, "etag": etag}]}]})
+    assert r.status_code == 201, r.text
+    rows = depot.db.query("SELECT actor, details->>'multipart' FROM audit_log WHERE action = 'object.put' AND "
+                          f"resource = '{bucket}/m/alice.bin'")
+    assert [tuple(map(str, row)) for row in rows] == [("alice", "true")], rows
+    s3.delete_bucket_policy(Bucket=bucket)

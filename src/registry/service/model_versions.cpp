@@ -196,7 +196,7 @@ asio::awaitable<result<model_version>> model_registry::create_version(const mode
             const write_preconditions unconditional;
             for (const auto& u : spec.uploads) {
                 auto done =
-                    co_await multipart_.complete_in(c, u.upload, u.parts, unconditional, unreferenced);
+                    co_await multipart_.complete_in(c, who, u.upload, u.parts, unconditional, unreferenced);
                 if (!done)
                     co_return make_error(done.error().code,
                                          "Upload of '" + u.path + "': " + done.error().message, "uploads");

@@ -346,27 +346,35 @@ multipart_service::complete(const audit_context& who, std::int64_t bucket_id, st
     std::vector<std::string> unreferenced;
     auto done = co_await transact(pool_, [&](pg::connection& c) -> asio::awaitable<result<object_version>> {
         unreferenced.clear();
-        auto completed = co_await complete_in(c, *upload, wanted, conditions, unreferenced);
-        // One row for the write, with the ACL it stored (complete_in inserted it with the version).
-        if (completed) {
-            // A named value, not a temporary in the co_await's arguments: GCC 12 destroys those twice.
-            const std::string details = "{\"version_id\":" + audit_quote(completed->version_id) +
-                                        ",\"size\":" + std::to_string(completed->size) +
-                                        ",\"etag\":" + audit_quote(completed->etag) + ",\"multipart\":true" +
-                                        (upload->acl.empty() ? "" : ",\"acl\":" + audit_quote(upload->acl)) +
-                                        "}";
-            co_await append_object_audit(c, who, "object.put", bucket_id, completed->key, details);
-        }
-        co_return completed;
+        co_return co_await complete_in(c, who, *upload, wanted, conditions, unreferenced);
     });
     co_await remove_blobs(store_, std::move(unreferenced));
     co_return done;
 }
 
 asio::awaitable<result<object_version>>
-multipart_service::complete_in(pg::connection& c, const multipart_upload& upload,
+multipart_service::complete_in(pg::connection& c, const audit_context& who, const multipart_upload& upload,
                                const std::vector<completed_part_ref>& wanted,
                                const write_preconditions& conditions, std::vector<std::string>& unreferenced)
+{
+    auto completed = co_await publish_in(c, upload, wanted, conditions, unreferenced);
+    // One row for the write, with the ACL it stored (publish_in inserted it with the version), whichever
+    // request completed it (CompleteMultipartUpload, a model version's uploads).
+    if (completed) {
+        // A named value, not a temporary in the co_await's arguments: GCC 12 destroys those twice.
+        const std::string details = "{\"version_id\":" + audit_quote(completed->version_id) +
+                                    ",\"size\":" + std::to_string(completed->size) +
+                                    ",\"etag\":" + audit_quote(completed->etag) + ",\"multipart\":true" +
+                                    (upload.acl.empty() ? "" : ",\"acl\":" + audit_quote(upload.acl)) + "}";
+        co_await append_object_audit(c, who, "object.put", upload.bucket_id, completed->key, details);
+    }
+    co_return completed;
+}
+
+asio::awaitable<result<object_version>>
+multipart_service::publish_in(pg::connection& c, const multipart_upload& upload,
+                              const std::vector<completed_part_ref>& wanted,
+                              const write_preconditions& conditions, std::vector<std::string>& unreferenced)
 {
     if (auto listed = check_part_list(wanted); !listed)
         co_return std::move(listed).error();

@@ -137,9 +137,11 @@ public:
                                                      write_preconditions conditions = {});
 
     /// `complete` inside the caller's transaction (for an upload `find` returned), so that several uploads
-    /// and what follows commit together. Blobs that lost their last reference are added to `unreferenced`;
-    /// pass them to `release` after the commit.
-    asio::awaitable<result<object_version>> complete_in(pg::connection& c, const multipart_upload& upload,
+    /// and what follows commit together, with the write's object.put row (by `who`), as `complete` writes it.
+    /// Blobs that lost their last reference are added to `unreferenced`; pass them to `release` after the
+    /// commit.
+    asio::awaitable<result<object_version>> complete_in(pg::connection& c, const audit_context& who,
+                                                        const multipart_upload& upload,
                                                         const std::vector<completed_part_ref>& parts,
                                                         const write_preconditions& conditions,
                                                         std::vector<std::string>& unreferenced);
@@ -159,6 +161,11 @@ public:
     asio::awaitable<std::size_t> abort_initiated_before(const audit_context& who, time_point cutoff);
 
 private:
+    /// complete_in without its audit row.
+    asio::awaitable<result<object_version>> publish_in(pg::connection& c, const multipart_upload& upload,
+                                                       const std::vector<completed_part_ref>& parts,
+                                                       const write_preconditions& conditions,
+                                                       std::vector<std::string>& unreferenced);
     /// Aborts each upload row in its own transaction; returns how many were still there.
     asio::awaitable<std::size_t> abort_rows(const audit_context& who, std::vector<std::int64_t> rows);
     /// Aborts one upload row inside a transaction; false when it is already gone.

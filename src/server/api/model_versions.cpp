@@ -141,11 +141,17 @@ asio::awaitable<result<std::vector<registry::version_upload>>> uploads_to_comple
             co_return make_error(errc::no_such_upload,
                                  "No active multipart upload '" + *id + "' of yours for '" + u.path + "'",
                                  "uploads");
-        // Completing writes the object: a policy that Denies the caller s3:PutObject on the key forbids it
-        // here as CompleteMultipartUpload is forbidden over S3.
-        if (policy_denies(ctx, b, "s3:PutObject", key))
-            co_return make_error(errc::access_denied,
-                                 "The bucket's policy denies you s3:PutObject on '" + key + "'", "uploads");
+        // Completing writes the object, as CompleteMultipartUpload does, and needs what it needs now: a
+        // write of the key in the bucket (its owner, an installation admin, a grant that still counts) that
+        // its policy does not deny. Having started the upload is not enough once that right is gone.
+        if (auto allowed =
+                co_await authorize_bucket_access(ctx, auth::permission::write_object, b, key, "s3:PutObject");
+            !allowed)
+            co_return make_error(
+                errc::access_denied,
+                "You may not write '" + key + "' in bucket " + b.name +
+                    " (s3:PutObject: completing an upload writes the object): " + allowed.error().message,
+                "uploads");
         u.upload = std::move(*found);
         out.push_back(std::move(u));
     }
