@@ -655,3 +655,33 @@ def test_a_version_a_protected_alias_points_at_cannot_be_deprecated(depot, team)
     assert api(depot, team, "PUT", f"{base}/aliases/production", user="carol", body={"version": two}).status_code == 200
     r = api(depot, team, "POST", f"{base}/versions/{one}/deprecate", user="carol", body={})
     assert r.status_code == 200 and r.json()["state"] == "deprecated", r.text
+
+
+def test_a_policy_protects_no_name_a_draft_holds(depot):
+    """The attacker's requests (attack on 9927a94, #3): a writer labelled a draft `staging`; a team admin then
+    protected `staging` (200), and the name served the writer's draft for ever while the real alias could
+    never be set. Likewise an alias pointing at a draft was made protected, `latest` included. A policy
+    now refuses (409) to protect a version's label or an alias at a version that is not approved, and
+    nothing changes; a name that holds nothing yet can be protected."""
+    admin = token_for(depot, "alice")["token"]
+    bob = token_for(depot, "bob")["token"]
+    team = "prot-" + secrets.token_hex(3)
+    bucket = unique_bucket_name("prot")
+    depot.client("alice").create_bucket(Bucket=bucket)
+    depot.client("alice").put_object(Bucket=bucket, Key="m/w.bin", Body=b"draft weights")
+    base = f"/api/v1/teams/{team}"
+    assert call(depot, "POST", "/api/v1/teams", token=admin, body={"name": team}).status_code == 201
+    assert call(depot, "PUT", f"{base}/members/bob", token=admin, body={"role": "writer"}).status_code == 200
+    assert call(depot, "POST", f"{base}/models", token=admin,
+                body={"name": "m", "bucket": bucket, "prefix": "m/"}).status_code == 201
+    assert call(depot, "POST", f"{base}/models/m/versions", token=bob, body={"label": "staging"}).status_code == 201
+    assert call(depot, "PUT", f"{base}/models/m/aliases/qa", token=admin, body={"version": 1}).status_code == 200
+    before = call(depot, "GET", f"{base}/models/m", token=admin).json()
+    for names in (["production", "staging"], ["production", "qa"], ["production", "latest"]):
+        r = call(depot, "PATCH", f"{base}/models/m", token=admin, body={"policy": {"protected_aliases": names}})
+        assert_problem(r, 409, "conflict")
+    after = call(depot, "GET", f"{base}/models/m", token=admin).json()
+    assert after["policy"] == before["policy"]
+    r = call(depot, "PATCH", f"{base}/models/m", token=admin,
+             body={"policy": {"protected_aliases": ["production", "canary"]}})
+    assert r.status_code == 200, r.text

@@ -3,6 +3,7 @@
 
 #include "registry/repo/events.hpp"
 #include "registry/repo/model_detail.hpp"
+#include "registry/repo/model_versions.hpp"
 #include "registry/repo/models.hpp"
 #include "registry/service/lookup_cache.hpp"
 #include "registry/transaction.hpp"
@@ -84,8 +85,25 @@ asio::awaitable<result<model>> model_registry::update_model(const model& m, mode
             co_return make_error(errc::precondition_failed,
                                  "The model changed since it was read (If-Match does not match its ETag)");
         co_await update_model_row(c, m.id, update);
+        auto updated = co_await read_model(c, m.id);
+        // A protected alias only points at an approved version, so a name the policy now protects may be
+        // neither a version's label (served under that name, unreviewed, with the alias never settable) nor
+        // an alias at a version not approved (protecting `latest` at a draft would leave the Hub serving it).
+        for (const auto& name : updated.policy.protected_aliases) {
+            if (auto labelled = co_await version_by_label(c, m.id, name))
+                co_return make_error(errc::conflict,
+                                     "'" + name + "' is the label of version " +
+                                         std::to_string(labelled->number) +
+                                         ": a label never becomes a protected alias; protect another name");
+            if (auto pointed = co_await version_by_alias(c, m.id, name);
+                pointed && pointed->state != "approved")
+                co_return make_error(errc::conflict,
+                                     "The alias '" + name + "' points at version " +
+                                         std::to_string(pointed->number) + ", which is " + pointed->state +
+                                         ": point it at an approved version before protecting it");
+        }
         co_await record(c, m.id, std::nullopt, "model_updated", who, "", std::nullopt, std::nullopt);
-        co_return co_await read_model(c, m.id);
+        co_return updated;
     };
     co_return co_await transact(pool_, work);
 }
