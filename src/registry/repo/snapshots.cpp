@@ -70,13 +70,21 @@ asio::awaitable<bool> delete_snapshot(pg::connection& c, std::int64_t bucket_id,
     co_return !gone.empty();
 }
 
+namespace {
+
+/// The bucket's ($1) purged version rows `o` that no remaining snapshot sees: what deleting a snapshot
+/// deletes for good.
+constexpr std::string_view unseen_purged =
+    "o.bucket_id = $1 AND o.purged AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.bucket_id = $1 AND "
+    "s.seq >= o.created_seq AND s.seq < o.superseded_seq AND starts_with(o.key, s.prefix))";
+
+} // namespace
+
 asio::awaitable<std::vector<std::string>> unseen_purged_keys(pg::connection& c, std::int64_t bucket_id)
 {
     auto rs = co_await sql(c,
-                           "SELECT DISTINCT o.key FROM object_versions o WHERE o.bucket_id = $1 AND o.purged "
-                           "AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.bucket_id = $1 AND s.seq >= "
-                           "o.created_seq AND s.seq < o.superseded_seq AND starts_with(o.key, s.prefix)) "
-                           "ORDER BY o.key",
+                           "SELECT DISTINCT o.key FROM object_versions o WHERE " +
+                               std::string(unseen_purged) + " ORDER BY o.key",
                            bucket_id);
     co_return first_texts(rs);
 }
@@ -84,13 +92,12 @@ asio::awaitable<std::vector<std::string>> unseen_purged_keys(pg::connection& c, 
 asio::awaitable<std::vector<std::int64_t>> delete_unseen_purged_versions(pg::connection& c,
                                                                          std::int64_t bucket_id)
 {
-    auto segs = co_await sql(c,
-                             "WITH gone AS (DELETE FROM object_versions o WHERE o.bucket_id = $1 AND "
-                             "o.purged AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.bucket_id = $1 "
-                             "AND s.seq >= o.created_seq AND s.seq < o.superseded_seq AND "
-                             "starts_with(o.key, s.prefix)) RETURNING o.id) "
-                             "SELECT s.blob_id FROM object_segments s JOIN gone g ON g.id = s.version_row",
-                             bucket_id);
+    auto segs =
+        co_await sql(c,
+                     "WITH gone AS (DELETE FROM object_versions o WHERE " + std::string(unseen_purged) +
+                         " RETURNING o.id) SELECT s.blob_id FROM object_segments s JOIN gone g ON "
+                         "g.id = s.version_row",
+                     bucket_id);
     co_return first_column(segs);
 }
 
